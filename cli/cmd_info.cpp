@@ -1,0 +1,39 @@
+// `fa-bench info`: machine and device facts, the build, and the capability predicates.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "harness/metadata.hpp"
+#include "harness/registry.hpp"
+
+namespace fa::cli {
+
+void add_info(CLI::App& app, int& status) {
+  auto* cmd = app.add_subcommand("info", "Print machine, device and build facts");
+  cmd->callback([&status] {
+    const DeviceFacts d = probe_device();
+    const RunMeta m = collect_meta(d, TimingMode::cold);
+    std::string mem;
+    std::ifstream mi("/proc/meminfo");
+    std::getline(mi, mem);
+    std::cout << fmt::format("host        {}\ncpu         {} ({} threads)\nmemory      {}\n", m.host, m.cpu,
+                             d.cpu_threads, mem.substr(mem.find(':') + 1).erase(0, mem.substr(mem.find(':') + 1).find_first_not_of(' ')));
+    std::cout << fmt::format("build       backend={} commit={} compiler={}\n", m.backend, m.git_commit, m.compiler);
+    if (!d.gpu) {
+      std::cout << fmt::format("gpu         none: {}\n", d.gpu_absent_why);
+    } else {
+      std::cout << fmt::format("gpu         {} ({})\nunits       {} SMs/CUs, wave size {}\n", d.name, d.arch, d.units,
+                               d.wave_size);
+      std::cout << fmt::format("memory      {:.1f} GiB, L2 {:.1f} MiB\nclocks      sm {} MHz, memory {} MHz\n",
+                               double(d.memory_bytes) / (1 << 30), double(d.l2_bytes) / (1 << 20), d.sm_clock_mhz,
+                               d.mem_clock_mhz);
+      std::cout << fmt::format("runtime     {}\ncapability  has_mma_sm80={} has_mfma_gfx9={} has_wmma_gfx11={}\n",
+                               d.runtime, d.has_mma_sm80, d.has_mfma_gfx9, d.has_wmma_gfx11);
+    }
+    status = 0;
+  });
+}
+
+}  // namespace fa::cli

@@ -1,0 +1,13 @@
+// One entry point per subcommand; each registers its options on the app and returns the
+// callback's exit status through `status`.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace fa::cli {
+
+void add_sweep(CLI::App& app, int& status);
+void add_run(CLI::App& app, int& status);
+void add_list(CLI::App& app, int& status);
+void add_info(CLI::App& app, int& status);
+
+}  // namespace fa::cli

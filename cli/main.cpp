@@ -1,0 +1,50 @@
+// fa-bench: validate and time flash-attention forward paths over shape sweeps.
+//   fa-bench sweep sweeps/whisper.csv          every available path, table + fa-bench-results.csv
+//   fa-bench run --B 1 --H 16 --S 1 --Sk 448 --D 64 --paths decode
+//   fa-bench list | fa-bench info
+// Exit status: 0 all pass, 1 any fail/error, 2 usage or input error.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.hpp"
+#include "harness/sweep.hpp"
+
+int main(int argc, char** argv) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("fa-bench"));
+  spdlog::set_pattern("[%l] %v");
+  CLI::App app{"fa-bench: validate and time flash-attention forward kernels"};
+  app.require_subcommand(1);
+  int verbose = 0;
+  bool quiet = false;
+  app.add_flag("-v,--verbose", verbose, "More log output (-vv: trace)");
+  app.add_flag("-q,--quiet", quiet, "Warnings and errors only");
+  int status = 0;
+  fa::cli::add_sweep(app, status);
+  fa::cli::add_run(app, status);
+  fa::cli::add_list(app, status);
+  fa::cli::add_info(app, status);
+  app.parse_complete_callback([&] {
+    spdlog::set_level(quiet ? spdlog::level::warn : verbose >= 2 ? spdlog::level::trace
+                                                : verbose == 1   ? spdlog::level::debug
+                                                                 : spdlog::level::info);
+  });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  } catch (const fa::InputError& e) {
+    spdlog::error("{}", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return 2;
+  }
+  return status;
+}

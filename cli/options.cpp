@@ -1,0 +1,154 @@
+// Shared option set and the sweep execution behind `sweep` and `run`.
+#include "cli/options.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "harness/filter.hpp"
+#include "harness/metadata.hpp"
+#include "harness/registry.hpp"
+#include "harness/runner.hpp"
+#include "harness/summary.hpp"
+
+namespace fa::cli {
+
+namespace {
+
+// "a,b|c" -> "a|b|c": lists on the command line may use commas or bars.
+std::string bars(std::string s) {
+  for (char& c : s)
+    if (c == ',') c = '|';
+  return s;
+}
+
+std::vector<std::string> resolve_paths(const std::string& cli, const Sweep& sweep, const Registry& reg,
+                                       const DeviceFacts& dev) {
+  std::vector<std::string> names;
+  if (!cli.empty()) names = split_list(bars(cli));
+  else if (!sweep.paths.empty()) names = sweep.paths;
+  else return reg.available_names(dev);
+  for (const auto& n : names)
+    if (!reg.find(n)) {
+      std::string known;
+      for (const auto& r : reg.rows()) known += " " + r.name;
+      throw InputError(SourceLoc{cli.empty() ? "sweep file" : "command line", 0}, "paths",
+                       fmt::format("unknown path '{}' (known:{})", n, known));
+    }
+  return names;
+}
+
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool on) : on_(on), start_(std::chrono::steady_clock::now()) {}
+  ~ProgressLine() {
+    if (on_ && shown_) std::cerr << "\r\033[K" << std::flush;
+  }
+  void operator()(size_t done, size_t total, const Record& last) {
+    if (!on_) return;
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double eta = done ? el / double(done) * double(total - done) : 0;
+    std::cerr << fmt::format("\r\033[K[{}/{}] ETA {}:{:02d}  {} {} G={} {}", done, total, int(eta) / 60, int(eta) % 60,
+                             last.problem.label(), last.path, last.g_req.str(), status_name(last.status))
+              << std::flush;
+    shown_ = true;
+  }
+
+ private:
+  bool on_, shown_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
+
+Overrides CommonOptions::overrides() const {
+  Overrides ovr;
+  if (!G.empty()) ovr.G = bars(G);
+  if (!dtype.empty()) ovr.dtype = bars(dtype);
+  ovr.seed = seed;
+  return ovr;
+}
+
+void add_common_options(CLI::App& cmd, CommonOptions& o) {
+  cmd.add_option("--paths", o.paths, "Paths to run, comma-separated (default: the file's, else all available here)");
+  cmd.add_option("--G", o.G, "Split counts replacing the file's, e.g. 0,2,4,8,16 or auto");
+  cmd.add_option("--dtype", o.dtype, "Dtypes replacing the file's, e.g. fp16,bf16");
+  cmd.add_option("--filter", o.filter, "Keep rows matching an expression, e.g. 'S>=1024 && dtype==bf16'");
+  cmd.add_option("--seed", o.seed, "Input seed for rows without a seed column")->capture_default_str();
+  cmd.add_option("--check-rows", o.check_rows, "Validate this many sampled query rows (0: as --cpu-budget allows)")
+      ->capture_default_str();
+  cmd.add_option("--cpu-budget", o.cpu_budget_gflop,
+                 "GFLOP a CPU path or the reference may spend on one problem; beyond it CPU paths skip and "
+                 "validation samples rows")
+      ->capture_default_str();
+  cmd.add_option("--max-err", o.max_err, "Fixed rule: max |o - ref| threshold (replaces the adaptive rule)");
+  cmd.add_option("--min-cosine", o.min_cosine, "Fixed rule: minimum cosine similarity");
+  cmd.add_option("--timing", o.timing, "cold (flush caches before each sample) or hot")
+      ->check(CLI::IsMember({"cold", "hot"}))
+      ->capture_default_str();
+  cmd.add_option("--time-cap", o.time_cap, "Seconds of samples per record at most")->capture_default_str();
+  cmd.add_option("--spread", o.spread, "Stop sampling at this relative spread (stddev/mean)")->capture_default_str();
+  cmd.add_option("--min-samples", o.min_samples, "Samples before the spread may stop the loop")->capture_default_str();
+  cmd.add_option("--max-samples", o.max_samples, "Samples per record at most")->capture_default_str();
+  cmd.add_option("--warmup", o.warmup, "Untimed runs before sampling")->capture_default_str();
+  cmd.add_flag("--no-timing", o.no_timing, "Validate only");
+  cmd.add_option("-o,--csv", o.csv, "Results CSV (rows flushed as they finish)")->capture_default_str();
+  cmd.add_option("--json", o.json, "Also write JSON Lines (a meta line, then one object per record)");
+  cmd.add_flag("--resume", o.resume, "Append to the CSV, skipping records it already holds (error/oom rows re-run)");
+  cmd.add_option("--baseline", o.baseline, "Path the speedup column divides by (default: naive with a GPU, else cpu-ref)");
+  cmd.add_flag("--no-table", o.no_table, "Do not print the markdown summary");
+}
+
+int execute(Sweep sweep, const CommonOptions& o) {
+  if (!o.filter.empty()) {
+    const Filter keep(o.filter);
+    std::vector<SweepRow> rows;
+    for (auto& r : sweep.rows)
+      if (keep(r.problem)) rows.push_back(std::move(r));
+    spdlog::info("--filter kept {} of {} rows", rows.size(), sweep.rows.size());
+    sweep.rows = std::move(rows);
+  }
+  GateContext ctx;
+  ctx.device = probe_device();
+  ctx.cpu_budget_flops = o.cpu_budget_gflop * 1e9;
+  if (!ctx.device.gpu) spdlog::info("no GPU: {}", ctx.device.gpu_absent_why);
+  const Registry reg = Registry::builtin(ctx.device);
+
+  RunOptions ro;
+  ro.paths = resolve_paths(o.paths, sweep, reg, ctx.device);
+  ro.timing = {o.warmup, o.min_samples, o.max_samples, o.spread, o.time_cap,
+               o.timing == "hot" ? TimingMode::hot : TimingMode::cold};
+  ro.time_paths = !o.no_timing;
+  ro.thresholds = sweep.thresholds;
+  if (o.max_err >= 0) ro.thresholds.max_err = o.max_err;
+  if (o.min_cosine >= 0) ro.thresholds.cosine = o.min_cosine;
+  ro.check_rows = o.check_rows;
+  if (o.resume) ro.done = read_done_keys(o.csv);
+
+  const RunMeta meta = collect_meta(ctx.device, ro.timing.mode);
+  CsvWriter csv(o.csv, meta, o.resume);
+  std::unique_ptr<JsonLinesWriter> json;
+  std::vector<RecordSink*> sinks{&csv};
+  if (!o.json.empty()) {
+    json = std::make_unique<JsonLinesWriter>(o.json, meta, o.resume);
+    sinks.push_back(json.get());
+  }
+  spdlog::info("{} rows x {} paths on {} ({} backend); results -> {}", sweep.rows.size(), ro.paths.size(), meta.device,
+               meta.backend, o.csv);
+  std::vector<Record> records;
+  {
+    ProgressLine line(isatty(2) && spdlog::get_level() <= spdlog::level::info);
+    records = run_sweep(sweep, ro, reg, ctx, sinks,
+                        [&](size_t d, size_t t, const Record& r) { line(d, t, r); });
+  }
+  const std::string baseline = !o.baseline.empty() ? o.baseline : ctx.device.gpu ? "naive" : "cpu-ref";
+  if (!o.no_table) print_markdown(std::cout, records, baseline);
+  else std::cout << status_counts(records) << "\n";
+  spdlog::info("wrote {} records to {}{}", records.size(), o.csv, o.json.empty() ? "" : " and " + o.json);
+  return exit_status(records);
+}
+
+}  // namespace fa::cli

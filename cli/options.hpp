@@ -1,0 +1,31 @@
+// Options shared by `sweep` and `run` (path selection, overrides, validation, timing, outputs)
+// and the one routine both end in: filter, run, write, print, exit status.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "harness/sweep.hpp"
+
+namespace fa::cli {
+
+struct CommonOptions {
+  std::string paths, G, dtype, filter, baseline;
+  uint64_t seed = 1;
+  int64_t check_rows = 0;
+  double cpu_budget_gflop = 50;
+  double max_err = -1, min_cosine = -1;
+  std::string timing = "cold";
+  double time_cap = 0.5, spread = 0.005;
+  int min_samples = 10, max_samples = 1000, warmup = 1;
+  bool no_timing = false, resume = false, no_table = false;
+  std::string csv = "fa-bench-results.csv", json;
+
+  Overrides overrides() const;
+};
+
+void add_common_options(CLI::App& cmd, CommonOptions& o);
+
+// Runs a loaded sweep with the options; returns the process exit status.
+int execute(Sweep sweep, const CommonOptions& o);
+
+}  // namespace fa::cli

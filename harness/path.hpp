@@ -1,0 +1,71 @@
+// What a kernel path is to the harness: a registry row (name, gate, preparer) and the Execution
+// it prepares for one (problem, G): poison outputs, run once, read back, take timed samples.
+// CPU and GPU paths implement the same interface, so the runner treats them alike.
+#pragma once
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness/inputs.hpp"
+#include "harness/problem.hpp"
+#include "harness/timing.hpp"
+
+namespace fa {
+
+// What the gates may ask about the machine.
+struct DeviceFacts {
+  bool gpu = false;           // a GPU backend is built in and a device answered
+  std::string gpu_absent_why; // why not, when !gpu
+  std::string name, arch, runtime;
+  int units = 0;              // SMs / CUs
+  int wave_size = 32;
+  bool has_wmma_gfx11 = false, has_mfma_gfx9 = false, has_mma_sm80 = false;
+  size_t memory_bytes = 0, l2_bytes = 0;
+  int sm_clock_mhz = 0, mem_clock_mhz = 0;
+  int cpu_threads = 1;
+};
+
+struct GateContext {
+  DeviceFacts device;
+  double cpu_budget_flops = 50e9;  // beyond it CPU paths skip
+};
+
+// What a path hands back after one run.
+struct RunOutputs {
+  TypedBuffer o;                // in the problem's layout and dtype
+  std::vector<float> lse;       // [B][H][S]
+  TypedBuffer k_cache, v_cache; // kv_cache problems: the cache after the append
+  int g_used = -1;              // splits the run used; -1: as requested
+  std::string ran_path;         // the path that ran (differs from the row's for `auto`)
+};
+
+class Execution {
+ public:
+  virtual ~Execution() = default;
+  virtual void poison() = 0;  // outputs (and a kv cache's new slots) to the poison pattern
+  virtual void run() = 0;
+  virtual RunOutputs read_back() = 0;
+  // One timed call (milliseconds); in cold mode caches are flushed first, outside the timing.
+  virtual double timed_sample_ms(TimingMode mode) = 0;
+};
+
+// A device allocation failed: the runner records `oom` and goes on.
+struct OutOfMemory : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct PathRow {
+  std::string name;
+  std::string kind;      // "cpu" or "gpu"
+  std::string summary;   // what it is
+  std::string gate_doc;  // what it supports, in words
+  bool oracle = false;   // the reference itself: timed, not validated
+  // Empty when the path runs (problem, G); otherwise the reason it does not.
+  std::function<std::optional<std::string>(const Problem&, int G, const GateContext&)> supports;
+  std::function<std::unique_ptr<Execution>(const Problem&, const HostInputs&, int G, const GateContext&)> prepare;
+};
+
+}  // namespace fa

@@ -1,0 +1,27 @@
+// The path registry: one table of every path (name, gate, preparer). The gate that decides what
+// runs is the gate that reports what cannot, and it drives `auto` too.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "harness/path.hpp"
+
+namespace fa {
+
+class Registry {
+ public:
+  static Registry builtin(const DeviceFacts& device);  // every path this binary knows
+  const std::vector<PathRow>& rows() const { return rows_; }
+  const PathRow* find(const std::string& name) const;
+  // Whether a path can run on this machine at all, and if not, why.
+  std::optional<std::string> unavailable(const PathRow& row, const DeviceFacts& device) const;
+  std::vector<std::string> available_names(const DeviceFacts& device) const;
+
+ private:
+  std::vector<PathRow> rows_;
+};
+
+// Probes the machine: CPU threads, and the GPU when a backend is built in.
+DeviceFacts probe_device();
+
+}  // namespace fa

@@ -1,0 +1,182 @@
+// CSV and JSON Lines printers over the one record type; resume keys read back from a CSV.
+#include "harness/results.hpp"
+
+#include <fmt/format.h>
+#include <libfccp/csv.h>
+
+#include <chrono>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace fa {
+
+const char* status_name(Status s) {
+  switch (s) {
+    case Status::pass: return "pass";
+    case Status::fail: return "fail";
+    case Status::skip: return "skip";
+    case Status::invalid: return "invalid";
+    case Status::error: return "error";
+    case Status::oom: return "oom";
+  }
+  return "?";
+}
+
+std::string Record::resume_key() const { return problem.key() + "|" + path + "|" + g_req.str(); }
+
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
+  return out + "\"";
+}
+
+std::string utc_now() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+namespace {
+
+std::string num(double x) { return fmt::format("{:.6g}", x); }
+
+// Field values in column order; empty strings where a record has no value.
+std::vector<std::pair<std::string, std::string>> fields(const Record& r, const RunMeta& meta) {
+  const Problem& p = r.problem;
+  std::vector<std::pair<std::string, std::string>> f = {
+      {"schema", std::to_string(kSchemaVersion)},
+      {"run_id", meta.run_id},
+      {"time", r.time},
+      {"name", p.name},
+      {"B", std::to_string(p.B)},
+      {"H", std::to_string(p.H)},
+      {"Hk", std::to_string(p.Hk)},
+      {"S", std::to_string(p.S)},
+      {"Sk", std::to_string(p.Sk)},
+      {"D", std::to_string(p.D)},
+      {"causal", std::to_string(int(p.causal))},
+      {"dtype", std::string(dtype_name(p.dtype))},
+      {"layout", std::string(layout_name(p.layout))},
+      {"kv_cache", std::to_string(int(p.kv_cache))},
+      {"scale", fmt::format("{:.9g}", p.scale)},
+      {"seed", std::to_string(p.seed)},
+      {"path", r.path},
+      {"ran_path", r.ran_path},
+      {"G_req", r.g_req.str()},
+      {"G_used", std::to_string(r.g_used)},
+      {"status", status_name(r.status)},
+      {"reason", r.reason},
+      {"rule", r.rule},
+      {"tol", r.metrics ? num(r.tol) : ""},
+  };
+  const Metrics* m = r.metrics ? &*r.metrics : nullptr;
+  auto mf = [&](const char* name, auto get) { f.emplace_back(name, m ? get(*m) : std::string()); };
+  mf("max_abs_err", [](const Metrics& x) { return num(x.max_abs); });
+  mf("mean_abs_err", [](const Metrics& x) { return num(x.mean_abs); });
+  mf("rel_l2", [](const Metrics& x) { return num(x.rel_l2); });
+  mf("cosine", [](const Metrics& x) { return fmt::format("{:.9f}", x.cosine); });
+  mf("lse_max_err", [](const Metrics& x) { return num(x.lse_max_err); });
+  mf("nan_inf", [](const Metrics& x) { return std::to_string(x.nan_inf); });
+  mf("unwritten", [](const Metrics& x) { return std::to_string(x.unwritten); });
+  mf("cache_mismatch", [](const Metrics& x) { return std::to_string(x.cache_mismatch); });
+  mf("rows_checked", [](const Metrics& x) { return std::to_string(x.rows_checked); });
+  mf("rows_total", [](const Metrics& x) { return std::to_string(x.rows_total); });
+  mf("lowprec_max_err", [](const Metrics& x) { return num(x.lp_max_abs); });
+  const TimingStats* t = r.timing ? &*r.timing : nullptr;
+  auto tf = [&](const char* name, auto get) { f.emplace_back(name, t ? get(*t) : std::string()); };
+  tf("median_ms", [](const TimingStats& x) { return num(x.median_ms); });
+  tf("min_ms", [](const TimingStats& x) { return num(x.min_ms); });
+  tf("max_ms", [](const TimingStats& x) { return num(x.max_ms); });
+  tf("spread", [](const TimingStats& x) { return num(x.spread); });
+  tf("samples", [](const TimingStats& x) { return std::to_string(x.samples); });
+  tf("timing_mode", [](const TimingStats& x) { return x.mode; });
+  tf("stopped_by", [](const TimingStats& x) { return x.stopped_by; });
+  f.emplace_back("tflops", t ? num(r.tflops) : "");
+  f.emplace_back("gbps", t ? num(r.gbps) : "");
+  f.emplace_back("flops", num(p.flops()));
+  f.emplace_back("bytes", num(p.bytes()));
+  f.emplace_back("device", meta.device);
+  f.emplace_back("arch", meta.arch);
+  f.emplace_back("git_commit", meta.git_commit);
+  f.emplace_back("sweep_file", r.where.file);
+  f.emplace_back("sweep_line", std::to_string(r.where.line));
+  return f;
+}
+
+std::ofstream open_out(const std::string& path, bool append) {
+  std::ofstream f(path, append ? std::ios::app : std::ios::trunc);
+  if (!f) throw std::runtime_error(fmt::format("cannot write results file '{}'", path));
+  return f;
+}
+
+}  // namespace
+
+std::vector<std::string> CsvWriter::columns() {
+  std::vector<std::string> names;
+  for (const auto& kv : fields(Record{}, RunMeta{})) names.push_back(kv.first);
+  return names;
+}
+
+CsvWriter::CsvWriter(const std::string& path, const RunMeta& meta, bool append) : meta_(meta) {
+  const bool had_rows = append && !read_done_keys(path).empty();
+  f_ = open_out(path, append);
+  if (had_rows) return;
+  std::string header;
+  for (const auto& c : columns()) header += (header.empty() ? "" : ",") + c;
+  f_ << header << '\n' << std::flush;
+}
+
+void CsvWriter::write(const Record& r) {
+  std::string line;
+  for (const auto& kv : fields(r, meta_)) line += (line.empty() ? "" : ",") + csv_escape(kv.second);
+  f_ << line << '\n' << std::flush;
+}
+
+JsonLinesWriter::JsonLinesWriter(const std::string& path, const RunMeta& meta, bool append)
+    : f_(open_out(path, append)), meta_(meta) {
+  nlohmann::json m = {{"schema", kSchemaVersion}, {"run_id", meta.run_id}, {"started", meta.started},
+                      {"host", meta.host}, {"cpu", meta.cpu}, {"cpu_threads", meta.cpu_threads},
+                      {"device", meta.device}, {"arch", meta.arch}, {"units", meta.units},
+                      {"device_memory", meta.device_memory}, {"sm_clock_mhz", meta.sm_clock_mhz},
+                      {"mem_clock_mhz", meta.mem_clock_mhz}, {"runtime", meta.runtime},
+                      {"backend", meta.backend}, {"git_commit", meta.git_commit}, {"compiler", meta.compiler},
+                      {"timing_mode", meta.timing_mode}};
+  f_ << nlohmann::json{{"meta", m}}.dump() << '\n' << std::flush;
+}
+
+void JsonLinesWriter::write(const Record& r) {
+  nlohmann::json j;
+  for (const auto& [k, v] : fields(r, meta_)) j[k] = v;
+  f_ << j.dump() << '\n' << std::flush;
+}
+
+std::set<std::string> read_done_keys(const std::string& csv_path) {
+  std::set<std::string> keys;
+  if (!std::ifstream(csv_path)) return keys;
+  try {
+    io::CSVReader<15, io::trim_chars<>, io::double_quote_escape<',', '"'>> in(csv_path);
+    in.read_header(io::ignore_extra_column, "B", "H", "Hk", "S", "Sk", "D", "causal", "dtype", "layout", "seed",
+                   "scale", "kv_cache", "path", "G_req", "status");
+    std::string c[15];
+    while (in.read_row(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12], c[13], c[14])) {
+      Problem p;
+      p.B = std::stoll(c[0]), p.H = std::stoll(c[1]), p.Hk = std::stoll(c[2]), p.S = std::stoll(c[3]);
+      p.Sk = std::stoll(c[4]), p.D = std::stoll(c[5]), p.causal = c[6] == "1";
+      p.dtype = parse_dtype(c[7]).value_or(DType::fp16);
+      p.layout = parse_layout(c[8]).value_or(Layout::bshd);
+      p.seed = std::stoull(c[9]), p.scale = std::stod(c[10]), p.kv_cache = c[11] == "1";
+      // error and oom rows are retried on resume; every other status is final.
+      if (c[14] != "error" && c[14] != "oom") keys.insert(p.key() + "|" + c[12] + "|" + c[13]);
+    }
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("--resume: cannot read '{}': {}", csv_path, e.what()));
+  }
+  return keys;
+}
+
+}  // namespace fa

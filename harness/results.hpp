@@ -1,0 +1,79 @@
+// Result records and their printers. One record per (problem, path, G). CSV (schema in
+// results/README.md, version kSchemaVersion) and JSON Lines writers flush each record as it
+// finishes, so an interrupted sweep keeps everything measured; --resume reads the CSV back.
+#pragma once
+#include <fstream>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "harness/metrics.hpp"
+#include "harness/sweep.hpp"
+#include "harness/timing.hpp"
+
+namespace fa {
+
+constexpr int kSchemaVersion = 1;
+
+enum class Status { pass, fail, skip, invalid, error, oom };
+const char* status_name(Status s);
+
+struct RunMeta {
+  std::string run_id, started, host, cpu, device, arch, runtime, backend, git_commit, compiler;
+  int units = 0, cpu_threads = 0, sm_clock_mhz = 0, mem_clock_mhz = 0;
+  size_t device_memory = 0;
+  std::string timing_mode;
+};
+
+struct Record {
+  Problem problem;
+  SourceLoc where;
+  std::string path, ran_path;
+  SplitRequest g_req;
+  int g_used = 0;
+  Status status = Status::skip;
+  std::string reason, rule;
+  double tol = 0;
+  std::optional<Metrics> metrics;
+  std::optional<TimingStats> timing;
+  double tflops = 0, gbps = 0;
+  std::string time;  // when the record finished (UTC, ISO 8601)
+
+  std::string resume_key() const;  // problem identity + path + requested G
+};
+
+class RecordSink {
+ public:
+  virtual ~RecordSink() = default;
+  virtual void write(const Record& r) = 0;
+};
+
+class CsvWriter : public RecordSink {
+ public:
+  CsvWriter(const std::string& path, const RunMeta& meta, bool append);
+  void write(const Record& r) override;
+  static std::vector<std::string> columns();
+
+ private:
+  std::ofstream f_;
+  RunMeta meta_;
+};
+
+class JsonLinesWriter : public RecordSink {
+ public:
+  JsonLinesWriter(const std::string& path, const RunMeta& meta, bool append);
+  void write(const Record& r) override;
+
+ private:
+  std::ofstream f_;
+  RunMeta meta_;
+};
+
+// Keys of records already in a results CSV (for --resume). Missing file: empty set.
+std::set<std::string> read_done_keys(const std::string& csv_path);
+
+std::string csv_escape(const std::string& s);
+std::string utc_now();
+
+}  // namespace fa

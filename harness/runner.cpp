@@ -1,0 +1,121 @@
+// Runner loop: gate, prepare, poison, run, read back, validate, time, record.
+#include "harness/runner.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <memory>
+
+#include "harness/row_sample.hpp"
+#include "harness/split_heuristic.hpp"
+#include "harness/tolerance.hpp"
+#include "reference/cpu_ref.hpp"
+
+namespace fa {
+namespace {
+
+int units_for(const PathRow& row, const GateContext& ctx) {
+  return row.kind == "gpu" && ctx.device.gpu ? ctx.device.units : ctx.device.cpu_threads;
+}
+
+}  // namespace
+
+std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const Registry& reg, const GateContext& ctx,
+                              const std::vector<RecordSink*>& sinks, const ProgressFn& progress) {
+  std::vector<Record> records;
+  size_t total = 0, done = 0;
+  for (const auto& row : sweep.rows) total += row.invalid ? 1 : opt.paths.size() * row.splits.size();
+  auto emit = [&](Record&& r) {
+    r.time = utc_now();
+    for (auto* s : sinks) s->write(r);
+    records.push_back(std::move(r));
+    if (progress) progress(++done, total, records.back());
+  };
+  const Thresholds& fixed = opt.thresholds;
+
+  for (const auto& row : sweep.rows) {
+    const Problem& p = row.problem;
+    if (row.invalid) {
+      Record r{p, row.where, "-", "", row.splits.front()};
+      r.status = Status::invalid;
+      r.reason = fmt::format("{}: field '{}': {}", row.where.str(), row.invalid->field, row.invalid->reason);
+      spdlog::error("invalid row: {}", r.reason);
+      emit(std::move(r));
+      continue;
+    }
+    std::unique_ptr<HostInputs> inputs;
+    std::unique_ptr<Reference> ref;
+    for (const auto& path : opt.paths) {
+      const PathRow* pr = reg.find(path);
+      for (const auto& g : row.splits) {
+        Record r{p, row.where, path, "", g};
+        if (opt.done.count(r.resume_key())) {
+          ++done;
+          continue;
+        }
+        const int G = g.is_auto ? choose_splits(p, units_for(*pr, ctx)) : g.value;
+        r.g_used = G;
+        std::optional<std::string> no = reg.unavailable(*pr, ctx.device);
+        if (!no) no = pr->supports(p, G, ctx);
+        if (no) {
+          r.status = Status::skip;
+          r.reason = g.is_auto ? fmt::format("G=auto chose {}: {}", G, *no) : *no;
+          emit(std::move(r));
+          continue;
+        }
+        try {
+          if (!inputs) inputs = std::make_unique<HostInputs>(make_inputs(p));
+          auto exec = pr->prepare(p, *inputs, G, ctx);
+          exec->poison();
+          exec->run();
+          RunOutputs out = exec->read_back();
+          if (out.g_used >= 0) r.g_used = out.g_used;
+          r.ran_path = out.ran_path.empty() ? path : out.ran_path;
+          if (pr->oracle) {
+            r.status = Status::pass;
+            r.reason = "oracle (not validated)";
+          } else {
+            if (!ref) {
+              const int64_t n = opt.check_rows > 0 ? opt.check_rows : rows_within_budget(p, ctx.cpu_budget_flops);
+              ref = std::make_unique<Reference>(compute_reference(p, *inputs, sample_rows(p, n, p.seed), true));
+            }
+            const Metrics m = measure(p, *inputs, *ref, out);
+            const Verdict v = judge(m, p.dtype, fixed);
+            r.metrics = m;
+            r.rule = v.rule;
+            r.tol = v.tol;
+            r.status = v.pass ? Status::pass : Status::fail;
+            r.reason = v.reason;
+          }
+          if (opt.time_paths) {
+            r.timing = measure_time(opt.timing, [&] { return exec->timed_sample_ms(opt.timing.mode); });
+            const double s = r.timing->median_ms * 1e-3;
+            r.tflops = s > 0 ? p.flops() / s / 1e12 : 0;
+            r.gbps = s > 0 ? p.bytes() / s / 1e9 : 0;
+          }
+        } catch (const OutOfMemory& e) {
+          r.status = Status::oom;
+          r.reason = e.what();
+        } catch (const std::exception& e) {
+          r.status = Status::error;
+          r.reason = e.what();
+        }
+        if (r.status == Status::fail || r.status == Status::error)
+          spdlog::warn("{} {} G={}: {}: {}", p.label(), path, g.str(), status_name(r.status), r.reason);
+        emit(std::move(r));
+      }
+    }
+  }
+  return records;
+}
+
+int exit_status(const std::vector<Record>& records) {
+  bool bad = false, invalid = false;
+  for (const auto& r : records) {
+    bad |= r.status == Status::fail || r.status == Status::error;
+    invalid |= r.status == Status::invalid;
+  }
+  return bad ? 1 : invalid ? 2 : 0;
+}
+
+}  // namespace fa

@@ -1,0 +1,145 @@
+// Raw sweep rows to problems: defaults, list cells (G, dtype), number parsing with file:line errors.
+#include "harness/sweep.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+namespace fa {
+
+InputError::InputError(const SourceLoc& w, const std::string& f, const std::string& msg)
+    : std::runtime_error(fmt::format("{}: field '{}': {}", w.str(), f, msg)), where(w), field(f) {}
+
+const std::vector<std::string>& sweep_fields() {
+  static const std::vector<std::string> fields = {"name", "B",     "H",      "Hk",    "S",
+                                                  "Sk",   "D",     "causal", "G",     "dtype",
+                                                  "layout", "seed", "scale", "kv_cache"};
+  return fields;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('|', start);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(start, end - start);
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    out.push_back(item);
+    start = end + 1;
+  }
+  return out;
+}
+
+namespace {
+
+SourceLoc cell_loc(const RawRow& raw, const std::string& field) {
+  SourceLoc w = raw.where;
+  if (auto it = raw.lines.find(field); it != raw.lines.end()) w.line = it->second;
+  return w;
+}
+
+int64_t parse_int(const RawRow& raw, const std::string& field, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE)
+    throw InputError(cell_loc(raw, field), field, fmt::format("'{}' is not an integer", text));
+  return v;
+}
+
+double parse_real(const RawRow& raw, const std::string& field, const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0') throw InputError(cell_loc(raw, field), field, fmt::format("'{}' is not a number", text));
+  return v;
+}
+
+bool parse_flag(const RawRow& raw, const std::string& field, const std::string& text) {
+  if (text == "1" || text == "true" || text == "yes") return true;
+  if (text == "0" || text == "false" || text == "no") return false;
+  throw InputError(cell_loc(raw, field), field, fmt::format("'{}' is not 0/1/true/false", text));
+}
+
+}  // namespace
+
+std::vector<SweepRow> build_rows(const RawRow& raw, const std::map<std::string, std::string>& file_defaults,
+                                 const Overrides& ovr) {
+  std::map<std::string, std::string> cells = file_defaults;
+  for (const auto& [k, v] : raw.cells) cells[k] = v;
+  for (const auto& kv : cells)
+    if (std::find(sweep_fields().begin(), sweep_fields().end(), kv.first) == sweep_fields().end())
+      throw InputError(cell_loc(raw, kv.first), kv.first,
+                       "unknown field (known: name B H Hk S Sk D causal G dtype layout seed scale kv_cache)");
+  if (ovr.G) cells["G"] = *ovr.G;
+  if (ovr.dtype) cells["dtype"] = *ovr.dtype;
+  for (const char* req : {"B", "H", "S", "D"})
+    if (!cells.count(req) || cells[req].empty()) throw InputError(raw.where, req, "required value is missing");
+
+  Problem p;
+  auto get = [&](const char* f) -> const std::string* {
+    auto it = cells.find(f);
+    return it == cells.end() || it->second.empty() ? nullptr : &it->second;
+  };
+  p.B = parse_int(raw, "B", *get("B"));
+  p.H = parse_int(raw, "H", *get("H"));
+  p.S = parse_int(raw, "S", *get("S"));
+  p.D = parse_int(raw, "D", *get("D"));
+  p.Hk = get("Hk") ? parse_int(raw, "Hk", *get("Hk")) : p.H;
+  p.Sk = get("Sk") ? parse_int(raw, "Sk", *get("Sk")) : p.S;
+  if (auto* s = get("name")) p.name = *s;
+  if (auto* s = get("causal")) p.causal = parse_flag(raw, "causal", *s);
+  if (auto* s = get("kv_cache")) p.kv_cache = parse_flag(raw, "kv_cache", *s);
+  if (auto* s = get("scale")) p.scale = parse_real(raw, "scale", *s);
+  p.seed = ovr.seed;
+  if (auto* s = get("seed")) {
+    const int64_t v = parse_int(raw, "seed", *s);
+    if (v < 0) throw InputError(cell_loc(raw, "seed"), "seed", "must be >= 0");
+    p.seed = uint64_t(v);
+  }
+  if (auto* s = get("layout")) {
+    auto l = parse_layout(*s);
+    if (!l) throw InputError(cell_loc(raw, "layout"), "layout", fmt::format("unknown layout '{}' (bshd, bhsd)", *s));
+    p.layout = *l;
+  }
+
+  std::vector<SplitRequest> splits;
+  for (const auto& g : split_list(get("G") ? *get("G") : "0")) {
+    auto sr = parse_split(g);
+    if (!sr) throw InputError(cell_loc(raw, "G"), "G", fmt::format("'{}' is not a split count (0, 2, 4, 8, 16, auto)", g));
+    if (std::find(splits.begin(), splits.end(), *sr) == splits.end()) splits.push_back(*sr);
+  }
+  std::vector<DType> dtypes;
+  for (const auto& d : split_list(get("dtype") ? *get("dtype") : "fp16")) {
+    auto t = parse_dtype(d);
+    if (!t) throw InputError(cell_loc(raw, "dtype"), "dtype", fmt::format("unknown dtype '{}' (fp16, bf16, fp32)", d));
+    if (std::find(dtypes.begin(), dtypes.end(), *t) == dtypes.end()) dtypes.push_back(*t);
+  }
+
+  std::vector<SweepRow> rows;
+  for (DType t : dtypes) {
+    SweepRow r;
+    r.problem = p;
+    r.problem.dtype = t;
+    r.splits = splits;
+    r.where = raw.where;
+    r.invalid = validate(r.problem);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+Sweep load_sweep(const std::string& path, const Overrides& ovr) {
+  auto ends_with = [&](const char* suf) {
+    const std::string s(suf);
+    return path.size() >= s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0;
+  };
+  if (ends_with(".csv")) return load_csv_sweep(path, ovr);
+  if (ends_with(".yaml") || ends_with(".yml")) return load_yaml_sweep(path, ovr);
+  throw InputError(SourceLoc{path, 0}, "file", "unknown sweep format (expected .csv, .yaml or .yml)");
+}
+
+}  // namespace fa

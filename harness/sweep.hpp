@@ -1,0 +1,74 @@
+// Sweep files: CSV (header-named columns, any order, `#` comments) and YAML (rows, grid: cartesian
+// products, zip: lists that advance together, file-level defaults). Both reduce to raw rows of
+// (field, text) cells; build_rows() turns a raw row into problems, one per dtype, each carrying
+// its G list. Syntax errors throw InputError (file:line, field); semantically invalid rows
+// (zero sizes, H % Hk != 0) become rows with `invalid` set so the rest of the sweep still runs.
+#pragma once
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness/problem.hpp"
+
+namespace fa {
+
+struct SourceLoc {
+  std::string file;
+  int line = 0;
+  std::string str() const { return line > 0 ? file + ":" + std::to_string(line) : file; }
+};
+
+class InputError : public std::runtime_error {
+ public:
+  InputError(const SourceLoc& where, const std::string& field, const std::string& msg);
+  SourceLoc where;
+  std::string field;
+};
+
+// Fixed pass thresholds; when any is set the fixed rule replaces the adaptive one.
+struct Thresholds {
+  std::optional<double> max_err, cosine;
+  bool any() const { return max_err || cosine; }
+};
+
+// The columns a row may name. Required: B, H, S, D.
+const std::vector<std::string>& sweep_fields();
+
+struct RawRow {
+  SourceLoc where;
+  std::map<std::string, std::string> cells;  // field -> text; lists as "a|b|c"
+  std::map<std::string, int> lines;          // field -> line where the cell sits (YAML)
+};
+
+struct SweepRow {
+  Problem problem;
+  std::vector<SplitRequest> splits{SplitRequest{}};
+  SourceLoc where;
+  std::optional<FieldError> invalid;
+};
+
+// Values from the command line that replace a file's values (G, dtype) or fill its gaps (seed).
+struct Overrides {
+  std::optional<std::string> G, dtype;
+  uint64_t seed = 1;
+};
+
+struct Sweep {
+  std::vector<SweepRow> rows;
+  std::vector<std::string> paths;  // from the file; empty when the file names none
+  Thresholds thresholds;
+};
+
+std::vector<SweepRow> build_rows(const RawRow& raw, const std::map<std::string, std::string>& file_defaults,
+                                 const Overrides& ovr);
+
+Sweep load_csv_sweep(const std::string& path, const Overrides& ovr);
+Sweep load_yaml_sweep(const std::string& path, const Overrides& ovr);
+// Dispatches on the extension (.csv, .yaml/.yml).
+Sweep load_sweep(const std::string& path, const Overrides& ovr);
+
+std::vector<std::string> split_list(const std::string& text);  // "a|b|c" -> {a, b, c}, trimmed
+
+}  // namespace fa

@@ -1,0 +1,51 @@
+// Sampling loop and statistics for path timing.
+#include "harness/timing.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+namespace fa {
+
+TimingStats measure_time(const TimingPolicy& policy, const std::function<double()>& sample) {
+  using clock = std::chrono::steady_clock;
+  for (int i = 0; i < policy.warmup; ++i) sample();
+  std::vector<double> xs;
+  double sum = 0, sum2 = 0;
+  TimingStats st;
+  const auto start = clock::now();
+  while (true) {
+    const double x = sample();
+    xs.push_back(x);
+    sum += x;
+    sum2 += x * x;
+    const double n = double(xs.size());
+    const double mean = sum / n;
+    const double var = std::max(0.0, sum2 / n - mean * mean) * (n > 1 ? n / (n - 1) : 0.0);
+    st.spread = mean > 0 ? std::sqrt(var) / mean : 0.0;
+    if (int(xs.size()) >= policy.min_samples && st.spread <= policy.target_spread) {
+      st.stopped_by = "spread";
+      break;
+    }
+    if (int(xs.size()) >= policy.max_samples) {
+      st.stopped_by = "max-samples";
+      break;
+    }
+    if (std::chrono::duration<double>(clock::now() - start).count() >= policy.time_cap_s) {
+      st.stopped_by = "cap";
+      break;
+    }
+  }
+  std::sort(xs.begin(), xs.end());
+  const size_t n = xs.size();
+  st.samples = int(n);
+  st.median_ms = n % 2 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
+  st.min_ms = xs.front();
+  st.max_ms = xs.back();
+  st.mean_ms = sum / double(n);
+  st.mode = timing_mode_name(policy.mode);
+  return st;
+}
+
+}  // namespace fa

@@ -1,0 +1,164 @@
+// CPU executions: outputs poisoned before each run, host-clock timing, cold mode evicts the caches
+// by streaming a buffer larger than any last-level cache through them.
+#include "reference/cpu_paths.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstring>
+#include <limits>
+
+#include "reference/cpu_flash.hpp"
+#include "reference/cpu_ref.hpp"
+
+namespace fa {
+namespace {
+
+void flush_cpu_caches() {
+  static std::vector<uint8_t> junk(size_t(256) << 20);  // above the L3 of current server parts
+  static uint8_t round = 0;
+  std::memset(junk.data(), ++round, junk.size());
+}
+
+float poison_float() {
+  const uint32_t b = 0xffffffffu;
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+std::optional<std::string> over_budget(const Problem& p, const GateContext& ctx) {
+  if (p.flops() <= ctx.cpu_budget_flops) return std::nullopt;
+  return fmt::format("needs {:.1f} GFLOP, over the CPU budget of {:.1f} GFLOP (--cpu-budget)", p.flops() / 1e9,
+                     ctx.cpu_budget_flops / 1e9);
+}
+
+class CpuExecution : public Execution {
+ public:
+  CpuExecution(const Problem& p, const HostInputs& in) : p_(p), in_(in), o_(p.dtype, p.B * p.S * p.H * p.D) {
+    lse_.resize(size_t(p.B * p.H * p.S));
+  }
+  void poison() override {
+    o_.poison();
+    std::fill(lse_.begin(), lse_.end(), poison_float());
+  }
+  RunOutputs read_back() override {
+    RunOutputs out;
+    out.o = o_;
+    out.lse = lse_;
+    return out;
+  }
+  double timed_sample_ms(TimingMode mode) override {
+    if (mode == TimingMode::cold) flush_cpu_caches();
+    const auto t0 = std::chrono::steady_clock::now();
+    run();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+ protected:
+  Problem p_;
+  const HostInputs& in_;
+  TypedBuffer o_;
+  std::vector<float> lse_;
+};
+
+class CpuRefExecution : public CpuExecution {
+ public:
+  using CpuExecution::CpuExecution;
+  void run() override {
+    std::vector<int64_t> rows(size_t(p_.S));
+    for (int64_t i = 0; i < p_.S; ++i) rows[size_t(i)] = i;
+    const Reference ref = compute_reference(p_, in_, std::move(rows), false);
+    const Strides qs = q_strides(p_);
+    for (int64_t b = 0; b < p_.B; ++b)
+      for (int64_t h = 0; h < p_.H; ++h)
+        for (int64_t s = 0; s < p_.S; ++s) {
+          const size_t ri = ref.row_index(b, h, size_t(s));
+          for (int64_t d = 0; d < p_.D; ++d) o_.set(qs.at(b, s, h) + d, float(ref.o[ri * size_t(p_.D) + size_t(d)]));
+          lse_[size_t(lse_index(p_, b, h, s))] = float(ref.lse[ri]);
+        }
+  }
+};
+
+// kv_cache problems: the cache holds keys [0, offset) from the start; run() appends the new
+// tokens' K/V at [offset, Sk) and then attends over the whole cache.
+class CpuFlashExecution : public CpuExecution {
+ public:
+  CpuFlashExecution(const Problem& p, const HostInputs& in, int G) : CpuExecution(p, in), G_(G) {
+    if (p.kv_cache) {
+      k_cache_ = in.k;
+      v_cache_ = in.v;
+    }
+  }
+  void poison() override {
+    CpuExecution::poison();
+    if (!p_.kv_cache) return;
+    const Strides ks = kv_strides(p_);
+    for_new_slots([&](int64_t at) { k_cache_[size_t(at)] = v_cache_[size_t(at)] = poison_float(); }, ks);
+  }
+  void run() override {
+    if (p_.kv_cache) {
+      const Strides ks = kv_strides(p_);
+      for_new_slots([&](int64_t at) {
+        k_cache_[size_t(at)] = in_.k[size_t(at)];
+        v_cache_[size_t(at)] = in_.v[size_t(at)];
+      }, ks);
+      cpu_flash_forward(p_, in_.q.data(), k_cache_.data(), v_cache_.data(), G_, o_, lse_, partials_);
+    } else {
+      cpu_flash_forward(p_, in_.q.data(), in_.k.data(), in_.v.data(), G_, o_, lse_, partials_);
+    }
+  }
+  RunOutputs read_back() override {
+    RunOutputs out = CpuExecution::read_back();
+    out.g_used = G_;
+    if (p_.kv_cache) {
+      out.k_cache = typed_cache(k_cache_);
+      out.v_cache = typed_cache(v_cache_);
+    }
+    return out;
+  }
+
+ private:
+  template <typename F>
+  void for_new_slots(F&& f, const Strides& ks) {
+    for (int64_t b = 0; b < p_.B; ++b)
+      for (int64_t j = p_.kv_cache_offset(); j < p_.Sk; ++j)
+        for (int64_t h = 0; h < p_.Hk; ++h)
+          for (int64_t d = 0; d < p_.D; ++d) f(ks.at(b, j, h) + d);
+  }
+  TypedBuffer typed_cache(const std::vector<float>& c) const {
+    TypedBuffer t(p_.dtype, int64_t(c.size()));
+    for (size_t i = 0; i < c.size(); ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, &c[i], 4);
+      if (bits == 0xffffffffu) t.set_bits(int64_t(i), poison_bits(p_.dtype));
+      else t.set(int64_t(i), c[i]);
+    }
+    return t;
+  }
+  int G_;
+  SplitPartials partials_;
+  std::vector<float> k_cache_, v_cache_;
+};
+
+}  // namespace
+
+std::optional<std::string> cpu_ref_supports(const Problem& p, int G, const GateContext& ctx) {
+  if (G > 1) return std::string("the oracle has no split-K (G must be 0)");
+  return over_budget(p, ctx);
+}
+
+std::unique_ptr<Execution> cpu_ref_prepare(const Problem& p, const HostInputs& in, int, const GateContext&) {
+  return std::make_unique<CpuRefExecution>(p, in);
+}
+
+std::optional<std::string> cpu_flash_supports(const Problem& p, int G, const GateContext& ctx) {
+  if (!split_count_allowed(G)) return fmt::format("G={} is not one of 0, 2, 4, 8, 16", G);
+  return over_budget(p, ctx);
+}
+
+std::unique_ptr<Execution> cpu_flash_prepare(const Problem& p, const HostInputs& in, int G, const GateContext&) {
+  return std::make_unique<CpuFlashExecution>(p, in, G);
+}
+
+}  // namespace fa

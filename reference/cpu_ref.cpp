@@ -1,0 +1,117 @@
+// Blocked reference: per (batch, kv head) K and V are widened once; per (query head of the group,
+// row block) one GEMM for the scores over the block's visible keys, a row softmax, one GEMM for PV.
+#include "reference/cpu_ref.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "harness/conventions.hpp"
+
+namespace fa {
+namespace {
+
+template <typename T>
+using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+// Rows per block: keeps the score block near 32 MiB of doubles whatever Sk is.
+int64_t block_rows(int64_t Sk) { return std::clamp<int64_t>((int64_t(1) << 22) / std::max<int64_t>(Sk, 1), 8, 128); }
+
+}  // namespace
+
+Reference compute_reference(const Problem& p, const HostInputs& in, std::vector<int64_t> rows, bool low_precision) {
+  Reference ref;
+  ref.rows = std::move(rows);
+  ref.D = p.D;
+  ref.H = p.H;
+  const size_t R = ref.rows.size();
+  ref.o.assign(size_t(p.B * p.H) * R * size_t(p.D), 0.0);
+  ref.lse.assign(size_t(p.B * p.H) * R, kNegInf);
+  if (low_precision) {
+    ref.o_lp.assign(ref.o.size(), 0.f);
+    ref.lse_lp.assign(ref.lse.size(), -std::numeric_limits<float>::infinity());
+  }
+  const Strides qs = q_strides(p), ks = kv_strides(p);
+  const double scale = p.softmax_scale();
+  const int64_t rb = block_rows(p.Sk);
+  const int64_t nblocks = (int64_t(R) + rb - 1) / rb;
+  const int64_t G = p.group_size();
+
+  RowMat<double> Kd(p.Sk, p.D), Vd(p.Sk, p.D);
+  RowMat<float> Kf(p.Sk, p.D), Vf(p.Sk, p.D);
+  for (int64_t b = 0; b < p.B; ++b) {
+    for (int64_t hk = 0; hk < p.Hk; ++hk) {
+#pragma omp parallel for schedule(static)
+      for (int64_t j = 0; j < p.Sk; ++j)
+        for (int64_t d = 0; d < p.D; ++d) {
+          const int64_t at = ks.at(b, j, hk) + d;
+          Kf(j, d) = in.k[size_t(at)];
+          Vf(j, d) = in.v[size_t(at)];
+          Kd(j, d) = Kf(j, d);
+          Vd(j, d) = Vf(j, d);
+        }
+#pragma omp parallel for schedule(dynamic)
+      for (int64_t task = 0; task < G * nblocks; ++task) {
+        const int64_t h = hk * G + task / nblocks;
+        const size_t r0 = size_t(task % nblocks) * size_t(rb);
+        const size_t nr = std::min<size_t>(size_t(rb), R - r0);
+        int64_t kv = 0;  // visible keys of the block's last (largest) row bound the GEMMs
+        for (size_t r = 0; r < nr; ++r) kv = std::max(kv, visible_keys(ref.rows[r0 + r], p.S, p.Sk, p.causal));
+        if (kv == 0) continue;  // every row masked: O = 0, LSE = -inf as initialised
+        RowMat<double> Q(nr, p.D);
+        for (size_t r = 0; r < nr; ++r)
+          for (int64_t d = 0; d < p.D; ++d) Q(r, d) = in.q[size_t(qs.at(b, ref.rows[r0 + r], h) + d)];
+        RowMat<double> Sc = (Q * scale) * Kd.topRows(kv).transpose();
+        for (size_t r = 0; r < nr; ++r) {
+          const int64_t vis = visible_keys(ref.rows[r0 + r], p.S, p.Sk, p.causal);
+          const size_t ri = ref.row_index(b, h, r0 + r);
+          if (vis == 0) {
+            Sc.row(r).setZero();
+            continue;
+          }
+          const double m = Sc.row(r).head(vis).maxCoeff();
+          Sc.row(r).head(vis) = (Sc.row(r).head(vis).array() - m).exp();
+          Sc.row(r).tail(kv - vis).setZero();
+          const double l = Sc.row(r).sum();
+          Sc.row(r) /= l;
+          ref.lse[ri] = m + std::log(l);
+        }
+        RowMat<double> O = Sc * Vd.topRows(kv);
+        for (size_t r = 0; r < nr; ++r)
+          if (ref.lse[ref.row_index(b, h, r0 + r)] != kNegInf)
+            std::copy(O.row(r).data(), O.row(r).data() + p.D, ref.o.begin() + ref.row_index(b, h, r0 + r) * size_t(p.D));
+        if (!low_precision) continue;
+
+        // Low precision: fp32 scores, unnormalised P rounded to the dtype, fp32 PV, O rounded.
+        RowMat<float> Sf = (Q.cast<float>() * float(scale)) * Kf.topRows(kv).transpose();
+        Eigen::VectorXf l(nr);
+        for (size_t r = 0; r < nr; ++r) {
+          const int64_t vis = visible_keys(ref.rows[r0 + r], p.S, p.Sk, p.causal);
+          if (vis == 0) {
+            Sf.row(r).setZero();
+            l[r] = 0;
+            continue;
+          }
+          const float m = Sf.row(r).head(vis).maxCoeff();
+          Sf.row(r).head(vis) = (Sf.row(r).head(vis).array() - m).exp();
+          Sf.row(r).tail(kv - vis).setZero();
+          l[r] = Sf.row(r).sum();
+          ref.lse_lp[ref.row_index(b, h, r0 + r)] = m + std::log(l[r]);
+          for (int64_t j = 0; j < vis; ++j) Sf(r, j) = round_to(p.dtype, Sf(r, j));
+        }
+        RowMat<float> Of = Sf * Vf.topRows(kv);
+        for (size_t r = 0; r < nr; ++r) {
+          if (l[r] == 0) continue;
+          float* dst = ref.o_lp.data() + ref.row_index(b, h, r0 + r) * size_t(p.D);
+          for (int64_t d = 0; d < p.D; ++d) dst[d] = round_to(p.dtype, Of(r, d) / l[r]);
+        }
+      }
+    }
+  }
+  return ref;
+}
+
+}  // namespace fa

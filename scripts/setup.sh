@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs fa-bench's build and test dependencies on Debian 12 / Ubuntu 22.04+ (apt).
+# Usage: scripts/setup.sh            (runs apt-get as root, or through sudo when not root)
+# GPU toolchains are optional: CUDA comes from NVIDIA's installer; set FABENCH_SETUP_HIP=1 to also
+# install Debian's hipcc/libamdhip64-dev + clang-15/clang-19 for the AMD build and the ISA check.
+set -euo pipefail
+pkgs=(cmake ninja-build g++ pkg-config git
+      libcli11-dev libeigen3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libfccp-dev
+      nlohmann-json3-dev libgtest-dev)
+if [[ "${FABENCH_SETUP_HIP:-0}" == 1 ]]; then
+  pkgs+=(hipcc libamdhip64-dev clang-15 clang-19)
+fi
+sudo=""
+[[ $(id -u) -eq 0 ]] || sudo="sudo"
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "setup: dependencies present (${#pkgs[@]} packages)"
