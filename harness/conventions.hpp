@@ -23,14 +23,16 @@ struct KeyRange {
   int64_t begin, end;  // empty when begin >= end
 };
 
-// Split g of G over a row block whose live keys are [0, live_end): whole key tiles of
-// `block_n`, spread so that only trailing splits can be empty, and only when the block has
-// fewer tiles than splits.
+// Split g of G over a row block whose live keys are [0, live_end): whole key tiles of `block_n`,
+// as even as possible (the first tiles % G splits take one tile more), so a split is empty only
+// when the block has fewer tiles than splits, and then only trailing splits are.
 FA_HD inline KeyRange split_range(int64_t live_end, int g, int G, int block_n) {
   if (G <= 1) return {0, live_end};
   const int64_t tiles = (live_end + block_n - 1) / block_n;
-  const int64_t per = (tiles + G - 1) / G;
-  const int64_t b = g * per * block_n, e = (g + 1) * per * block_n;
+  const int64_t base = tiles / G, rem = tiles % G;
+  const int64_t first = g * base + (g < rem ? g : rem);
+  const int64_t count = base + (g < rem ? 1 : 0);
+  const int64_t b = first * block_n, e = (first + count) * block_n;
   return {b < live_end ? b : live_end, e < live_end ? e : live_end};
 }
 

@@ -1,6 +1,8 @@
 // Problem conventions (scale, causal alignment, strides, FLOP/byte counts), defined once here.
 #include "harness/problem.hpp"
 
+#include "harness/conventions.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -18,10 +20,7 @@ std::optional<Layout> parse_layout(std::string_view s) {
 
 double Problem::softmax_scale() const { return scale > 0 ? scale : 1.0 / std::sqrt(double(D)); }
 
-int64_t Problem::keys_visible(int64_t i) const {
-  if (!causal) return Sk;
-  return std::clamp<int64_t>(i + causal_offset() + 1, 0, Sk);
-}
+int64_t Problem::keys_visible(int64_t i) const { return visible_keys(i, S, Sk, causal); }
 
 double Problem::unmasked_pairs() const {
   if (!causal) return double(S) * double(Sk);

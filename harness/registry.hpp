@@ -13,6 +13,7 @@ class Registry {
   static Registry builtin(const DeviceFacts& device);  // every path this binary knows
   const std::vector<PathRow>& rows() const { return rows_; }
   const PathRow* find(const std::string& name) const;
+  void add(PathRow row) { rows_.push_back(std::move(row)); }
   // Whether a path can run on this machine at all, and if not, why.
   std::optional<std::string> unavailable(const PathRow& row, const DeviceFacts& device) const;
   std::vector<std::string> available_names(const DeviceFacts& device) const;

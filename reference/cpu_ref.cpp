@@ -65,24 +65,24 @@ Reference compute_reference(const Problem& p, const HostInputs& in, std::vector<
         for (size_t r = 0; r < nr; ++r)
           for (int64_t d = 0; d < p.D; ++d) Q(r, d) = in.q[size_t(qs.at(b, ref.rows[r0 + r], h) + d)];
         RowMat<double> Sc = (Q * scale) * Kd.topRows(kv).transpose();
+        Eigen::VectorXd inv_l(nr);
         for (size_t r = 0; r < nr; ++r) {
           const int64_t vis = visible_keys(ref.rows[r0 + r], p.S, p.Sk, p.causal);
-          const size_t ri = ref.row_index(b, h, r0 + r);
+          inv_l[r] = 0;
           if (vis == 0) {
             Sc.row(r).setZero();
             continue;
           }
           const double m = Sc.row(r).head(vis).maxCoeff();
           Sc.row(r).head(vis) = (Sc.row(r).head(vis).array() - m).exp();
-          Sc.row(r).tail(kv - vis).setZero();
-          const double l = Sc.row(r).sum();
-          Sc.row(r) /= l;
-          ref.lse[ri] = m + std::log(l);
+          if (vis < kv) Sc.row(r).tail(kv - vis).setZero();
+          const double l = Sc.row(r).head(vis).sum();
+          inv_l[r] = 1.0 / l;  // normalise the D outputs after PV rather than the kv scores before
+          ref.lse[ref.row_index(b, h, r0 + r)] = m + std::log(l);
         }
-        RowMat<double> O = Sc * Vd.topRows(kv);
+        const RowMat<double> O = inv_l.asDiagonal() * (Sc * Vd.topRows(kv));
         for (size_t r = 0; r < nr; ++r)
-          if (ref.lse[ref.row_index(b, h, r0 + r)] != kNegInf)
-            std::copy(O.row(r).data(), O.row(r).data() + p.D, ref.o.begin() + ref.row_index(b, h, r0 + r) * size_t(p.D));
+          std::copy(O.row(r).data(), O.row(r).data() + p.D, ref.o.begin() + ref.row_index(b, h, r0 + r) * size_t(p.D));
         if (!low_precision) continue;
 
         // Low precision: fp32 scores, unnormalised P rounded to the dtype, fp32 PV, O rounded.

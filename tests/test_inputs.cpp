@@ -1,0 +1,83 @@
+// Inputs: deterministic per seed, identical values in both layouts, exactly representable in the
+// dtype, and standard normal in distribution.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "harness/inputs.hpp"
+#include "harness/rng.hpp"
+
+using namespace fa;
+
+static Problem prob(Layout l, DType t, uint64_t seed) {
+  Problem p;
+  p.B = 2, p.H = 4, p.Hk = 2, p.S = 33, p.Sk = 47, p.D = 24, p.layout = l, p.dtype = t, p.seed = seed;
+  return p;
+}
+
+TEST(Inputs, TheSameSeedGivesTheSameTensorsAndAnotherSeedDoesNot) {
+  const auto a = make_inputs(prob(Layout::bshd, DType::fp16, 5));
+  const auto b = make_inputs(prob(Layout::bshd, DType::fp16, 5));
+  const auto c = make_inputs(prob(Layout::bshd, DType::fp16, 6));
+  EXPECT_EQ(a.q, b.q);
+  EXPECT_EQ(a.k, b.k);
+  EXPECT_EQ(a.v, b.v);
+  EXPECT_NE(a.q, c.q);
+  EXPECT_NE(a.q, a.k) << "Q and K must come from different streams";
+}
+
+TEST(Inputs, BothLayoutsHoldTheSameValueAtTheSameLogicalIndex) {
+  const Problem p1 = prob(Layout::bshd, DType::bf16, 3), p2 = prob(Layout::bhsd, DType::bf16, 3);
+  const auto a = make_inputs(p1), b = make_inputs(p2);
+  const Strides s1 = q_strides(p1), s2 = q_strides(p2), k1 = kv_strides(p1), k2 = kv_strides(p2);
+  for (int64_t bb = 0; bb < p1.B; ++bb)
+    for (int64_t s = 0; s < p1.S; ++s)
+      for (int64_t h = 0; h < p1.H; ++h)
+        for (int64_t d = 0; d < p1.D; ++d) ASSERT_EQ(a.q[size_t(s1.at(bb, s, h) + d)], b.q[size_t(s2.at(bb, s, h) + d)]);
+  for (int64_t bb = 0; bb < p1.B; ++bb)
+    for (int64_t s = 0; s < p1.Sk; ++s)
+      for (int64_t h = 0; h < p1.Hk; ++h)
+        for (int64_t d = 0; d < p1.D; ++d) ASSERT_EQ(a.v[size_t(k1.at(bb, s, h) + d)], b.v[size_t(k2.at(bb, s, h) + d)]);
+}
+
+TEST(Inputs, ValuesAreExactlyRepresentableInTheDtype) {
+  for (DType t : {DType::fp16, DType::bf16}) {
+    const auto in = make_inputs(prob(Layout::bshd, t, 11));
+    for (float x : in.k) ASSERT_EQ(round_to(t, x), x);
+  }
+  // fp16 keeps 11 significant bits, so most normals are not exact in bf16 (8 bits).
+  const auto in = make_inputs(prob(Layout::bshd, DType::fp16, 11));
+  int differ = 0;
+  for (float x : in.q) differ += round_to(DType::bf16, x) != x;
+  EXPECT_GT(differ, int(in.q.size()) / 2);
+}
+
+TEST(Inputs, ValuesLookStandardNormal) {
+  double sum = 0, sum2 = 0;
+  const int n = 200000;
+  for (int i = 0; i < n; ++i) {
+    const double x = normal_at(42, 1, uint64_t(i));
+    sum += x;
+    sum2 += x * x;
+  }
+  EXPECT_NEAR(sum / n, 0.0, 0.01);
+  EXPECT_NEAR(sum2 / n, 1.0, 0.02);
+}
+
+TEST(Inputs, PhiloxMatchesThePublishedKnownAnswer) {
+  // Random123 known-answer test for philox4x32_10, counter = key = 0.
+  const auto r = philox4x32_10({0, 0, 0, 0}, {0, 0});
+  EXPECT_EQ(r[0], 0x6627e8d5u);
+  EXPECT_EQ(r[1], 0xe169c58du);
+  EXPECT_EQ(r[2], 0xbc57ac4cu);
+  EXPECT_EQ(r[3], 0x9b00dbd8u);
+}
+
+TEST(Inputs, RoundingIsToNearestEven) {
+  // 1 + 2^-11 is halfway between fp16 1 and 1 + 2^-10: ties go to the even mantissa (1).
+  EXPECT_EQ(round_to(DType::fp16, 1.0f + std::ldexp(1.0f, -11)), 1.0f);
+  EXPECT_EQ(round_to(DType::fp16, 1.0f + 3 * std::ldexp(1.0f, -11)), 1.0f + std::ldexp(1.0f, -9));
+  EXPECT_EQ(round_to(DType::bf16, 1.0f + std::ldexp(1.0f, -8)), 1.0f);
+  EXPECT_EQ(to_bits(DType::bf16, 1.0f), 0x3f80u);
+  EXPECT_EQ(to_bits(DType::fp16, 1.0f), 0x3c00u);
+}

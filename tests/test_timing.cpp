@@ -1,0 +1,55 @@
+// The sampling loop: warm-up excluded, stops on spread after min_samples, on the cap with noisy
+// samples, on max_samples; statistics are those of the samples.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "harness/timing.hpp"
+
+using namespace fa;
+
+TEST(Timing, SteadySamplesStopOnSpreadAfterTheMinimumCount) {
+  int calls = 0;
+  TimingPolicy pol;
+  pol.warmup = 3;
+  pol.min_samples = 10;
+  const TimingStats st = measure_time(pol, [&] { return ++calls <= 3 ? 1000.0 : 2.0; });  // warm-ups are slow
+  EXPECT_EQ(st.samples, 10);
+  EXPECT_EQ(calls, 13);
+  EXPECT_EQ(st.stopped_by, "spread");
+  EXPECT_DOUBLE_EQ(st.median_ms, 2.0);
+  EXPECT_DOUBLE_EQ(st.max_ms, 2.0) << "warm-up samples must not be counted";
+  EXPECT_EQ(st.mode, "cold");
+}
+
+TEST(Timing, NoisySamplesStopAtTheTimeCap) {
+  int i = 0;
+  TimingPolicy pol;
+  pol.time_cap_s = 0.05;
+  pol.max_samples = 1000000;
+  const TimingStats st = measure_time(pol, [&] {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    return (++i % 2) ? 1.0 : 3.0;
+  });
+  EXPECT_EQ(st.stopped_by, "cap");
+  EXPECT_GT(st.spread, 0.4);
+  EXPECT_DOUBLE_EQ(st.min_ms, 1.0);
+  EXPECT_DOUBLE_EQ(st.max_ms, 3.0);
+  EXPECT_LT(st.samples, 1000);
+}
+
+TEST(Timing, MaxSamplesBoundsTheLoopAndTheMedianIsOfTheSortedSamples) {
+  const double xs[] = {5, 1, 4, 2, 3};
+  int i = 0;
+  TimingPolicy pol;
+  pol.warmup = 0;
+  pol.max_samples = 5;
+  pol.min_samples = 100;
+  pol.mode = TimingMode::hot;
+  const TimingStats st = measure_time(pol, [&] { return xs[i++]; });
+  EXPECT_EQ(st.samples, 5);
+  EXPECT_EQ(st.stopped_by, "max-samples");
+  EXPECT_DOUBLE_EQ(st.median_ms, 3.0);
+  EXPECT_DOUBLE_EQ(st.mean_ms, 3.0);
+  EXPECT_EQ(st.mode, "hot");
+}
