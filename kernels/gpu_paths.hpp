@@ -7,6 +7,10 @@ namespace fa::gpu {
 
 DeviceFacts query_device();  // gpu == false with the reason when no device answers
 
+// Device-to-device copy bandwidth in GB/s, counting bytes read plus bytes written: the median of
+// `reps` event-timed copies of `bytes` (the peer for memory-bound paths' GB/s).
+double copy_bandwidth_gbps(size_t bytes, int reps);
+
 #define FA_GPU_PATH(fn)                                                                         \
   std::optional<std::string> fn##_supports(const Problem& p, int G, const GateContext& ctx);   \
   std::unique_ptr<Execution> fn##_prepare(const Problem& p, const HostInputs& in, int G, const GateContext& ctx);

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs fa-bench's build and test dependencies on Debian 12 / Ubuntu 22.04+ (apt).
-# Usage: scripts/setup.sh            (runs apt-get as root, or through sudo when not root)
-# GPU toolchains are optional: CUDA comes from NVIDIA's installer; set FABENCH_SETUP_HIP=1 to also
-# install Debian's hipcc/libamdhip64-dev + clang-15/clang-19 for the AMD build and the ISA check.
+# Usage: scripts/setup.sh [--amd]    (runs apt-get as root, or through sudo when not root)
+#   --amd: also Debian's hipcc/libamdhip64-dev + clang-15/clang-19 for the AMD build and ISA check.
+# CUDA is not a Debian package here: install NVIDIA's toolkit for the cuda build.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config git
       libcli11-dev libeigen3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libfccp-dev
       nlohmann-json3-dev libgtest-dev)
-if [[ "${FABENCH_SETUP_HIP:-0}" == 1 ]]; then
+if [[ "${1:-}" == "--amd" ]]; then
   pkgs+=(hipcc libamdhip64-dev clang-15 clang-19)
 fi
 sudo=""

@@ -3,6 +3,7 @@
 #pragma once
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <random>
@@ -94,6 +95,13 @@ inline std::vector<Problem> edge_and_random_problems(int n_random, uint64_t seed
     ps.push_back(p);
   }
   return ps;
+}
+
+// The source tree (for sweeps/): FABENCH_SOURCE_DIR from the environment when the test binary
+// runs away from where it was built (a device machine), else the build's own.
+inline std::string source_dir() {
+  const char* env = std::getenv("FABENCH_SOURCE_DIR");
+  return env ? env : FABENCH_SOURCE_DIR;
 }
 
 inline std::string temp_file(const std::string& suffix, const std::string& text) {

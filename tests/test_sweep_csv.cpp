@@ -91,7 +91,7 @@ TEST(SweepCsv, SemanticallyInvalidRowsBecomeInvalidRowsAndTheRestLoad) {
 
 TEST(SweepCsv, TheShippedSweepFilesLoadWithoutInvalidRows) {
   for (const char* name : {"whisper.csv", "llm-d64.csv", "flydsl.csv", "edge.csv"}) {
-    const Sweep s = load_sweep(std::string(FABENCH_SOURCE_DIR) + "/sweeps/" + name, Overrides{});
+    const Sweep s = load_sweep(test::source_dir() + "/sweeps/" + name, Overrides{});
     EXPECT_GT(s.rows.size(), 0u) << name;
     for (const auto& r : s.rows) EXPECT_FALSE(r.invalid) << name << ":" << r.where.line;
   }

@@ -1,0 +1,139 @@
+// Portability header: the few runtime calls and device intrinsics the kernels use, mapped to HIP
+// on AMD (hipcc / clang -x hip) and to CUDA on NVIDIA (nvcc), plus named capability predicates.
+// Small and explicit: no blanket renaming; shuffles always name their mask and width. Every
+// runtime call goes through FA_GPU_CHECK, whose error names the call.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#if defined(__HIP__) || defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__)
+#include <hip/hip_fp16.h>
+#include <hip/hip_runtime.h>
+#define FA_HIP 1
+#else
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#define FA_CUDA 1
+#endif
+
+namespace fa::gpu {
+
+// ---- runtime -------------------------------------------------------------------------------
+#if FA_HIP
+using Error = hipError_t;
+using Stream = hipStream_t;
+using Event = hipEvent_t;
+constexpr Error kSuccess = hipSuccess;
+inline bool is_oom(Error e) { return e == hipErrorOutOfMemory || e == hipErrorMemoryAllocation; }
+inline const char* error_string(Error e) { return hipGetErrorString(e); }
+inline Error malloc_device(void** p, size_t n) { return hipMalloc(p, n); }
+inline Error free_device(void* p) { return hipFree(p); }
+inline Error copy_to_device(void* d, const void* h, size_t n) { return hipMemcpy(d, h, n, hipMemcpyHostToDevice); }
+inline Error copy_to_host(void* h, const void* d, size_t n) { return hipMemcpy(h, d, n, hipMemcpyDeviceToHost); }
+inline Error copy_on_device(void* d, const void* s, size_t n, Stream st) { return hipMemcpyAsync(d, s, n, hipMemcpyDeviceToDevice, st); }
+inline Error memset_async(void* d, int v, size_t n, Stream s) { return hipMemsetAsync(d, v, n, s); }
+inline Error event_create(Event* e) { return hipEventCreate(e); }
+inline Error event_destroy(Event e) { return hipEventDestroy(e); }
+inline Error event_record(Event e, Stream s) { return hipEventRecord(e, s); }
+inline Error event_elapsed_ms(float* ms, Event a, Event b) { return hipEventElapsedTime(ms, a, b); }
+inline Error stream_sync(Stream s) { return hipStreamSynchronize(s); }
+inline Error last_error() { return hipGetLastError(); }
+inline Error device_count(int* n) { return hipGetDeviceCount(n); }
+inline Error runtime_version(int* v) { return hipRuntimeGetVersion(v); }
+#else
+using Error = cudaError_t;
+using Stream = cudaStream_t;
+using Event = cudaEvent_t;
+constexpr Error kSuccess = cudaSuccess;
+inline bool is_oom(Error e) { return e == cudaErrorMemoryAllocation; }
+inline const char* error_string(Error e) { return cudaGetErrorString(e); }
+inline Error malloc_device(void** p, size_t n) { return cudaMalloc(p, n); }
+inline Error free_device(void* p) { return cudaFree(p); }
+inline Error copy_to_device(void* d, const void* h, size_t n) { return cudaMemcpy(d, h, n, cudaMemcpyHostToDevice); }
+inline Error copy_to_host(void* h, const void* d, size_t n) { return cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost); }
+inline Error copy_on_device(void* d, const void* s, size_t n, Stream st) { return cudaMemcpyAsync(d, s, n, cudaMemcpyDeviceToDevice, st); }
+inline Error memset_async(void* d, int v, size_t n, Stream s) { return cudaMemsetAsync(d, v, n, s); }
+inline Error event_create(Event* e) { return cudaEventCreate(e); }
+inline Error event_destroy(Event e) { return cudaEventDestroy(e); }
+inline Error event_record(Event e, Stream s) { return cudaEventRecord(e, s); }
+inline Error event_elapsed_ms(float* ms, Event a, Event b) { return cudaEventElapsedTime(ms, a, b); }
+inline Error stream_sync(Stream s) { return cudaStreamSynchronize(s); }
+inline Error last_error() { return cudaGetLastError(); }
+inline Error device_count(int* n) { return cudaGetDeviceCount(n); }
+inline Error runtime_version(int* v) { return cudaRuntimeGetVersion(v); }
+#endif
+
+// Throws fa::OutOfMemory for allocation failures and std::runtime_error otherwise, naming the call.
+[[noreturn]] void throw_error(Error e, const char* call, const char* file, int line);
+#define FA_GPU_CHECK(call)                                                   \
+  do {                                                                       \
+    const ::fa::gpu::Error fa_err_ = (call);                                 \
+    if (fa_err_ != ::fa::gpu::kSuccess) ::fa::gpu::throw_error(fa_err_, #call, __FILE__, __LINE__); \
+  } while (0)
+// After a kernel launch: launch-configuration errors surface here, naming the kernel.
+void check_last_launch(const char* kernel_name, const char* file, int line);
+#define FA_GPU_CHECK_LAUNCH(kernel_name) ::fa::gpu::check_last_launch(kernel_name, __FILE__, __LINE__)
+
+// ---- capability predicates (device code: the arch being compiled) ---------------------------
+#if defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__) || defined(__gfx1103__) || \
+    defined(__gfx1150__) || defined(__gfx1151__) || defined(__gfx1200__) || defined(__gfx1201__)
+#define FA_HAS_WMMA_GFX11 1
+#else
+#define FA_HAS_WMMA_GFX11 0
+#endif
+#if defined(__gfx908__) || defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || \
+    defined(__gfx942__) || defined(__gfx950__)
+#define FA_HAS_MFMA_GFX9 1
+#else
+#define FA_HAS_MFMA_GFX9 0
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define FA_HAS_MMA_SM80 1
+#else
+#define FA_HAS_MMA_SM80 0
+#endif
+// Physical wave size of the arch being compiled: 64 on CDNA (gfx9), 32 on RDNA and NVIDIA.
+#if FA_HIP && (defined(__gfx908__) || defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || \
+               defined(__gfx942__) || defined(__gfx950__))
+#define FA_WAVE_SIZE 64
+#else
+#define FA_WAVE_SIZE 32
+#endif
+
+__host__ __device__ constexpr bool has_wmma_gfx11() { return FA_HAS_WMMA_GFX11; }
+__host__ __device__ constexpr bool has_mfma_gfx9() { return FA_HAS_MFMA_GFX9; }
+__host__ __device__ constexpr bool has_mma_sm80() { return FA_HAS_MMA_SM80; }
+__host__ __device__ constexpr int wave_size() { return FA_WAVE_SIZE; }
+
+// ---- device intrinsics ---------------------------------------------------------------------
+// XOR shuffle within groups of `width` lanes (a power of two <= the wave size). Every lane of
+// the wave must call it (no divergence); the CUDA mask is therefore the full warp.
+__device__ inline float shfl_xor(float v, int lane_mask, int width) {
+#if FA_HIP
+  return __shfl_xor(v, lane_mask, width);
+#else
+  return __shfl_xor_sync(0xffffffffu, v, lane_mask, width);
+#endif
+}
+
+// 2^x, hardware approximation (about 2 ulp); the kernels' softmax runs in base 2.
+__device__ inline float fast_exp2(float x) {
+#if FA_HIP
+  return exp2f(x);  // v_exp_f32
+#else
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#endif
+}
+
+__device__ inline float half_bits_to_float(uint16_t b) { return __half2float(__ushort_as_half(b)); }
+__device__ inline uint16_t float_to_half_bits(float f) { return __half_as_ushort(__float2half_rn(f)); }
+__device__ inline float bf16_bits_to_float(uint16_t b) { return __uint_as_float(uint32_t(b) << 16); }
+__device__ inline uint16_t float_to_bf16_bits(float f) {  // round to nearest even; NaN stays NaN
+  const uint32_t u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40u);
+  return uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+}  // namespace fa::gpu

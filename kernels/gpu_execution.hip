@@ -1,0 +1,135 @@
+// GpuExecution: allocation, upload, poison, launch + sync, read-back, event timing.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "kernels/gpu_execution.hpp"
+
+namespace fa::gpu {
+
+AttnArgs make_args(const Problem& p) {
+  AttnArgs a{};
+  const Strides qs = q_strides(p), ks = kv_strides(p);
+  a.q_sb = qs.batch, a.q_ss = qs.seq, a.q_sh = qs.head;
+  a.k_sb = ks.batch, a.k_ss = ks.seq, a.k_sh = ks.head;
+  a.B = int(p.B), a.H = int(p.H), a.Hk = int(p.Hk), a.S = int(p.S), a.Sk = int(p.Sk), a.D = int(p.D);
+  a.causal = p.causal;
+  a.scale_log2 = float(p.softmax_scale()) * kLog2e;
+  a.G = 0;
+  return a;
+}
+
+DeviceBuffer::DeviceBuffer(size_t bytes) : n_(bytes) {
+  if (bytes) FA_GPU_CHECK(malloc_device(&p_, bytes));
+}
+DeviceBuffer::~DeviceBuffer() {
+  if (p_) free_device(p_);
+}
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    if (p_) free_device(p_);
+    p_ = o.p_, n_ = o.n_;
+    o.p_ = nullptr, o.n_ = 0;
+  }
+  return *this;
+}
+
+namespace {
+
+DeviceBuffer upload(DType t, const std::vector<float>& host) {
+  const TypedBuffer typed = to_typed(t, host);
+  DeviceBuffer d(typed.bytes.size());
+  FA_GPU_CHECK(copy_to_device(d.as<void>(), typed.bytes.data(), typed.bytes.size()));
+  return d;
+}
+
+}  // namespace
+
+GpuExecution::GpuExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int partial_splits)
+    : p_(p), args_(make_args(p)), units_(ctx.device.units) {
+  q_ = upload(p.dtype, in.q);
+  k_ = upload(p.dtype, in.k);
+  v_ = upload(p.dtype, in.v);
+  const size_t rows = size_t(p.B * p.H * p.S);
+  o_ = DeviceBuffer(rows * size_t(p.D) * 2);
+  lse_ = DeviceBuffer(rows * sizeof(float));
+  if (partial_splits > 1) {
+    o_part_ = DeviceBuffer(rows * size_t(partial_splits) * size_t(p.D) * sizeof(float));
+    lse_part_ = DeviceBuffer(rows * size_t(partial_splits) * sizeof(float));
+  }
+  if (p.kv_cache) {  // the appended tokens, compact [B][S][Hk][D]
+    std::vector<float> kn, vn;
+    const Strides ks = kv_strides(p);
+    for (int64_t b = 0; b < p.B; ++b)
+      for (int64_t j = p.kv_cache_offset(); j < p.Sk; ++j)
+        for (int64_t h = 0; h < p.Hk; ++h)
+          for (int64_t d = 0; d < p.D; ++d) {
+            kn.push_back(in.k[size_t(ks.at(b, j, h) + d)]);
+            vn.push_back(in.v[size_t(ks.at(b, j, h) + d)]);
+          }
+    k_new_ = upload(p.dtype, kn);
+    v_new_ = upload(p.dtype, vn);
+  }
+  flush_ = DeviceBuffer(std::max<size_t>(2 * ctx.device.l2_bytes, size_t(64) << 20));
+  args_.q = q_.as<uint16_t>(), args_.k = k_.as<uint16_t>(), args_.v = v_.as<uint16_t>();
+  args_.o = o_.as<uint16_t>(), args_.lse = lse_.as<float>();
+  args_.o_part = o_part_.as<float>(), args_.lse_part = lse_part_.as<float>();
+  FA_GPU_CHECK(event_create(&start_));
+  FA_GPU_CHECK(event_create(&stop_));
+}
+
+GpuExecution::~GpuExecution() {
+  if (start_) event_destroy(start_);
+  if (stop_) event_destroy(stop_);
+}
+
+void GpuExecution::poison() {
+  FA_GPU_CHECK(memset_async(o_.as<void>(), 0xff, o_.bytes(), stream_));
+  FA_GPU_CHECK(memset_async(lse_.as<void>(), 0xff, lse_.bytes(), stream_));
+  if (p_.kv_cache) {  // the cache's new slots: each (batch, kv head) run of rows [offset, Sk)
+    const Strides ks = kv_strides(p_);
+    const int64_t off = p_.kv_cache_offset();
+    for (int64_t b = 0; b < p_.B; ++b)
+      for (int64_t h = 0; h < p_.Hk; ++h)
+        for (int64_t j = off; j < p_.Sk; ++j) {
+          const size_t at = size_t(ks.at(b, j, h)) * 2;
+          FA_GPU_CHECK(memset_async(k_.as<char>() + at, 0xff, size_t(p_.D) * 2, stream_));
+          FA_GPU_CHECK(memset_async(v_.as<char>() + at, 0xff, size_t(p_.D) * 2, stream_));
+        }
+  }
+  FA_GPU_CHECK(stream_sync(stream_));
+}
+
+void GpuExecution::run() {
+  launch();
+  FA_GPU_CHECK(stream_sync(stream_));
+}
+
+RunOutputs GpuExecution::read_back() {
+  RunOutputs out;
+  out.o = TypedBuffer(p_.dtype, p_.B * p_.S * p_.H * p_.D);
+  FA_GPU_CHECK(copy_to_host(out.o.bytes.data(), o_.as<void>(), o_.bytes()));
+  out.lse.resize(size_t(p_.B * p_.H * p_.S));
+  FA_GPU_CHECK(copy_to_host(out.lse.data(), lse_.as<void>(), lse_.bytes()));
+  if (p_.kv_cache) {
+    out.k_cache = TypedBuffer(p_.dtype, int64_t(k_.bytes() / 2));
+    out.v_cache = TypedBuffer(p_.dtype, int64_t(v_.bytes() / 2));
+    FA_GPU_CHECK(copy_to_host(out.k_cache.bytes.data(), k_.as<void>(), k_.bytes()));
+    FA_GPU_CHECK(copy_to_host(out.v_cache.bytes.data(), v_.as<void>(), v_.bytes()));
+  }
+  out.g_used = g_used();
+  return out;
+}
+
+double GpuExecution::timed_sample_ms(TimingMode mode) {
+  if (mode == TimingMode::cold) FA_GPU_CHECK(memset_async(flush_.as<void>(), 0, flush_.bytes(), stream_));
+  FA_GPU_CHECK(event_record(start_, stream_));
+  launch();
+  FA_GPU_CHECK(event_record(stop_, stream_));
+  FA_GPU_CHECK(stream_sync(stream_));
+  float ms = 0;
+  FA_GPU_CHECK(event_elapsed_ms(&ms, start_, stop_));
+  return double(ms);
+}
+
+}  // namespace fa::gpu

@@ -1,0 +1,54 @@
+// The GPU side of an Execution: device buffers for one problem, inputs uploaded in the dtype,
+// outputs poisoned (all-ones bits) before each run, timing with device events around the launch
+// only, cold mode clearing L2 by writing a buffer twice its size between samples.
+// A path derives from GpuExecution and implements launch(); all else is shared.
+#pragma once
+#include <memory>
+
+#include "harness/path.hpp"
+#include "kernels/device_common.hpp"
+
+namespace fa::gpu {
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr, o.n_ = 0; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  template <typename T>
+  T* as() const { return static_cast<T*>(p_); }
+  size_t bytes() const { return n_; }
+
+ private:
+  void* p_ = nullptr;
+  size_t n_ = 0;
+};
+
+class GpuExecution : public Execution {
+ public:
+  // partial_splits > 1 allocates fp32 partial O/LSE for that many splits.
+  GpuExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int partial_splits);
+  ~GpuExecution() override;
+  void poison() override;
+  void run() override;
+  RunOutputs read_back() override;
+  double timed_sample_ms(TimingMode mode) override;
+
+ protected:
+  virtual void launch() = 0;   // enqueue the path's kernels on stream_
+  virtual int g_used() const { return args_.G > 1 ? args_.G : 0; }
+
+  Problem p_;
+  AttnArgs args_{};
+  Stream stream_ = nullptr;
+  DeviceBuffer q_, k_, v_, o_, lse_, o_part_, lse_part_, flush_;
+  DeviceBuffer k_new_, v_new_;  // kv_cache problems: the tokens to append
+  int units_ = 0;
+
+ private:
+  Event start_ = nullptr, stop_ = nullptr;
+};
+
+}  // namespace fa::gpu

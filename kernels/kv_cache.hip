@@ -1,0 +1,59 @@
+// kv-cache: autoregressive decoding against a cache. The cache buffers hold Sk slots, of which
+// [0, offset) are filled; the launch appends the new token's K/V at [offset, Sk) (offset =
+// Sk - S, S == 1) and then runs the decode kernels over all Sk keys. The record checks the cache
+// contents after the append as well as the output.
+#include <fmt/format.h>
+
+#include "kernels/gpu_execution.hpp"
+#include "kernels/gpu_paths.hpp"
+#include "kernels/launchers.hpp"
+
+namespace fa::gpu {
+namespace {
+
+// new tokens: compact [B][S][Hk][D]; cache: the problem's K/V layout.
+__global__ void kv_append(AttnArgs a, const uint16_t* k_new, const uint16_t* v_new, uint16_t* k_cache,
+                          uint16_t* v_cache, int offset) {
+  const int s = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  const int64_t src = ((int64_t(b) * gridDim.x + s) * a.Hk + hk) * a.D;
+  const int64_t dst = b * a.k_sb + int64_t(offset + s) * a.k_ss + hk * a.k_sh;
+  for (int d = threadIdx.x; d < a.D; d += blockDim.x) {
+    k_cache[dst + d] = k_new[src + d];
+    v_cache[dst + d] = v_new[src + d];
+  }
+}
+
+class KvCacheExecution : public GpuExecution {
+ public:
+  KvCacheExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int chunk_keys, int chunks)
+      : GpuExecution(p, in, ctx, chunks), chunk_keys_(chunk_keys), chunks_(chunks) {
+    args_.G = chunks > 1 ? chunks : 0;
+  }
+
+ protected:
+  void launch() override {
+    const int n_new = int(p_.S);
+    kv_append<<<dim3(n_new, args_.Hk, args_.B), args_.D <= 64 ? 64 : 128, 0, stream_>>>(
+        args_, k_new_.as<uint16_t>(), v_new_.as<uint16_t>(), k_.as<uint16_t>(), v_.as<uint16_t>(),
+        int(p_.kv_cache_offset()));
+    FA_GPU_CHECK_LAUNCH("kv_append");
+    launch_decode(args_, p_.dtype, chunk_keys_, chunks_, stream_);
+    if (chunks_ > 1) launch_combine(args_, p_.dtype, stream_);
+  }
+  int chunk_keys_, chunks_;
+};
+
+}  // namespace
+
+std::optional<std::string> kv_cache_supports(const Problem& p, int G, const GateContext& ctx) {
+  if (!p.kv_cache) return std::string("needs a kv_cache problem (kv_cache = 1)");
+  return decode_gate(p, G, ctx);
+}
+
+std::unique_ptr<Execution> kv_cache_prepare(const Problem& p, const HostInputs& in, int, const GateContext& ctx) {
+  int ck = 0, n = 0;
+  decode_chunking(p, ctx.device.units, &ck, &n);
+  return std::make_unique<KvCacheExecution>(p, in, ctx, ck, n);
+}
+
+}  // namespace fa::gpu

@@ -1,0 +1,127 @@
+// naive: the 3-pass GPU oracle. (1) QK^T into an fp32 score buffer [B][H][S][Sk] (causal-masked
+// keys -inf); (2) a row softmax, one block per row, whose max and sum reductions run over the
+// block's threads (a power-of-two tree) after each thread folds a strided slice of the row, so
+// every Sk is covered, 3 included; writes P and the LSE; (3) O = P V. FP32 throughout.
+// Any D <= 256, any Sk; memory B*H*S*Sk*4 bytes for the scores (an allocation failure is `oom`).
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "kernels/gpu_execution.hpp"
+#include "kernels/gpu_paths.hpp"
+
+namespace fa::gpu {
+namespace {
+
+constexpr int kThreads = 256;  // power of two: the tree reduction below halves it
+
+template <typename T>
+__global__ void naive_scores(AttnArgs a, float* scores) {
+  __shared__ float q[256];
+  const int s = blockIdx.y, bh = blockIdx.z, b = bh / a.H, h = bh % a.H, hk = h / (a.H / a.Hk);
+  const uint16_t* qrow = a.q + b * a.q_sb + s * a.q_ss + h * a.q_sh;
+  for (int d = threadIdx.x; d < a.D; d += blockDim.x) q[d] = T::load(qrow[d]);
+  __syncthreads();
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= a.Sk) return;
+  const int64_t vis = visible_keys(s, a.S, a.Sk, a.causal);
+  float acc = -INFINITY;
+  if (j < vis) {
+    const uint16_t* krow = a.k + b * a.k_sb + int64_t(j) * a.k_ss + hk * a.k_sh;
+    acc = 0.f;
+    for (int d = 0; d < a.D; ++d) acc += q[d] * T::load(krow[d]);
+    acc *= a.scale_log2 * kLn2;  // natural-log units: this path uses expf/logf, not exp2
+  }
+  scores[(int64_t(bh) * a.S + s) * a.Sk + j] = acc;
+}
+
+__device__ float block_reduce(float v, float* red, bool is_max) {
+  red[threadIdx.x] = v;
+  __syncthreads();
+  for (int w = kThreads / 2; w > 0; w /= 2) {
+    if (threadIdx.x < w) {
+      const float o = red[threadIdx.x + w];
+      red[threadIdx.x] = is_max ? fmaxf(red[threadIdx.x], o) : red[threadIdx.x] + o;
+    }
+    __syncthreads();
+  }
+  const float r = red[0];
+  __syncthreads();
+  return r;
+}
+
+__global__ void __launch_bounds__(kThreads) naive_softmax(AttnArgs a, float* scores) {
+  __shared__ float red[kThreads];
+  const int64_t row = blockIdx.x;  // (b*H + h)*S + s
+  float* x = scores + row * a.Sk;
+  float m = -INFINITY;
+  for (int j = threadIdx.x; j < a.Sk; j += kThreads) m = fmaxf(m, x[j]);
+  m = block_reduce(m, red, true);
+  float l = 0.f;
+  if (m != -INFINITY)
+    for (int j = threadIdx.x; j < a.Sk; j += kThreads) l += expf(x[j] - m);
+  l = block_reduce(l, red, false);
+  const float inv = l > 0.f ? 1.f / l : 0.f;
+  for (int j = threadIdx.x; j < a.Sk; j += kThreads) x[j] = m == -INFINITY ? 0.f : expf(x[j] - m) * inv;
+  if (threadIdx.x == 0) a.lse[row] = l > 0.f ? m + logf(l) : -INFINITY;
+}
+
+template <typename T>
+__global__ void naive_pv(AttnArgs a, const float* probs) {
+  const int s = blockIdx.x, bh = blockIdx.y, b = bh / a.H, h = bh % a.H, hk = h / (a.H / a.Hk);
+  const float* p = probs + (int64_t(bh) * a.S + s) * a.Sk;
+  const int64_t vis = visible_keys(s, a.S, a.Sk, a.causal);
+  for (int d = threadIdx.x; d < a.D; d += blockDim.x) {
+    float acc = 0.f;
+    for (int64_t j = 0; j < vis; ++j) acc += p[j] * T::load(a.v[b * a.k_sb + j * a.k_ss + hk * a.k_sh + d]);
+    a.o[b * a.q_sb + int64_t(s) * a.q_ss + h * a.q_sh + d] = T::store(acc);
+  }
+}
+
+class NaiveExecution : public GpuExecution {
+ public:
+  NaiveExecution(const Problem& p, const HostInputs& in, const GateContext& ctx)
+      : GpuExecution(p, in, ctx, 0), scores_(size_t(p.B * p.H * p.S) * size_t(p.Sk) * sizeof(float)) {}
+
+ protected:
+  void launch() override {
+    with_dtype(p_.dtype, [&](auto t) {
+      using T = decltype(t);
+      const dim3 g1((args_.Sk + kThreads - 1) / kThreads, args_.S, args_.B * args_.H);
+      naive_scores<T><<<g1, kThreads, 0, stream_>>>(args_, scores_.as<float>());
+      FA_GPU_CHECK_LAUNCH("naive_scores");
+      naive_softmax<<<unsigned(args_.B * args_.H * args_.S), kThreads, 0, stream_>>>(args_, scores_.as<float>());
+      FA_GPU_CHECK_LAUNCH("naive_softmax");
+      const dim3 g3(args_.S, args_.B * args_.H);
+      naive_pv<T><<<g3, args_.D <= 128 ? 128 : 256, 0, stream_>>>(args_, scores_.as<float>());
+      FA_GPU_CHECK_LAUNCH("naive_pv");
+    });
+  }
+
+ private:
+  DeviceBuffer scores_;
+};
+
+}  // namespace
+
+std::optional<std::string> common_gpu_gate(const Problem& p, const GateContext& ctx) {
+  if (!ctx.device.gpu) return ctx.device.gpu_absent_why;
+  if (p.dtype == DType::fp32) return std::string("GPU paths take fp16/bf16 inputs");
+  if (p.D > 256) return fmt::format("D={} > 256", p.D);
+  if (p.B * p.H * p.S > (int64_t(1) << 31) - 1) return std::string("B*H*S exceeds 2^31 rows");
+  return std::nullopt;
+}
+
+std::optional<std::string> naive_supports(const Problem& p, int G, const GateContext& ctx) {
+  if (auto no = common_gpu_gate(p, ctx)) return no;
+  if (G > 1) return std::string("naive has no split-K (G must be 0)");
+  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
+  if (p.S > 65535) return std::string("S > 65535 exceeds the score grid");
+  return std::nullopt;
+}
+
+std::unique_ptr<Execution> naive_prepare(const Problem& p, const HostInputs& in, int, const GateContext& ctx) {
+  return std::make_unique<NaiveExecution>(p, in, ctx);
+}
+
+}  // namespace fa::gpu

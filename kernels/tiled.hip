@@ -1,0 +1,149 @@
+// tiled: scalar FlashAttention-2 forward. One block per (64-row query tile, head, batch[, split]);
+// TPR lanes share a query row, each holding D/TPR of its Q and of its accumulator in registers;
+// K/V tiles of 32 keys stream through shared memory; online softmax (m, l, acc) in base 2; the
+// score tile never leaves registers. Causal blocks stop at their last row's visible key.
+// Specialised for D = 64, 80, 128 (4 lanes a row, 64-row tiles); D <= 256 otherwise (8 lanes a
+// row, 32-row tiles: at 64 rows the 512-thread block capped registers at 128 and spilled 404 B).
+#include <fmt/format.h>
+
+#include "kernels/gpu_execution.hpp"
+#include "kernels/gpu_paths.hpp"
+#include "kernels/launchers.hpp"
+
+namespace fa::gpu {
+namespace {
+
+constexpr int kBN = 32;
+
+template <typename T, int DMAX, int TPR, int kBM, bool EXACT>
+__global__ void __launch_bounds__(kBM * TPR) tiled_fwd(AttnArgs a) {
+  constexpr int NPL = DMAX / TPR;  // dims per lane: d = i * TPR + lane
+  __shared__ uint16_t ks[kBN][DMAX], vs[kBN][DMAX];
+  const int tid = threadIdx.x, lane = tid % TPR;
+  const int s = blockIdx.x * kBM + tid / TPR, h = blockIdx.y;
+  const int G = a.G > 1 ? a.G : 1, b = blockIdx.z / G, g = blockIdx.z % G;
+  const int hk = h / (a.H / a.Hk);
+  const bool row_ok = s < a.S;
+
+  float q[NPL], acc[NPL];
+  const uint16_t* qrow = a.q + b * a.q_sb + int64_t(row_ok ? s : 0) * a.q_ss + h * a.q_sh;
+#pragma unroll
+  for (int i = 0; i < NPL; ++i) {
+    const int d = i * TPR + lane;
+    q[i] = (row_ok && (EXACT || d < a.D)) ? T::load(qrow[d]) * a.scale_log2 : 0.f;
+    acc[i] = 0.f;
+  }
+  float m = -INFINITY, l = 0.f;
+  const int last_row = min((int(blockIdx.x) + 1) * kBM, a.S) - 1;
+  const KeyRange kr = split_range(visible_keys(last_row, a.S, a.Sk, a.causal), g, G, kBN);
+  const int64_t vis = row_ok ? visible_keys(s, a.S, a.Sk, a.causal) : 0;
+  const int64_t row_end = vis < kr.end ? vis : kr.end;
+  const uint16_t* kbase = a.k + b * a.k_sb + hk * a.k_sh;
+  const uint16_t* vbase = a.v + b * a.k_sb + hk * a.k_sh;
+
+  for (int64_t kv0 = kr.begin; kv0 < kr.end; kv0 += kBN) {
+    for (int idx = tid; idx < kBN * a.D; idx += kBM * TPR) {
+      const int j = idx / a.D, d = idx % a.D;
+      const bool in = kv0 + j < kr.end;
+      ks[j][d] = in ? kbase[(kv0 + j) * a.k_ss + d] : uint16_t(0);
+      vs[j][d] = in ? vbase[(kv0 + j) * a.k_ss + d] : uint16_t(0);
+    }
+    __syncthreads();
+    float sc[kBN];
+    float tile_max = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < kBN; ++j) {
+      float part = 0.f;
+#pragma unroll
+      for (int i = 0; i < NPL; ++i) {
+        const int d = i * TPR + lane;
+        if (EXACT || d < a.D) part += q[i] * T::load(ks[j][d]);
+      }
+#pragma unroll
+      for (int off = TPR / 2; off > 0; off /= 2) part += shfl_xor(part, off, TPR);
+      sc[j] = kv0 + j < row_end ? part : -INFINITY;
+      tile_max = fmaxf(tile_max, sc[j]);
+    }
+    const float m_new = fmaxf(m, tile_max);
+    const float m_use = m_new == -INFINITY ? 0.f : m_new;  // a row masked so far keeps p = 0
+    const float alpha = fast_exp2(m - m_use);
+    l *= alpha;
+#pragma unroll
+    for (int i = 0; i < NPL; ++i) acc[i] *= alpha;
+#pragma unroll
+    for (int j = 0; j < kBN; ++j) {
+      const float p = fast_exp2(sc[j] - m_use);
+      l += p;
+#pragma unroll
+      for (int i = 0; i < NPL; ++i) {
+        const int d = i * TPR + lane;
+        if (EXACT || d < a.D) acc[i] += p * T::load(vs[j][d]);
+      }
+    }
+    m = m_new;
+    __syncthreads();
+  }
+  if (!row_ok) return;
+  const float inv = l > 0.f ? 1.f / l : 0.f;
+  const float lse = l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
+  if (G == 1) {
+    uint16_t* orow = a.o + b * a.q_sb + int64_t(s) * a.q_ss + h * a.q_sh;
+#pragma unroll
+    for (int i = 0; i < NPL; ++i) {
+      const int d = i * TPR + lane;
+      if (EXACT || d < a.D) orow[d] = T::store(acc[i] * inv);
+    }
+    if (lane == 0) a.lse[(int64_t(b) * a.H + h) * a.S + s] = lse;
+  } else {
+    const int64_t pr = partial_row(a, b, h, g, s);
+#pragma unroll
+    for (int i = 0; i < NPL; ++i) {
+      const int d = i * TPR + lane;
+      if (EXACT || d < a.D) a.o_part[pr * a.D + d] = acc[i] * inv;
+    }
+    if (lane == 0) a.lse_part[pr] = lse;
+  }
+}
+
+template <typename T, int DMAX, int TPR, int kBM, bool EXACT>
+void launch(const AttnArgs& a, Stream st) {
+  const dim3 grid((a.S + kBM - 1) / kBM, a.H, a.B * (a.G > 1 ? a.G : 1));
+  tiled_fwd<T, DMAX, TPR, kBM, EXACT><<<grid, kBM * TPR, 0, st>>>(a);
+  FA_GPU_CHECK_LAUNCH("tiled_fwd");
+}
+
+class TiledExecution : public GpuExecution {
+ public:
+  TiledExecution(const Problem& p, const HostInputs& in, const GateContext& ctx) : GpuExecution(p, in, ctx, 0) {}
+
+ protected:
+  void launch() override { launch_tiled(args_, p_.dtype, stream_); }
+};
+
+}  // namespace
+
+void launch_tiled(const AttnArgs& a, DType t, Stream st) {
+  with_dtype(t, [&](auto tr) {
+    using T = decltype(tr);
+    switch (a.D) {
+      case 64: return launch<T, 64, 4, 64, true>(a, st);
+      case 80: return launch<T, 80, 4, 64, true>(a, st);
+      case 128: return launch<T, 128, 4, 64, true>(a, st);
+      default: return launch<T, 256, 8, 32, false>(a, st);
+    }
+  });
+}
+
+std::optional<std::string> tiled_supports(const Problem& p, int G, const GateContext& ctx) {
+  if (auto no = common_gpu_gate(p, ctx)) return no;
+  if (G > 1) return std::string("tiled has no split-K (G must be 0; splitk runs tiled producers)");
+  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
+  if (p.H > 65535) return std::string("H > 65535 exceeds the grid");
+  return std::nullopt;
+}
+
+std::unique_ptr<Execution> tiled_prepare(const Problem& p, const HostInputs& in, int, const GateContext& ctx) {
+  return std::make_unique<TiledExecution>(p, in, ctx);
+}
+
+}  // namespace fa::gpu

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The test run (what .ci/run calls): builds the CPU-only binary and runs every test, then checks
+# that the GPU builds still compile: cuda (nvcc; sm_80 + sm_90a), hip (Debian clang-15 + ROCm 5.2;
+# gfx90a + gfx940, linked) and the gfx942/gfx1100 ISA check (clang-19). A GPU step is skipped with
+# a printed reason only where its compiler is absent. GPU tests (ctest label `gpu`) skip themselves
+# without a GPU. Usage: scripts/test.sh   (JOBS=N to set build parallelism)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=${JOBS:-$(nproc)}
+export PATH="$PATH:/usr/local/cuda/bin"
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "cpu build (FABENCH_GPU=none) and tests"
+cmake -S . -B build/cpu -G Ninja -DFABENCH_GPU=none >/dev/null
+cmake --build build/cpu -j "$jobs"
+(cd build/cpu && ctest -j "$jobs" --output-on-failure --timeout 600)
+
+if command -v nvcc >/dev/null; then
+  step "cuda build (sm_80, sm_90a)"
+  cmake -S . -B build/cuda -G Ninja -DFABENCH_GPU=cuda -DFABENCH_NATIVE=OFF -DFABENCH_TESTS=OFF >/dev/null
+  cmake --build build/cuda -j "$jobs" --target fa-bench
+else
+  step "cuda build skipped: nvcc not found (install the CUDA toolkit, or add it to PATH)"
+fi
+
+if command -v clang++-15 >/dev/null && [[ -f /usr/lib/x86_64-linux-gnu/cmake/hip/hip-config.cmake ]]; then
+  step "hip build (gfx90a, gfx940; clang-15 + Debian ROCm 5.2)"
+  cmake -S . -B build/hip -G Ninja -DFABENCH_GPU=hip -DCMAKE_CXX_COMPILER=clang++-15 -DFABENCH_NATIVE=OFF \
+        -DFABENCH_TESTS=OFF >/dev/null
+  cmake --build build/hip -j "$jobs" --target fa-bench
+else
+  step "hip build skipped: clang++-15 or Debian's hip cmake package not found (scripts/setup.sh --amd)"
+fi
+
+if command -v clang++-19 >/dev/null && [[ -d /usr/include/hip ]]; then
+  step "ISA check (gfx942, gfx1100; clang-19)"
+  scripts/isa-check.sh build/isa
+else
+  step "ISA check skipped: clang++-19 or the HIP headers not found (scripts/setup.sh --amd)"
+fi
+step "all test steps passed"
