@@ -40,6 +40,14 @@ inline Error stream_sync(Stream s) { return hipStreamSynchronize(s); }
 inline Error last_error() { return hipGetLastError(); }
 inline Error device_count(int* n) { return hipGetDeviceCount(n); }
 inline Error runtime_version(int* v) { return hipRuntimeGetVersion(v); }
+template <typename K>
+Error set_max_dynamic_smem(K kernel, int bytes) {
+  return hipFuncSetAttribute(reinterpret_cast<const void*>(kernel), hipFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+template <typename K>
+Error max_active_blocks(int* n, K kernel, int threads, size_t smem) {
+  return hipOccupancyMaxActiveBlocksPerMultiprocessor(n, kernel, threads, smem);
+}
 #else
 using Error = cudaError_t;
 using Stream = cudaStream_t;
@@ -61,6 +69,14 @@ inline Error stream_sync(Stream s) { return cudaStreamSynchronize(s); }
 inline Error last_error() { return cudaGetLastError(); }
 inline Error device_count(int* n) { return cudaGetDeviceCount(n); }
 inline Error runtime_version(int* v) { return cudaRuntimeGetVersion(v); }
+template <typename K>
+Error set_max_dynamic_smem(K kernel, int bytes) {
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+template <typename K>
+Error max_active_blocks(int* n, K kernel, int threads, size_t smem) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, kernel, threads, smem);
+}
 #endif
 
 // Throws fa::OutOfMemory for allocation failures and std::runtime_error otherwise, naming the call.
@@ -124,6 +140,30 @@ __device__ inline float fast_exp2(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
+#endif
+}
+
+// 16-byte global -> shared copies that complete asynchronously where the hardware can
+// (cp.async, sm_80+), so a kernel can fetch its next tile while computing on the current one.
+// `valid == false` fills the 16 bytes with zeros. Elsewhere they are plain loads and stores.
+__device__ inline void copy16_async(void* smem, const void* gmem, bool valid) {
+#if FA_CUDA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(valid ? 16 : 0));
+#else
+  *reinterpret_cast<uint4*>(smem) = valid ? *reinterpret_cast<const uint4*>(gmem) : uint4{0u, 0u, 0u, 0u};
+#endif
+}
+__device__ inline void copy_async_commit() {
+#if FA_CUDA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+// Waits until at most N of this thread's committed copy groups are still in flight.
+template <int N>
+__device__ inline void copy_async_wait() {
+#if FA_CUDA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 #endif
 }
 
