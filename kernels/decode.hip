@@ -22,7 +22,7 @@
 namespace fa::gpu {
 namespace {
 
-constexpr int kThreads = 128, kTile = 64, kRMax = 16;
+constexpr int kThreads = 128, kTile = 64, kRMax = 16, kGroups = kThreads / 32;
 constexpr int kPad = 16;  // K row padding (elements): rows 8 banks apart, so 16-byte reads of
                           // 4 keys x 2 halves by a quarter-warp hit 32 distinct banks
 
@@ -90,7 +90,10 @@ __global__ void __launch_bounds__(kThreads) decode_fwd(AttnArgs a, int chunk_key
     const int r = idx / DMAX, d = idx % DMAX;
     qs[r * DMAX + d] = d < D ? T::load(a.q[b * a.q_sb + (hk * R + r) * a.q_sh + d]) * a.scale_log2 : 0.f;
   }
-  if (tid < R) m_s[tid] = -INFINITY, l_s[tid] = 0.f;
+  const int grp = tid / 32, lane = tid % 32;
+  float m_run[kRMax / kGroups], l_run[kRMax / kGroups];
+#pragma unroll
+  for (int k = 0; k < kRMax / kGroups; ++k) m_run[k] = -INFINITY, l_run[k] = 0.f;
   float acc[kRMax][SLOTS];
 #pragma unroll
   for (int r = 0; r < kRMax; ++r)
@@ -146,14 +149,18 @@ __global__ void __launch_bounds__(kThreads) decode_fwd(AttnArgs a, int chunk_key
     }
     __syncthreads();
 
-    // Softmax update per head: 32-lane groups (a warp on NVIDIA, half a wave64 on CDNA).
-    const int grp = tid / 32, lane = tid % 32;
-    for (int r = grp; r < R; r += kThreads / 32) {
+    // Softmax update per head: 32-lane group g (a warp on NVIDIA, half a wave64 on CDNA) always
+    // owns heads g, g + 4, ...; their running max and sum live in the group's registers (every
+    // lane holds the same values), so no lane reads a value another lane of its group rewrites.
+#pragma unroll
+    for (int k = 0; k < kRMax / kGroups; ++k) {
+      const int r = grp + kGroups * k;
+      if (r >= R) continue;  // not break: a full unroll keeps m_run/l_run in registers
       float mx = -INFINITY;
       for (int i = lane; i < kTile; i += 32) mx = fmaxf(mx, ps[r * kTile + i]);
 #pragma unroll
       for (int off = 16; off > 0; off /= 2) mx = fmaxf(mx, shfl_xor(mx, off, 32));
-      const float m_old = m_s[r], m_new = fmaxf(m_old, mx);
+      const float m_new = fmaxf(m_run[k], mx);
       const float m_use = m_new == -INFINITY ? 0.f : m_new;
       float sum = 0.f;
       for (int i = lane; i < kTile; i += 32) {
@@ -163,12 +170,10 @@ __global__ void __launch_bounds__(kThreads) decode_fwd(AttnArgs a, int chunk_key
       }
 #pragma unroll
       for (int off = 16; off > 0; off /= 2) sum += shfl_xor(sum, off, 32);
-      if (lane == 0) {
-        const float al = fast_exp2(m_old - m_use);
-        alpha_s[r] = al;
-        l_s[r] = l_s[r] * al + sum;
-        m_s[r] = m_new;
-      }
+      const float al = fast_exp2(m_run[k] - m_use);
+      l_run[k] = l_run[k] * al + sum;
+      m_run[k] = m_new;
+      if (lane == 0) alpha_s[r] = al;
     }
     __syncthreads();
 
@@ -193,6 +198,12 @@ __global__ void __launch_bounds__(kThreads) decode_fwd(AttnArgs a, int chunk_key
     }
     __syncthreads();  // the stage just read is the one the next iteration refills
   }
+#pragma unroll
+  for (int k = 0; k < kRMax / kGroups; ++k) {
+    const int r = grp + kGroups * k;
+    if (r < R && lane == 0) m_s[r] = m_run[k], l_s[r] = l_run[k];
+  }
+  __syncthreads();
 
 #pragma unroll
   for (int r = 0; r < kRMax; ++r) {
