@@ -4,7 +4,9 @@
 #pragma once
 #include <cstdint>
 
-#if defined(__CUDACC__) || defined(__HIPCC__)
+#if defined(__HIP__)  // clang HIP: the attributes themselves, before any HIP header defines macros
+#define FA_HD __attribute__((host)) __attribute__((device))
+#elif defined(__CUDACC__)
 #define FA_HD __host__ __device__
 #else
 #define FA_HD

@@ -39,7 +39,7 @@ __device__ float block_reduce(float v, float* red, bool is_max) {
   red[threadIdx.x] = v;
   __syncthreads();
   for (int w = kThreads / 2; w > 0; w /= 2) {
-    if (threadIdx.x < w) {
+    if (int(threadIdx.x) < w) {
       const float o = red[threadIdx.x + w];
       red[threadIdx.x] = is_max ? fmaxf(red[threadIdx.x], o) : red[threadIdx.x] + o;
     }
