@@ -257,24 +257,9 @@ void with_decode_kernel(DType t, int D, F&& f) {
   });
 }
 
-class DecodeExecution : public GpuExecution {
- public:
-  DecodeExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int chunk_keys, int chunks)
-      : GpuExecution(p, in, ctx, chunks), chunk_keys_(chunk_keys), chunks_(chunks) {
-    args_.G = chunks > 1 ? chunks : 0;
-  }
-
- protected:
-  void launch() override {
-    launch_decode(args_, p_.dtype, chunk_keys_, chunks_, stream_);
-    if (chunks_ > 1) launch_combine(args_, p_.dtype, stream_);
-  }
-  int chunk_keys_, chunks_;
-};
-
 }  // namespace
 
-void decode_chunking(const Problem& p, int units, int* chunk_keys, int* chunks) {
+DecodeChunks decode_chunks(const Problem& p, int units) {
   // One full wave: as many blocks as fit on the machine at once (occupancy of this kernel), each
   // a run of whole 64-key tiles. Two waves would leave the second mostly idle.
   int resident = 1;
@@ -284,9 +269,19 @@ void decode_chunking(const Problem& p, int units, int* chunk_keys, int* chunks) 
   const int64_t slots = int64_t(std::max(resident, 1)) * std::max(units, 1);
   const int64_t tiles = (p.Sk + kTile - 1) / kTile;
   const int64_t want = std::clamp<int64_t>(slots / (p.B * p.Hk), 1, tiles);
-  const int64_t per = (tiles + want - 1) / want;
-  *chunk_keys = int(per * kTile);
-  *chunks = int((p.Sk + *chunk_keys - 1) / *chunk_keys);
+  const int keys = int((tiles + want - 1) / want * kTile);
+  return {keys, int((p.Sk + keys - 1) / keys)};
+}
+
+DecodeExecution::DecodeExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, DecodeChunks c)
+    : GpuExecution(p, in, ctx, c.count), chunks_(c) {
+  args_.G = c.count > 1 ? c.count : 0;
+}
+
+void DecodeExecution::launch() {
+  before_decode();
+  launch_decode(args_, p_.dtype, chunks_.keys, chunks_.count, stream_);
+  if (chunks_.count > 1) launch_combine(args_, p_.dtype, stream_);
 }
 
 void launch_decode(const AttnArgs& a, DType t, int chunk_keys, int chunks, Stream st) {
@@ -318,9 +313,7 @@ std::optional<std::string> decode_supports(const Problem& p, int G, const GateCo
 }
 
 std::unique_ptr<Execution> decode_prepare(const Problem& p, const HostInputs& in, int, const GateContext& ctx) {
-  int ck = 0, n = 0;
-  decode_chunking(p, ctx.device.units, &ck, &n);
-  return std::make_unique<DecodeExecution>(p, in, ctx, ck, n);
+  return std::make_unique<DecodeExecution>(p, in, ctx);
 }
 
 }  // namespace fa::gpu

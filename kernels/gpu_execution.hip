@@ -46,7 +46,7 @@ DeviceBuffer upload(DType t, const std::vector<float>& host) {
 }  // namespace
 
 GpuExecution::GpuExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int partial_splits)
-    : p_(p), args_(make_args(p)), units_(ctx.device.units) {
+    : p_(p), args_(make_args(p)), l2_bytes_(ctx.device.l2_bytes) {
   q_ = upload(p.dtype, in.q);
   k_ = upload(p.dtype, in.k);
   v_ = upload(p.dtype, in.v);
@@ -70,7 +70,6 @@ GpuExecution::GpuExecution(const Problem& p, const HostInputs& in, const GateCon
     k_new_ = upload(p.dtype, kn);
     v_new_ = upload(p.dtype, vn);
   }
-  flush_ = DeviceBuffer(std::max<size_t>(2 * ctx.device.l2_bytes, size_t(64) << 20));
   args_.q = q_.as<uint16_t>(), args_.k = k_.as<uint16_t>(), args_.v = v_.as<uint16_t>();
   args_.o = o_.as<uint16_t>(), args_.lse = lse_.as<float>();
   args_.o_part = o_part_.as<float>(), args_.lse_part = lse_part_.as<float>();
@@ -122,7 +121,10 @@ RunOutputs GpuExecution::read_back() {
 }
 
 double GpuExecution::timed_sample_ms(TimingMode mode) {
-  if (mode == TimingMode::cold) FA_GPU_CHECK(memset_async(flush_.as<void>(), 0, flush_.bytes(), stream_));
+  if (mode == TimingMode::cold) {  // twice L2, allocated on the first cold sample only
+    if (!flush_.bytes()) flush_ = DeviceBuffer(std::max<size_t>(2 * l2_bytes_, size_t(64) << 20));
+    FA_GPU_CHECK(memset_async(flush_.as<void>(), 0, flush_.bytes(), stream_));
+  }
   FA_GPU_CHECK(event_record(start_, stream_));
   launch();
   FA_GPU_CHECK(event_record(stop_, stream_));

@@ -45,7 +45,7 @@ class GpuExecution : public Execution {
   Stream stream_ = nullptr;
   DeviceBuffer q_, k_, v_, o_, lse_, o_part_, lse_part_, flush_;
   DeviceBuffer k_new_, v_new_;  // kv_cache problems: the tokens to append
-  int units_ = 0;
+  size_t l2_bytes_ = 0;
 
  private:
   Event start_ = nullptr, stop_ = nullptr;

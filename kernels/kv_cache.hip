@@ -23,24 +23,17 @@ __global__ void kv_append(AttnArgs a, const uint16_t* k_new, const uint16_t* v_n
   }
 }
 
-class KvCacheExecution : public GpuExecution {
+class KvCacheExecution : public DecodeExecution {
  public:
-  KvCacheExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int chunk_keys, int chunks)
-      : GpuExecution(p, in, ctx, chunks), chunk_keys_(chunk_keys), chunks_(chunks) {
-    args_.G = chunks > 1 ? chunks : 0;
-  }
+  using DecodeExecution::DecodeExecution;
 
  protected:
-  void launch() override {
-    const int n_new = int(p_.S);
-    kv_append<<<dim3(n_new, args_.Hk, args_.B), args_.D <= 64 ? 64 : 128, 0, stream_>>>(
+  void before_decode() override {
+    kv_append<<<dim3(int(p_.S), args_.Hk, args_.B), args_.D <= 64 ? 64 : 128, 0, stream_>>>(
         args_, k_new_.as<uint16_t>(), v_new_.as<uint16_t>(), k_.as<uint16_t>(), v_.as<uint16_t>(),
         int(p_.kv_cache_offset()));
     FA_GPU_CHECK_LAUNCH("kv_append");
-    launch_decode(args_, p_.dtype, chunk_keys_, chunks_, stream_);
-    if (chunks_ > 1) launch_combine(args_, p_.dtype, stream_);
   }
-  int chunk_keys_, chunks_;
 };
 
 }  // namespace
@@ -51,9 +44,7 @@ std::optional<std::string> kv_cache_supports(const Problem& p, int G, const Gate
 }
 
 std::unique_ptr<Execution> kv_cache_prepare(const Problem& p, const HostInputs& in, int, const GateContext& ctx) {
-  int ck = 0, n = 0;
-  decode_chunking(p, ctx.device.units, &ck, &n);
-  return std::make_unique<KvCacheExecution>(p, in, ctx, ck, n);
+  return std::make_unique<KvCacheExecution>(p, in, ctx);
 }
 
 }  // namespace fa::gpu

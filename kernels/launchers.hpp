@@ -3,6 +3,7 @@
 #pragma once
 #include "harness/path.hpp"
 #include "kernels/device_common.hpp"
+#include "kernels/gpu_execution.hpp"
 
 namespace fa::gpu {
 
@@ -14,8 +15,26 @@ void launch_combine(const AttnArgs& a, DType t, Stream s);
 // S == 1 decode over `chunks` key chunks of `chunk_keys` keys; chunks > 1 writes partials
 // (a.G must equal chunks) and the caller combines.
 void launch_decode(const AttnArgs& a, DType t, int chunk_keys, int chunks, Stream s);
-// Rows of a (batch, kv head) key range that decode uses per chunk, for a machine of `units`.
-void decode_chunking(const Problem& p, int units, int* chunk_keys, int* chunks);
+// The decode execution (kernels/decode.hip): Sk cut into one wave of chunks, decode + combine.
+// kv-cache derives from it and enqueues its append first (before_decode).
+struct DecodeChunks {
+  int keys, count;  // keys per chunk (whole tiles), chunks per (batch, kv head)
+};
+DecodeChunks decode_chunks(const Problem& p, int units);
+
+class DecodeExecution : public GpuExecution {
+ public:
+  DecodeExecution(const Problem& p, const HostInputs& in, const GateContext& ctx)
+      : DecodeExecution(p, in, ctx, decode_chunks(p, ctx.device.units)) {}
+
+ protected:
+  void launch() override;
+  virtual void before_decode() {}
+
+ private:
+  DecodeExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, DecodeChunks c);
+  DecodeChunks chunks_;
+};
 
 // decode's gate without the kv_cache exclusion (kv-cache shares it).
 std::optional<std::string> decode_gate(const Problem& p, int G, const GateContext& ctx);
