@@ -257,6 +257,21 @@ void with_decode_kernel(DType t, int D, F&& f) {
   });
 }
 
+// S == 1 decode over `chunks` key chunks; chunks > 1 writes partials (a.G == chunks).
+void launch_decode(const AttnArgs& a, DType t, int chunk_keys, int chunks, Stream st) {
+  with_decode_kernel(t, a.D, [&](auto tr, auto dmax) {
+    using T = decltype(tr);
+    constexpr int DMAX = decltype(dmax)::value;
+    const int R = a.H / a.Hk;
+    opt_in_smem<T, DMAX>();
+    const dim3 grid(chunks, a.Hk, a.B);
+    const int smem = DecodeSmem<DMAX>::bytes(R);
+    if (a.D == DMAX) decode_fwd<T, DMAX, true><<<grid, kThreads, smem, st>>>(a, chunk_keys);
+    else decode_fwd<T, DMAX, false><<<grid, kThreads, smem, st>>>(a, chunk_keys);
+    FA_GPU_CHECK_LAUNCH("decode_fwd");
+  });
+}
+
 }  // namespace
 
 DecodeChunks decode_chunks(const Problem& p, int units) {
@@ -282,20 +297,6 @@ void DecodeExecution::launch() {
   before_decode();
   launch_decode(args_, p_.dtype, chunks_.keys, chunks_.count, stream_);
   if (chunks_.count > 1) launch_combine(args_, p_.dtype, stream_);
-}
-
-void launch_decode(const AttnArgs& a, DType t, int chunk_keys, int chunks, Stream st) {
-  with_decode_kernel(t, a.D, [&](auto tr, auto dmax) {
-    using T = decltype(tr);
-    constexpr int DMAX = decltype(dmax)::value;
-    const int R = a.H / a.Hk;
-    opt_in_smem<T, DMAX>();
-    const dim3 grid(chunks, a.Hk, a.B);
-    const int smem = DecodeSmem<DMAX>::bytes(R);
-    if (a.D == DMAX) decode_fwd<T, DMAX, true><<<grid, kThreads, smem, st>>>(a, chunk_keys);
-    else decode_fwd<T, DMAX, false><<<grid, kThreads, smem, st>>>(a, chunk_keys);
-    FA_GPU_CHECK_LAUNCH("decode_fwd");
-  });
 }
 
 std::optional<std::string> decode_gate(const Problem& p, int G, const GateContext& ctx) {

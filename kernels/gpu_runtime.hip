@@ -10,6 +10,7 @@
 
 #include "kernels/gpu.hpp"
 #include "kernels/gpu_paths.hpp"
+#include "kernels/launchers.hpp"
 
 namespace fa::gpu {
 
@@ -46,6 +47,14 @@ double copy_bandwidth_gbps(size_t bytes, int reps) {
   free_device(dst);
   std::sort(ms.begin(), ms.end());
   return 2.0 * double(bytes) / (double(ms[ms.size() / 2]) * 1e-3) / 1e9;
+}
+
+std::optional<std::string> common_gpu_gate(const Problem& p, const GateContext& ctx) {
+  if (!ctx.device.gpu) return ctx.device.gpu_absent_why;
+  if (p.dtype == DType::fp32) return std::string("GPU paths take fp16/bf16 inputs");
+  if (p.D > 256) return fmt::format("D={} > 256", p.D);
+  if (p.B * p.H * p.S > (int64_t(1) << 31) - 1) return std::string("B*H*S exceeds 2^31 rows");
+  return std::nullopt;
 }
 
 namespace {

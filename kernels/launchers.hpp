@@ -1,5 +1,5 @@
-// Kernel launchers shared between path files: the tiled producer (tiled, splitk), the split-K
-// combine (splitk, decode) and the decode kernel (decode, kv-cache). Host-only declarations.
+// Pieces shared between path files: the tiled producer (tiled, splitk), the split-K combine
+// (splitk, decode), the decode execution (decode, kv-cache) and the common GPU gate.
 #pragma once
 #include "harness/path.hpp"
 #include "kernels/device_common.hpp"
@@ -12,9 +12,6 @@ void launch_tiled(const AttnArgs& a, DType t, Stream s);
 // Folds a.G partial (O, LSE) per row into O (dtype) and LSE; rows whose splits are all empty
 // get O = 0 and LSE = -inf.
 void launch_combine(const AttnArgs& a, DType t, Stream s);
-// S == 1 decode over `chunks` key chunks of `chunk_keys` keys; chunks > 1 writes partials
-// (a.G must equal chunks) and the caller combines.
-void launch_decode(const AttnArgs& a, DType t, int chunk_keys, int chunks, Stream s);
 // The decode execution (kernels/decode.hip): Sk cut into one wave of chunks, decode + combine.
 // kv-cache derives from it and enqueues its append first (before_decode).
 struct DecodeChunks {

@@ -9,6 +9,7 @@
 
 #include "kernels/gpu_execution.hpp"
 #include "kernels/gpu_paths.hpp"
+#include "kernels/launchers.hpp"
 
 namespace fa::gpu {
 namespace {
@@ -103,14 +104,6 @@ class NaiveExecution : public GpuExecution {
 };
 
 }  // namespace
-
-std::optional<std::string> common_gpu_gate(const Problem& p, const GateContext& ctx) {
-  if (!ctx.device.gpu) return ctx.device.gpu_absent_why;
-  if (p.dtype == DType::fp32) return std::string("GPU paths take fp16/bf16 inputs");
-  if (p.D > 256) return fmt::format("D={} > 256", p.D);
-  if (p.B * p.H * p.S > (int64_t(1) << 31) - 1) return std::string("B*H*S exceeds 2^31 rows");
-  return std::nullopt;
-}
 
 std::optional<std::string> naive_supports(const Problem& p, int G, const GateContext& ctx) {
   if (auto no = common_gpu_gate(p, ctx)) return no;
