@@ -2,6 +2,7 @@
 #include "reference/cpu_flash.hpp"
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -57,13 +58,18 @@ void cpu_flash_forward(const Problem& p, const float* q, const float* k, const f
         auto S = Sc.topLeftCorner(nr, nb);
         S.noalias() = Q.topRows(nr) * Kt.transpose();
         for (int64_t r = 0; r < nr; ++r) {
-          const int64_t vis = visible_keys(q0 + r, p.S, p.Sk, p.causal) - kv0;
-          if (vis < nb) S.row(r).tail(nb - std::max<int64_t>(vis, 0)).setConstant(kNegInf);
-          const float m_new = std::max(m[r], S.row(r).maxCoeff());
-          const float m_use = m_new == kNegInf ? 0.f : m_new;  // a row masked so far keeps P = 0
-          const float alpha = std::exp(m[r] - m_use);
-          S.row(r) = (S.row(r).array() - m_use).exp();
-          l[r] = l[r] * alpha + S.row(r).sum();
+          // Masked keys get P = 0 explicitly, never through exp(-inf): Eigen 3.4's generic SIMD
+          // exp (SSE/AVX2, the portable build) clamps its argument at -88.7 and returns 2.9e-39
+          // for -inf, where the AVX-512 one returns 0. A fully masked row then summed denormal
+          // weights and returned the mean of V (bf16 keeps them; fp16 flushes them to 0).
+          const int64_t vis = std::clamp<int64_t>(visible_keys(q0 + r, p.S, p.Sk, p.causal) - kv0, 0, nb);
+          auto live = S.row(r).head(vis);
+          S.row(r).tail(nb - vis).setZero();
+          if (vis == 0) continue;  // nothing visible in this tile: m, l and acc stay as they are
+          const float m_new = std::max(m[r], live.maxCoeff());
+          const float alpha = std::exp(m[r] - m_new);  // std::exp(-inf) == 0: first live tile
+          live = (live.array() - m_new).exp();
+          l[r] = l[r] * alpha + live.sum();
           acc.row(r) *= alpha;
           m[r] = m_new;
         }
