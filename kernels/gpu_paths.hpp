@@ -19,6 +19,7 @@ FA_GPU_PATH(tiled)
 FA_GPU_PATH(decode)
 FA_GPU_PATH(kv_cache)
 FA_GPU_PATH(splitk)
+FA_GPU_PATH(mma)
 #undef FA_GPU_PATH
 
 }  // namespace fa::gpu

@@ -41,11 +41,22 @@ __device__ inline int64_t unmasked_end(const AttnArgs& a, const BlockCoords& c, 
   return first_row_sees < kr.end ? first_row_sees : kr.end;
 }
 
-// Whether `row` sees `key` within range end `kr_end`. Rows past S are padding: they see the
+// Keys [.., row_key_end) of the range that `row` sees. Rows past S are padding: they see the
 // range so their arithmetic stays finite; nothing of theirs is stored.
+__device__ inline int64_t row_key_end(const AttnArgs& a, int row, int64_t kr_end) {
+  if (row >= a.S) return kr_end;
+  const int64_t v = visible_keys(row, a.S, a.Sk, a.causal);
+  return v < kr_end ? v : kr_end;
+}
 __device__ inline bool key_visible(const AttnArgs& a, int row, int64_t key, int64_t kr_end) {
-  if (key >= kr_end) return false;
-  return row >= a.S || key < visible_keys(row, a.S, a.Sk, a.causal);
+  return key < row_key_end(a, row, kr_end);
+}
+
+// Columns [0, n) of the tile starting at kv0 that `row` sees, n in [0, block_n]: one compare a
+// score inside the tile instead of a 64-bit visibility test.
+__device__ inline int tile_cols_visible(const AttnArgs& a, int row, int64_t kv0, int64_t kr_end, int block_n) {
+  const int64_t n = row_key_end(a, row, kr_end) - kv0;
+  return n < 0 ? 0 : (n > block_n ? block_n : int(n));
 }
 
 // Online softmax for one row. `m` is the running max of raw scores (unscaled); scores become

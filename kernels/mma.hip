@@ -1,0 +1,327 @@
+// mma: NVIDIA tensor-core FlashAttention-2 forward (sm80+: mma.sync.m16n8k16, fp32 accumulate).
+// A block of WARPS warps owns BM query rows (each warp MT 16-row tiles); K/V tiles of BN keys
+// stream through a STAGES-deep cp.async ring in shared memory whose rows are padded by 16 bytes,
+// so ldmatrix's 8 row addresses fall in 8 distinct bank groups. S and P stay in registers: the
+// S accumulator's layout is P's A-operand layout, packed to the dtype with no shared-memory trip.
+// Online softmax in the exp2 domain with the scale folded into one FFMA; causal tiles past the
+// last row's keys are never visited, and only the diagonal and range-end tiles are masked
+// (kernels/tile_loop.hpp). G > 1 writes fp32 partials that kernels/combine.hip folds.
+#include <fmt/format.h>
+
+#include <type_traits>
+
+#include "kernels/fragment_layout.hpp"
+#include "kernels/gpu_execution.hpp"
+#include "kernels/gpu_paths.hpp"
+#include "kernels/launchers.hpp"
+#include "kernels/tile_loop.hpp"
+
+namespace fa::gpu {
+namespace {
+
+// One row of the traits table: head dim, query rows a block, keys a tile, warps, pipeline stages,
+// whether Q's fragments live in registers for the whole loop (else re-read from shared memory).
+template <int D_, int BM_, int BN_, int WARPS_, int STAGES_, bool QREG_>
+struct MmaTraits {
+  static constexpr int D = D_, BM = BM_, BN = BN_, WARPS = WARPS_, STAGES = STAGES_;
+  static constexpr bool Q_IN_REGS = QREG_;
+  static constexpr int THREADS = WARPS * 32;
+  static constexpr int MT = BM / (16 * WARPS);  // 16-row tiles a warp
+  static constexpr int NT = BN / 8;             // n8 tiles of S
+  static constexpr int DT = D / 8;              // n8 tiles of O
+  static constexpr int KD = D / 16;             // k16 steps of Q K^T
+  static constexpr int KN = BN / 16;            // k16 steps of P V
+  static constexpr int LD = D + 8;              // shared row stride in elements (16-byte pad)
+  static constexpr int CPR = D / 8;             // 16-byte chunks a row
+  static constexpr int SMEM = (BM + 2 * BN * STAGES) * LD * 2;
+  static_assert(MT >= 1 && BM % (16 * WARPS) == 0 && BN % 16 == 0 && D % 16 == 0, "tile shape");
+};
+
+#if FA_HAS_MMA_SM80
+__device__ inline uint32_t smem_addr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+
+__device__ inline void ldsm_x4(uint32_t addr, uint32_t (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ inline void ldsm_x4_trans(uint32_t addr, uint32_t (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+// D += A B for one m16n8k16 tile (fragment_layout.hpp: mma_m16n8k16_{a,b,c}).
+template <typename T>
+__device__ inline void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  if constexpr (std::is_same_v<T, BF16>) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+// Two floats rounded to nearest into the dtype, `lo` in the low half (the lower column).
+template <typename T>
+__device__ inline uint32_t pack2(float lo, float hi) {
+  uint32_t r;
+  if constexpr (std::is_same_v<T, BF16>) asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  else asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+#endif
+
+template <typename T, typename K>
+__global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
+#if FA_HAS_MMA_SM80
+  extern __shared__ __align__(16) uint16_t smem[];
+  uint16_t* const qs = smem;               // [BM][LD]
+  uint16_t* const kv = smem + K::BM * K::LD;  // STAGES x { K [BN][LD], V [BN][LD] }
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const tile::BlockCoords c = tile::block_coords(a, K::BM);
+  const KeyRange kr = tile::block_keys(a, c, K::BM, K::BN);
+  const int64_t no_mask_end = tile::unmasked_end(a, c, kr);
+  const int ntiles = kr.end > kr.begin ? int((kr.end - kr.begin + K::BN - 1) / K::BN) : 0;
+  const uint16_t* qg = a.q + c.b * a.q_sb + c.h * a.q_sh;
+  const uint16_t* kg = a.k + c.b * a.k_sb + c.hk * a.k_sh;
+  const uint16_t* vg = a.v + c.b * a.k_sb + c.hk * a.k_sh;
+
+  for (int i = tid; i < K::BM * K::CPR; i += K::THREADS) {  // Q rows past S read as zeros
+    const int r = i / K::CPR, ch = i % K::CPR, s = c.q0 + r;
+    copy16_async(qs + r * K::LD + ch * 8, qg + int64_t(s < a.S ? s : a.S - 1) * a.q_ss + ch * 8, s < a.S);
+  }
+  copy_async_commit();
+  auto load_tile = [&](int t) {  // tile t into its stage; keys past the range read as zeros
+    uint16_t* ks = kv + (t % K::STAGES) * 2 * K::BN * K::LD;
+    uint16_t* vs = ks + K::BN * K::LD;
+    const int64_t kv0 = kr.begin + int64_t(t) * K::BN;
+    for (int i = tid; i < K::BN * K::CPR; i += K::THREADS) {
+      const int r = i / K::CPR, ch = i % K::CPR;
+      const bool in = kv0 + r < kr.end;
+      const int64_t off = (in ? kv0 + r : 0) * a.k_ss + ch * 8;
+      copy16_async(ks + r * K::LD + ch * 8, kg + off, in);
+      copy16_async(vs + r * K::LD + ch * 8, vg + off, in);
+    }
+  };
+#pragma unroll
+  for (int t = 0; t < K::STAGES - 1; ++t) {
+    if (t < ntiles) load_tile(t);
+    copy_async_commit();
+  }
+
+  const int wrow = warp * K::MT * 16;  // the warp's first row in the block
+  float acc[K::MT][K::DT][4] = {};
+  float m[K::MT][2], l[K::MT][2];
+#pragma unroll
+  for (int mt = 0; mt < K::MT; ++mt)
+    for (int hr = 0; hr < 2; ++hr) m[mt][hr] = -INFINITY, l[mt][hr] = 0.f;
+  uint32_t qf[K::Q_IN_REGS ? K::MT : 1][K::Q_IN_REGS ? K::KD : 1][4];
+  // ldmatrix x4 row addresses: A (Q) takes rows lane % 16, column half lane / 16; B from K rows
+  // takes (lane / 16) * 8 + lane % 8 with column half (lane / 8) % 2; V^T (trans) the reverse.
+  const int a_row = lane % 16, a_col = (lane / 16) * 8;
+  const int b_row = (lane / 16) * 8 + lane % 8, b_col = ((lane / 8) % 2) * 8;
+  const int v_row = ((lane / 8) % 2) * 8 + lane % 8, v_col = (lane / 16) * 8;
+  auto load_q = [&](uint32_t (&f)[4], int mt, int kk) {
+    ldsm_x4(smem_addr(qs + (wrow + mt * 16 + a_row) * K::LD + kk * 16 + a_col), f);
+  };
+
+  for (int t = 0; t < ntiles; ++t) {
+    copy_async_wait<K::STAGES - 2>();
+    __syncthreads();  // tile t landed for every thread; every warp is done with tile t - 1's stage
+    if (t + K::STAGES - 1 < ntiles) load_tile(t + K::STAGES - 1);
+    copy_async_commit();
+    if constexpr (K::Q_IN_REGS) {
+      if (t == 0) {
+#pragma unroll
+        for (int mt = 0; mt < K::MT; ++mt)
+#pragma unroll
+          for (int kk = 0; kk < K::KD; ++kk) load_q(qf[mt][kk], mt, kk);
+      }
+    }
+    const uint16_t* ks = kv + (t % K::STAGES) * 2 * K::BN * K::LD;
+    const uint16_t* vs = ks + K::BN * K::LD;
+    const int64_t kv0 = kr.begin + int64_t(t) * K::BN;
+
+    float s[K::MT][K::NT][4] = {};
+#pragma unroll
+    for (int kk = 0; kk < K::KD; ++kk) {
+      uint32_t qa[K::MT][4];
+#pragma unroll
+      for (int mt = 0; mt < K::MT; ++mt) {
+        if constexpr (K::Q_IN_REGS) {
+#pragma unroll
+          for (int i = 0; i < 4; ++i) qa[mt][i] = qf[mt][kk][i];
+        } else {
+          load_q(qa[mt], mt, kk);
+        }
+      }
+#pragma unroll
+      for (int np = 0; np < K::NT / 2; ++np) {
+        uint32_t kb[4];
+        ldsm_x4(smem_addr(ks + (np * 16 + b_row) * K::LD + kk * 16 + b_col), kb);
+#pragma unroll
+        for (int mt = 0; mt < K::MT; ++mt) {
+          mma16816<T>(s[mt][2 * np], qa[mt], kb[0], kb[1]);
+          mma16816<T>(s[mt][2 * np + 1], qa[mt], kb[2], kb[3]);
+        }
+      }
+    }
+
+    if (kv0 + K::BN > no_mask_end) {  // causal diagonal or the range's last tile
+#pragma unroll
+      for (int mt = 0; mt < K::MT; ++mt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int row = c.q0 + wrow + mt * 16 + frag::mma_m16n8k16_c(lane, 2 * hr).row;
+          const int n = tile::tile_cols_visible(a, row, kv0, kr.end, K::BN);
+#pragma unroll
+          for (int nt = 0; nt < K::NT; ++nt)
+#pragma unroll
+            for (int j = 0; j < 2; ++j)
+              if (nt * 8 + frag::mma_m16n8k16_c(lane, 2 * hr + j).col >= n) s[mt][nt][2 * hr + j] = -INFINITY;
+        }
+    }
+
+#pragma unroll
+    for (int mt = 0; mt < K::MT; ++mt) {
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {  // rows lane / 4 (slots 0, 1) and lane / 4 + 8 (slots 2, 3)
+        float mx = -INFINITY;
+#pragma unroll
+        for (int nt = 0; nt < K::NT; ++nt) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * hr], s[mt][nt][2 * hr + 1]));
+        mx = fmaxf(mx, shfl_xor(mx, 1, 4));
+        mx = fmaxf(mx, shfl_xor(mx, 2, 4));
+        float neg_m;
+        const float alpha = tile::softmax_rescale(m[mt][hr], mx, a.scale_log2, neg_m);
+        float sum = 0.f;
+#pragma unroll
+        for (int nt = 0; nt < K::NT; ++nt)
+#pragma unroll
+          for (int j = 0; j < 2; ++j) {
+            float& x = s[mt][nt][2 * hr + j];
+            x = fast_exp2(fmaf(x, a.scale_log2, neg_m));
+            sum += x;
+          }
+        l[mt][hr] = l[mt][hr] * alpha + sum;  // this lane's part; the quad's parts add up at the end
+#pragma unroll
+        for (int dt = 0; dt < K::DT; ++dt) acc[mt][dt][2 * hr] *= alpha, acc[mt][dt][2 * hr + 1] *= alpha;
+      }
+    }
+
+#pragma unroll
+    for (int kn = 0; kn < K::KN; ++kn) {
+      // The C layout of S's n8 tiles 2kn and 2kn + 1 is the A layout of P for k16 step kn.
+      uint32_t pa[K::MT][4];
+#pragma unroll
+      for (int mt = 0; mt < K::MT; ++mt) {
+        pa[mt][0] = pack2<T>(s[mt][2 * kn][0], s[mt][2 * kn][1]);
+        pa[mt][1] = pack2<T>(s[mt][2 * kn][2], s[mt][2 * kn][3]);
+        pa[mt][2] = pack2<T>(s[mt][2 * kn + 1][0], s[mt][2 * kn + 1][1]);
+        pa[mt][3] = pack2<T>(s[mt][2 * kn + 1][2], s[mt][2 * kn + 1][3]);
+      }
+#pragma unroll
+      for (int dp = 0; dp < K::DT / 2; ++dp) {
+        uint32_t vb[4];
+        ldsm_x4_trans(smem_addr(vs + (kn * 16 + v_row) * K::LD + dp * 16 + v_col), vb);
+#pragma unroll
+        for (int mt = 0; mt < K::MT; ++mt) {
+          mma16816<T>(acc[mt][2 * dp], pa[mt], vb[0], vb[1]);
+          mma16816<T>(acc[mt][2 * dp + 1], pa[mt], vb[2], vb[3]);
+        }
+      }
+    }
+  }
+
+#pragma unroll
+  for (int mt = 0; mt < K::MT; ++mt)
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      float lsum = l[mt][hr];
+      lsum += shfl_xor(lsum, 1, 4);
+      lsum += shfl_xor(lsum, 2, 4);
+      const tile::RowEnd e = tile::row_end(m[mt][hr], lsum, a.scale_log2);
+      const frag::Coord at = frag::mma_m16n8k16_c(lane, 2 * hr);
+      const int s_row = c.q0 + wrow + mt * 16 + at.row;
+      if (s_row >= a.S) continue;
+#pragma unroll
+      for (int dt = 0; dt < K::DT; ++dt)
+        tile::store_pair<T>(a, c, s_row, dt * 8 + at.col, acc[mt][dt][2 * hr] * e.inv_l, acc[mt][dt][2 * hr + 1] * e.inv_l);
+      if (lane % 4 == 0) tile::store_lse(a, c, s_row, e.lse);
+    }
+#else
+  __builtin_trap();  // built for an arch without mma.sync: the gate refuses such devices
+#endif
+}
+
+// The traits table. Each row carries the measurement that chose it.
+using Mma64 = MmaTraits<64, 128, 64, 4, 2, true>;
+using Mma80 = MmaTraits<80, 128, 64, 4, 2, false>;
+using Mma96 = MmaTraits<96, 128, 64, 4, 2, false>;
+using Mma128 = MmaTraits<128, 128, 32, 4, 2, false>;
+using Mma256 = MmaTraits<256, 64, 32, 4, 2, false>;
+
+template <typename T, typename K>
+void launch_cfg(const AttnArgs& a, Stream st) {
+  static const bool smem_ok = [] {
+    FA_GPU_CHECK(set_max_dynamic_smem(mma_fwd<T, K>, K::SMEM));
+    return true;
+  }();
+  (void)smem_ok;
+  const dim3 grid((a.S + K::BM - 1) / K::BM, a.H, a.B * (a.G > 1 ? a.G : 1));
+  mma_fwd<T, K><<<grid, K::THREADS, K::SMEM, st>>>(a);
+  FA_GPU_CHECK_LAUNCH("mma_fwd");
+}
+
+void launch_mma(const AttnArgs& a, DType t, Stream st) {
+  with_dtype(t, [&](auto tr) {
+    using T = decltype(tr);
+    switch (a.D) {
+      case 64: return launch_cfg<T, Mma64>(a, st);
+      case 80: return launch_cfg<T, Mma80>(a, st);
+      case 96: return launch_cfg<T, Mma96>(a, st);
+      case 128: return launch_cfg<T, Mma128>(a, st);
+      case 256: return launch_cfg<T, Mma256>(a, st);
+      default: throw std::logic_error(fmt::format("mma has no kernel for D={} (its gate should have said so)", a.D));
+    }
+  });
+}
+
+class MmaExecution : public GpuExecution {
+ public:
+  MmaExecution(const Problem& p, const HostInputs& in, int G, const GateContext& ctx)
+      : GpuExecution(p, in, ctx, G > 1 ? G : 0) {
+    args_.G = G > 1 ? G : 0;
+  }
+
+ protected:
+  void launch() override {
+    launch_mma(args_, p_.dtype, stream_);
+    if (args_.G > 1) launch_combine(args_, p_.dtype, stream_);
+  }
+};
+
+}  // namespace
+
+std::optional<std::string> mma_supports(const Problem& p, int G, const GateContext& ctx) {
+  if (auto no = common_gpu_gate(p, ctx)) return no;
+  if (!ctx.device.has_mma_sm80)
+    return fmt::format("mma needs an NVIDIA GPU with mma.sync (sm_80 or newer); this device is {}", ctx.device.arch);
+  if (p.D != 64 && p.D != 80 && p.D != 96 && p.D != 128 && p.D != 256)
+    return fmt::format("mma has kernels for D in 64, 80, 96, 128, 256 (got D={})", p.D);
+  if (G == 1 || G > 16 || (G & (G - 1))) return fmt::format("mma needs G in 0, 2, 4, 8, 16 (got {})", G);
+  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
+  if (p.H > 65535 || p.B * std::max(G, 1) > 65535) return std::string("H or B*G exceeds the grid");
+  return std::nullopt;
+}
+
+std::unique_ptr<Execution> mma_prepare(const Problem& p, const HostInputs& in, int G, const GateContext& ctx) {
+  return std::make_unique<MmaExecution>(p, in, G, ctx);
+}
+
+}  // namespace fa::gpu
