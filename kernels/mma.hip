@@ -259,12 +259,23 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
 #endif
 }
 
-// The traits table. Each row carries the measurement that chose it.
-using Mma64 = MmaTraits<64, 128, 64, 4, 2, true>;
+// The traits table. TFLOP/s: H100, bf16, cold L2, medians, one run each (torch flash/cuDNN in the
+// same session: aiter-4 (8,16,16,8192,8192,64) 317/475, whisper-enc-b4 261/352, (2,16,16,8192,8192,128)
+// 354/617, its causal twin 314/550).
+// D=64, long key ranges: 128x128, Q re-read from shared memory: aiter-4 318 (128x64 with Q in
+//   registers 302; 64x64 3 stages 253; 64x128 216). 64 bytes of spill, which cost less than the
+//   extra softmax rounds of 64-key tiles.
+// D=64, short key ranges (< 4096 keys a block): 128x64, Q in registers: whisper-enc-b4 240 vs 233.
+// D=128: 128x32: 318 (128x64 307, spilling 92 B at the 255-register cap; 128x32 with 3 stages 309;
+//   64x64 276; 64x32 3 stages 219). Causal: 279.
+// D=80/96/256: by register count alone (no spill), not yet measured against a peer.
+using Mma64Long = MmaTraits<64, 128, 128, 4, 2, false>;
+using Mma64Short = MmaTraits<64, 128, 64, 4, 2, true>;
 using Mma80 = MmaTraits<80, 128, 64, 4, 2, false>;
 using Mma96 = MmaTraits<96, 128, 64, 4, 2, false>;
 using Mma128 = MmaTraits<128, 128, 32, 4, 2, false>;
 using Mma256 = MmaTraits<256, 64, 32, 4, 2, false>;
+constexpr int kLongKeys = 4096;  // keys a block visits from which Mma64Long pays
 
 template <typename T, typename K>
 void launch_cfg(const AttnArgs& a, Stream st) {
@@ -282,7 +293,9 @@ void launch_mma(const AttnArgs& a, DType t, Stream st) {
   with_dtype(t, [&](auto tr) {
     using T = decltype(tr);
     switch (a.D) {
-      case 64: return launch_cfg<T, Mma64>(a, st);
+      case 64:
+        if (a.Sk / (a.G > 1 ? a.G : 1) >= kLongKeys) return launch_cfg<T, Mma64Long>(a, st);
+        return launch_cfg<T, Mma64Short>(a, st);
       case 80: return launch_cfg<T, Mma80>(a, st);
       case 96: return launch_cfg<T, Mma96>(a, st);
       case 128: return launch_cfg<T, Mma128>(a, st);
