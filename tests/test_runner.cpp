@@ -170,3 +170,9 @@ TEST(Runner, ResumeDoesNotRecordAnInvalidRowTwice) {
   Capture again;
   EXPECT_TRUE(run_sweep(s, o, Registry::builtin(ctx.device), ctx, {&again}).empty());
 }
+
+TEST(Runner, ResumeKeysTellApartRowsThatDifferOnlyByName) {
+  Record a, b;
+  a.problem.name = "enc", b.problem.name = "dec";
+  EXPECT_NE(a.resume_key(), b.resume_key());
+}
