@@ -16,6 +16,8 @@ void add_sweep(CLI::App& app, int& status) {
     for (const auto& f : *files) {
       Sweep s = load_sweep(f, opts->overrides());
       all.rows.insert(all.rows.end(), s.rows.begin(), s.rows.end());
+      all.files.push_back(f);
+      check_row_cap(all.rows.size(), opts->overrides(), SourceLoc{f, 0});
       if (all.paths.empty()) all.paths = s.paths;
       if (!all.thresholds.any()) all.thresholds = s.thresholds;
     }

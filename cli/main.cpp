@@ -2,7 +2,7 @@
 //   fa-bench sweep sweeps/whisper.csv          every available path, table + fa-bench-results.csv
 //   fa-bench run --B 1 --H 16 --S 1 --Sk 448 --D 64 --paths decode
 //   fa-bench list | fa-bench info
-// Exit status: 0 all pass, 1 any fail/error, 2 usage or input error.
+// Exit status: 0 all pass, 1 any fail/error, 2 usage, input or output error (file named).
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 

@@ -6,11 +6,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <iostream>
+#include <optional>
 
 #include "harness/filter.hpp"
 #include "harness/metadata.hpp"
 #include "harness/registry.hpp"
+#include "harness/resume.hpp"
 #include "harness/runner.hpp"
 #include "harness/summary.hpp"
 
@@ -41,6 +44,19 @@ std::vector<std::string> resolve_paths(const std::string& cli, const Sweep& swee
   return names;
 }
 
+// A number the flag's meaning needs finite and within [0, max] (NaN passes a plain `< 0` check).
+CLI::Validator finite_in(double max) {
+  return CLI::Validator(
+      [max](std::string& text) {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(v) || v < 0 || v > max)
+          return fmt::format("'{}' is not a finite number in [0, {}]", text, max);
+        return std::string();
+      },
+      "FINITE>=0");
+}
+
 class ProgressLine {
  public:
   explicit ProgressLine(bool on) : on_(on), start_(std::chrono::steady_clock::now()) {}
@@ -69,6 +85,7 @@ Overrides CommonOptions::overrides() const {
   if (!G.empty()) ovr.G = bars(G);
   if (!dtype.empty()) ovr.dtype = bars(dtype);
   ovr.seed = seed;
+  ovr.max_rows = max_rows;
   return ovr;
 }
 
@@ -79,25 +96,36 @@ void add_common_options(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("--filter", o.filter, "Keep rows matching an expression, e.g. 'S>=1024 && dtype==bf16'");
   cmd.add_option("--seed", o.seed, "Input seed for rows without a seed column")->capture_default_str();
   cmd.add_option("--check-rows", o.check_rows, "Validate this many sampled query rows (0: as --cpu-budget allows)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd.add_option("--cpu-budget", o.cpu_budget_gflop,
                  "GFLOP a CPU path or the reference may spend on one problem; beyond it CPU paths skip and "
                  "validation samples rows")
+      ->check(finite_in(HUGE_VAL))
       ->capture_default_str();
-  cmd.add_option("--max-err", o.max_err, "Fixed rule: max |o - ref| threshold (replaces the adaptive rule)");
-  cmd.add_option("--min-cosine", o.min_cosine, "Fixed rule: minimum cosine similarity");
+  cmd.add_option("--max-err", o.max_err, "Fixed rule: max |o - ref| threshold (replaces the adaptive rule)")
+      ->check(finite_in(HUGE_VAL));
+  cmd.add_option("--min-cosine", o.min_cosine, "Fixed rule: minimum cosine similarity")->check(finite_in(1));
   cmd.add_option("--timing", o.timing, "cold (flush caches before each sample) or hot")
       ->check(CLI::IsMember({"cold", "hot"}))
       ->capture_default_str();
-  cmd.add_option("--time-cap", o.time_cap, "Seconds of samples per record at most")->capture_default_str();
-  cmd.add_option("--spread", o.spread, "Stop sampling at this relative spread (stddev/mean)")->capture_default_str();
+  cmd.add_option("--time-cap", o.time_cap, "Seconds of samples per record at most")
+      ->check(finite_in(HUGE_VAL))
+      ->capture_default_str();
+  cmd.add_option("--spread", o.spread, "Stop sampling at this relative spread (stddev/mean)")
+      ->check(finite_in(HUGE_VAL))
+      ->capture_default_str();
   cmd.add_option("--min-samples", o.min_samples, "Samples before the spread may stop the loop")->capture_default_str();
   cmd.add_option("--max-samples", o.max_samples, "Samples per record at most")->capture_default_str();
   cmd.add_option("--warmup", o.warmup, "Untimed runs before sampling")->capture_default_str();
   cmd.add_flag("--no-timing", o.no_timing, "Validate only");
   cmd.add_option("-o,--csv", o.csv, "Results CSV (rows flushed as they finish)")->capture_default_str();
   cmd.add_option("--json", o.json, "Also write JSON Lines (a meta line, then one object per record)");
-  cmd.add_flag("--resume", o.resume, "Append to the CSV, skipping records it already holds (error/oom rows re-run)");
+  cmd.add_flag("--resume", o.resume,
+               "Append to the CSV (and JSON), skipping records they hold (error/oom rows re-run); refused when the "
+               "file's columns, schema, device or timing mode differ");
+  cmd.add_option("--max-rows", o.max_rows, "Refuse sweep files that expand to more rows than this")
+      ->capture_default_str();
   cmd.add_option("--baseline", o.baseline, "Path the speedup column divides by (default: naive with a GPU, else cpu-ref)");
   cmd.add_flag("--no-table", o.no_table, "Do not print the markdown summary");
 }
@@ -126,14 +154,26 @@ int execute(Sweep sweep, const CommonOptions& o) {
   if (o.max_err >= 0) ro.thresholds.max_err = o.max_err;
   if (o.min_cosine >= 0) ro.thresholds.cosine = o.min_cosine;
   ro.check_rows = o.check_rows;
-  if (o.resume) ro.done = read_done_keys(o.csv);
 
+  // Every output is opened, locked and checked (and a resumed one read) before any is truncated.
+  OutputFile csv_out(o.csv, sweep.files);
+  std::optional<OutputFile> json_out;
+  if (!o.json.empty()) {
+    if (same_file(o.json, o.csv)) throw WriteError(fmt::format("--json and -o name the same file '{}'", o.json));
+    json_out.emplace(o.json, sweep.files);
+  }
   const RunMeta meta = collect_meta(ctx.device, ro.timing.mode);
-  CsvWriter csv(o.csv, meta, o.resume);
+  ResumeState earlier;
+  if (o.resume) {
+    earlier = read_resume(o.csv, meta);
+    if (json_out) check_json_resume(o.json, meta);
+    ro.done = earlier.done;
+  }
+  CsvWriter csv(std::move(csv_out), meta, o.resume);
   std::unique_ptr<JsonLinesWriter> json;
   std::vector<RecordSink*> sinks{&csv};
-  if (!o.json.empty()) {
-    json = std::make_unique<JsonLinesWriter>(o.json, meta, o.resume);
+  if (json_out) {
+    json = std::make_unique<JsonLinesWriter>(std::move(*json_out), meta, o.resume);
     sinks.push_back(json.get());
   }
   spdlog::info("{} rows x {} paths on {} ({} backend); results -> {}", sweep.rows.size(), ro.paths.size(), meta.device,
@@ -148,7 +188,8 @@ int execute(Sweep sweep, const CommonOptions& o) {
   if (!o.no_table) print_markdown(std::cout, records, baseline);
   else std::cout << status_counts(records) << "\n";
   spdlog::info("wrote {} records to {}{}", records.size(), o.csv, o.json.empty() ? "" : " and " + o.json);
-  return exit_status(records);
+  if (!earlier.done.empty()) spdlog::info("--resume: {} records were already in {}", earlier.done.size(), o.csv);
+  return combined_exit_status(earlier.exit_status, exit_status(records));
 }
 
 }  // namespace fa::cli

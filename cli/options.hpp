@@ -13,7 +13,8 @@ struct CommonOptions {
   uint64_t seed = 1;
   int64_t check_rows = 0;
   double cpu_budget_gflop = 50;
-  double max_err = -1, min_cosine = -1;
+  double max_err = -1, min_cosine = -1;  // -1: not given (the flags accept only values >= 0)
+  size_t max_rows = 100000;
   std::string timing = "cold";
   double time_cap = 0.5, spread = 0.005;
   int min_samples = 10, max_samples = 1000, warmup = 1;

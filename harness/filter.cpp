@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <variant>
@@ -18,9 +19,14 @@ struct Filter::Node {
   double num = 0;
   std::string text;  // column name, word, or comparison operator
   std::unique_ptr<Node> a, b;
+  int depth = 1;  // of the tree below and including this node
 };
 
 namespace {
+
+// Parsing and evaluation recurse once per level; 1000 levels is far beyond any hand-written filter
+// and far within the stack (20k nested parentheses used to overflow it).
+constexpr int kMaxDepth = 1000;
 
 const char* const kNumericCols[] = {"B", "H", "Hk", "S", "Sk", "D", "causal", "kv_cache", "seed", "scale"};
 const char* const kWordCols[] = {"dtype", "layout", "name"};
@@ -60,7 +66,8 @@ class Parser {
  private:
   using NodeP = std::unique_ptr<Filter::Node>;
   [[noreturn]] void fail(const std::string& msg) const {
-    throw InputError(SourceLoc{"command line", 0}, "--filter", fmt::format("{} at position {} in '{}'", msg, pos_, s_));
+    const std::string shown = s_.size() <= 80 ? s_ : s_.substr(0, 77) + "...";
+    throw InputError(SourceLoc{"command line", 0}, "--filter", fmt::format("{} at position {} in '{}'", msg, pos_, shown));
   }
   void skip() { while (pos_ < s_.size() && std::isspace((unsigned char)s_[pos_])) ++pos_; }
   bool eat(const char* tok) {
@@ -72,8 +79,11 @@ class Parser {
     }
     return false;
   }
-  static NodeP make(Filter::Node::Kind k, NodeP a = nullptr, NodeP b = nullptr, std::string text = {}) {
+  void too_deep() const { fail(fmt::format("expression nested too deeply (more than {} levels)", kMaxDepth)); }
+  NodeP make(Filter::Node::Kind k, NodeP a = nullptr, NodeP b = nullptr, std::string text = {}) const {
     auto n = std::make_unique<Filter::Node>();
+    n->depth = 1 + std::max(a ? a->depth : 0, b ? b->depth : 0);
+    if (n->depth > kMaxDepth) too_deep();
     n->kind = k;
     n->a = std::move(a);
     n->b = std::move(b);
@@ -90,8 +100,17 @@ class Parser {
     while (eat("&&")) n = make(Filter::Node::And, std::move(n), parse_unary());
     return n;
   }
+  // Guards the recursion through '!' and '(' before any node exists to measure.
+  struct Level {
+    Level(Parser& p) : p_(p) {
+      if (++p_.level_ > kMaxDepth) p_.too_deep();
+    }
+    ~Level() { --p_.level_; }
+    Parser& p_;
+  };
   NodeP parse_unary() {
-    if (eat("!") ) {
+    const Level level(*this);
+    if (eat("!")) {
       if (s_.compare(pos_, 1, "=") == 0) fail("'!' must precede an operand");
       return make(Filter::Node::Not, parse_unary());
     }
@@ -125,6 +144,7 @@ class Parser {
   }
   const std::string& s_;
   size_t pos_ = 0;
+  int level_ = 0;
 };
 
 Value eval_value(const Filter::Node& n, const Problem& p);

@@ -65,11 +65,45 @@ Strides strides_for(Layout l, int64_t seq_len, int64_t heads, int64_t dim) {
   return {heads * seq_len * dim, dim, seq_len * dim};
 }
 
+namespace {
+
+// The product of `factors`, or nullopt where it does not fit int64.
+std::optional<int64_t> checked_product(std::initializer_list<int64_t> factors) {
+  int64_t out = 1;
+  for (int64_t f : factors)
+    if (__builtin_mul_overflow(out, f, &out)) return std::nullopt;
+  return out;
+}
+
+// Every size the harness multiplies must fit int64 (element counts, score pairs, FLOPs, host bytes
+// of fp32 copies of Q, K, V, O and LSE). Checked at load time so no path allocates or indexes from a
+// wrapped product; causal S = 2^62, Sk = 1 has one visible pair but 2^68 elements of Q.
+std::optional<FieldError> overflow(const Problem& p) {
+  const auto q = checked_product({p.B, p.H, p.S, p.D});
+  if (!q) return FieldError{"S", fmt::format("B*H*S*D = {}*{}*{}*{} overflows int64", p.B, p.H, p.S, p.D)};
+  const auto kv = checked_product({p.B, p.Hk, p.Sk, p.D});
+  if (!kv) return FieldError{"Sk", fmt::format("B*Hk*Sk*D = {}*{}*{}*{} overflows int64", p.B, p.Hk, p.Sk, p.D)};
+  const auto pairs = checked_product({p.S, p.Sk});
+  if (!pairs) return FieldError{"Sk", fmt::format("S*Sk = {}*{} overflows int64", p.S, p.Sk)};
+  if (!checked_product({4, p.B, p.H, p.D, *pairs}))
+    return FieldError{"S", fmt::format("FLOPs 4*B*H*D*S*Sk overflow int64 (B={} H={} D={} S={} Sk={})", p.B, p.H, p.D,
+                                       p.S, p.Sk)};
+  const auto qo = checked_product({2 * 4, *q}), kvb = checked_product({2 * 4, *kv});
+  const auto lse = checked_product({4, p.B, p.H, p.S});
+  int64_t bytes = 0;
+  if (!qo || !kvb || !lse || __builtin_add_overflow(*qo, *kvb, &bytes) || __builtin_add_overflow(bytes, *lse, &bytes))
+    return FieldError{"S", "bytes of Q, K, V, O and LSE overflow int64"};
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<FieldError> validate(const Problem& p) {
   const std::pair<const char*, int64_t> sizes[] = {{"B", p.B}, {"H", p.H}, {"Hk", p.Hk},
                                                    {"S", p.S}, {"Sk", p.Sk}, {"D", p.D}};
   for (auto [field, v] : sizes)
     if (v <= 0) return FieldError{field, fmt::format("must be positive, got {}", v)};
+  if (auto o = overflow(p)) return o;
   if (p.H % p.Hk != 0) return FieldError{"Hk", fmt::format("H % Hk must be 0 (H={}, Hk={})", p.H, p.Hk)};
   if (p.D > 256) return FieldError{"D", fmt::format("head dimension {} exceeds 256", p.D)};
   if (p.scale < 0 || !std::isfinite(p.scale)) return FieldError{"scale", "must be a positive number"};

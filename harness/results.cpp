@@ -1,13 +1,11 @@
-// CSV and JSON Lines printers over the one record type; resume keys read back from a CSV.
+// CSV and JSON Lines printers over the one record type.
 #include "harness/results.hpp"
 
 #include <fmt/format.h>
-#include <libfccp/csv.h>
 
 #include <chrono>
 #include <ctime>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 
 namespace fa {
 
@@ -23,7 +21,7 @@ const char* status_name(Status s) {
   return "?";
 }
 
-std::string Record::resume_key() const { return problem.key() + "|" + path + "|" + g_req.str(); }
+std::string Record::resume_key() const { return problem.name + "|" + problem.key() + "|" + path + "|" + g_req.str(); }
 
 std::string csv_escape(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -108,12 +106,6 @@ std::vector<std::pair<std::string, std::string>> fields(const Record& r, const R
   return f;
 }
 
-std::ofstream open_out(const std::string& path, bool append) {
-  std::ofstream f(path, append ? std::ios::app : std::ios::trunc);
-  if (!f) throw std::runtime_error(fmt::format("cannot write results file '{}'", path));
-  return f;
-}
-
 }  // namespace
 
 std::vector<std::string> CsvWriter::columns() {
@@ -122,23 +114,21 @@ std::vector<std::string> CsvWriter::columns() {
   return names;
 }
 
-CsvWriter::CsvWriter(const std::string& path, const RunMeta& meta, bool append) : meta_(meta) {
-  const bool had_rows = append && !read_done_keys(path).empty();
-  f_ = open_out(path, append);
-  if (had_rows) return;
+CsvWriter::CsvWriter(OutputFile out, const RunMeta& meta, bool append) : out_(std::move(out)), meta_(meta) {
+  if (!append) out_.truncate();
+  if (!out_.empty()) return;
   std::string header;
   for (const auto& c : columns()) header += (header.empty() ? "" : ",") + c;
-  f_ << header << '\n' << std::flush;
+  out_.write(header + '\n');
 }
 
 void CsvWriter::write(const Record& r) {
   std::string line;
   for (const auto& kv : fields(r, meta_)) line += (line.empty() ? "" : ",") + csv_escape(kv.second);
-  f_ << line << '\n' << std::flush;
+  out_.write(line + '\n');
 }
 
-JsonLinesWriter::JsonLinesWriter(const std::string& path, const RunMeta& meta, bool append)
-    : f_(open_out(path, append)), meta_(meta) {
+std::string meta_json(const RunMeta& meta) {
   nlohmann::json m = {{"schema", kSchemaVersion}, {"run_id", meta.run_id}, {"started", meta.started},
                       {"host", meta.host}, {"cpu", meta.cpu}, {"cpu_threads", meta.cpu_threads},
                       {"device", meta.device}, {"arch", meta.arch}, {"units", meta.units},
@@ -146,37 +136,19 @@ JsonLinesWriter::JsonLinesWriter(const std::string& path, const RunMeta& meta, b
                       {"mem_clock_mhz", meta.mem_clock_mhz}, {"runtime", meta.runtime},
                       {"backend", meta.backend}, {"git_commit", meta.git_commit}, {"compiler", meta.compiler},
                       {"timing_mode", meta.timing_mode}};
-  f_ << nlohmann::json{{"meta", m}}.dump() << '\n' << std::flush;
+  return nlohmann::json{{"meta", m}}.dump();
+}
+
+JsonLinesWriter::JsonLinesWriter(OutputFile out, const RunMeta& meta, bool append)
+    : out_(std::move(out)), meta_(meta) {
+  if (!append) out_.truncate();
+  if (out_.empty()) out_.write(meta_json(meta) + '\n');
 }
 
 void JsonLinesWriter::write(const Record& r) {
   nlohmann::json j;
   for (const auto& [k, v] : fields(r, meta_)) j[k] = v;
-  f_ << j.dump() << '\n' << std::flush;
-}
-
-std::set<std::string> read_done_keys(const std::string& csv_path) {
-  std::set<std::string> keys;
-  if (!std::ifstream(csv_path)) return keys;
-  try {
-    io::CSVReader<15, io::trim_chars<>, io::double_quote_escape<',', '"'>> in(csv_path);
-    in.read_header(io::ignore_extra_column, "B", "H", "Hk", "S", "Sk", "D", "causal", "dtype", "layout", "seed",
-                   "scale", "kv_cache", "path", "G_req", "status");
-    std::string c[15];
-    while (in.read_row(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12], c[13], c[14])) {
-      Problem p;
-      p.B = std::stoll(c[0]), p.H = std::stoll(c[1]), p.Hk = std::stoll(c[2]), p.S = std::stoll(c[3]);
-      p.Sk = std::stoll(c[4]), p.D = std::stoll(c[5]), p.causal = c[6] == "1";
-      p.dtype = parse_dtype(c[7]).value_or(DType::fp16);
-      p.layout = parse_layout(c[8]).value_or(Layout::bshd);
-      p.seed = std::stoull(c[9]), p.scale = std::stod(c[10]), p.kv_cache = c[11] == "1";
-      // error and oom rows are retried on resume; every other status is final.
-      if (c[14] != "error" && c[14] != "oom") keys.insert(p.key() + "|" + c[12] + "|" + c[13]);
-    }
-  } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("--resume: cannot read '{}': {}", csv_path, e.what()));
-  }
-  return keys;
+  out_.write(j.dump() + '\n');
 }
 
 }  // namespace fa

@@ -1,14 +1,14 @@
 // Result records and their printers. One record per (problem, path, G). CSV (schema in
-// results/README.md, version kSchemaVersion) and JSON Lines writers flush each record as it
-// finishes, so an interrupted sweep keeps everything measured; --resume reads the CSV back.
+// results/README.md, version kSchemaVersion) and JSON Lines writers write each record as it
+// finishes (every write checked), so an interrupted sweep keeps everything measured; --resume
+// reads the CSV back (harness/resume.hpp).
 #pragma once
-#include <fstream>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "harness/metrics.hpp"
+#include "harness/output_file.hpp"
 #include "harness/sweep.hpp"
 #include "harness/timing.hpp"
 
@@ -40,7 +40,7 @@ struct Record {
   double tflops = 0, gbps = 0;
   std::string time;  // when the record finished (UTC, ISO 8601)
 
-  std::string resume_key() const;  // problem identity + path + requested G
+  std::string resume_key() const;  // row name + problem identity + path + requested G
 };
 
 class RecordSink {
@@ -49,29 +49,30 @@ class RecordSink {
   virtual void write(const Record& r) = 0;
 };
 
+// Both writers empty the file unless appending, and start an empty file with its header (CSV) or
+// meta line (JSON Lines): a file always has exactly one.
 class CsvWriter : public RecordSink {
  public:
-  CsvWriter(const std::string& path, const RunMeta& meta, bool append);
+  CsvWriter(OutputFile out, const RunMeta& meta, bool append);
   void write(const Record& r) override;
   static std::vector<std::string> columns();
 
  private:
-  std::ofstream f_;
+  OutputFile out_;
   RunMeta meta_;
 };
 
 class JsonLinesWriter : public RecordSink {
  public:
-  JsonLinesWriter(const std::string& path, const RunMeta& meta, bool append);
+  JsonLinesWriter(OutputFile out, const RunMeta& meta, bool append);
   void write(const Record& r) override;
 
  private:
-  std::ofstream f_;
+  OutputFile out_;
   RunMeta meta_;
 };
 
-// Keys of records already in a results CSV (for --resume). Missing file: empty set.
-std::set<std::string> read_done_keys(const std::string& csv_path);
+std::string meta_json(const RunMeta& meta);  // the JSON Lines meta line, without its newline
 
 std::string csv_escape(const std::string& s);
 std::string utc_now();

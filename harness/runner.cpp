@@ -5,6 +5,8 @@
 #include <spdlog/spdlog.h>
 
 #include <memory>
+#include <new>
+#include <stdexcept>
 
 #include "harness/row_sample.hpp"
 #include "harness/split_heuristic.hpp"
@@ -39,6 +41,10 @@ std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const R
       Record r{p, row.where, "-", "", row.splits.front()};
       r.status = Status::invalid;
       r.reason = fmt::format("{}: field '{}': {}", row.where.str(), row.invalid->field, row.invalid->reason);
+      if (opt.done.count(r.resume_key())) {  // already in the file being resumed
+        ++done;
+        continue;
+      }
       spdlog::error("invalid row: {}", r.reason);
       emit(std::move(r));
       continue;
@@ -96,6 +102,12 @@ std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const R
         } catch (const OutOfMemory& e) {
           r.status = Status::oom;
           r.reason = e.what();
+        } catch (const std::bad_alloc& e) {  // host memory for inputs, reference or a CPU path
+          r.status = Status::oom;
+          r.reason = fmt::format("host allocation failed ({})", e.what());
+        } catch (const std::length_error& e) {
+          r.status = Status::oom;
+          r.reason = fmt::format("host allocation failed ({})", e.what());
         } catch (const std::exception& e) {
           r.status = Status::error;
           r.reason = e.what();

@@ -64,7 +64,33 @@ bool parse_flag(const RawRow& raw, const std::string& field, const std::string& 
   throw InputError(cell_loc(raw, field), field, fmt::format("'{}' is not 0/1/true/false", text));
 }
 
+std::vector<SplitRequest> parse_splits(const std::string& text, const SourceLoc& at, const std::string& field) {
+  std::vector<SplitRequest> splits;
+  for (const auto& g : split_list(text)) {
+    auto sr = parse_split(g);
+    if (!sr) throw InputError(at, field, fmt::format("'{}' is not a split count (0, 2, 4, 8, 16, auto)", g));
+    if (std::find(splits.begin(), splits.end(), *sr) == splits.end()) splits.push_back(*sr);
+  }
+  return splits;
+}
+
+std::vector<DType> parse_dtypes(const std::string& text, const SourceLoc& at, const std::string& field) {
+  std::vector<DType> dtypes;
+  for (const auto& d : split_list(text)) {
+    auto t = parse_dtype(d);
+    if (!t) throw InputError(at, field, fmt::format("unknown dtype '{}' (fp16, bf16, fp32)", d));
+    if (std::find(dtypes.begin(), dtypes.end(), *t) == dtypes.end()) dtypes.push_back(*t);
+  }
+  return dtypes;
+}
+
 }  // namespace
+
+void check_row_cap(size_t rows, const Overrides& ovr, const SourceLoc& where) {
+  if (rows > ovr.max_rows)
+    throw InputError(where, "rows",
+                     fmt::format("the sweep expands to {} rows or more, over --max-rows {}", rows, ovr.max_rows));
+}
 
 std::vector<SweepRow> build_rows(const RawRow& raw, const std::map<std::string, std::string>& file_defaults,
                                  const Overrides& ovr) {
@@ -74,8 +100,6 @@ std::vector<SweepRow> build_rows(const RawRow& raw, const std::map<std::string, 
     if (std::find(sweep_fields().begin(), sweep_fields().end(), kv.first) == sweep_fields().end())
       throw InputError(cell_loc(raw, kv.first), kv.first,
                        "unknown field (known: name B H Hk S Sk D causal G dtype layout seed scale kv_cache)");
-  if (ovr.G) cells["G"] = *ovr.G;
-  if (ovr.dtype) cells["dtype"] = *ovr.dtype;
   for (const char* req : {"B", "H", "S", "D"})
     if (!cells.count(req) || cells[req].empty()) throw InputError(raw.where, req, "required value is missing");
 
@@ -106,18 +130,12 @@ std::vector<SweepRow> build_rows(const RawRow& raw, const std::map<std::string, 
     p.layout = *l;
   }
 
-  std::vector<SplitRequest> splits;
-  for (const auto& g : split_list(get("G") ? *get("G") : "0")) {
-    auto sr = parse_split(g);
-    if (!sr) throw InputError(cell_loc(raw, "G"), "G", fmt::format("'{}' is not a split count (0, 2, 4, 8, 16, auto)", g));
-    if (std::find(splits.begin(), splits.end(), *sr) == splits.end()) splits.push_back(*sr);
-  }
-  std::vector<DType> dtypes;
-  for (const auto& d : split_list(get("dtype") ? *get("dtype") : "fp16")) {
-    auto t = parse_dtype(d);
-    if (!t) throw InputError(cell_loc(raw, "dtype"), "dtype", fmt::format("unknown dtype '{}' (fp16, bf16, fp32)", d));
-    if (std::find(dtypes.begin(), dtypes.end(), *t) == dtypes.end()) dtypes.push_back(*t);
-  }
+  const SourceLoc cli{"command line", 0};
+  const std::vector<SplitRequest> splits =
+      ovr.G ? parse_splits(*ovr.G, cli, "--G") : parse_splits(get("G") ? *get("G") : "0", cell_loc(raw, "G"), "G");
+  const std::vector<DType> dtypes = ovr.dtype ? parse_dtypes(*ovr.dtype, cli, "--dtype")
+                                              : parse_dtypes(get("dtype") ? *get("dtype") : "fp16",
+                                                             cell_loc(raw, "dtype"), "dtype");
 
   std::vector<SweepRow> rows;
   for (DType t : dtypes) {

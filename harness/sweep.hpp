@@ -49,16 +49,19 @@ struct SweepRow {
   std::optional<FieldError> invalid;
 };
 
-// Values from the command line that replace a file's values (G, dtype) or fill its gaps (seed).
+// Values from the command line that replace a file's values (G, dtype) or fill its gaps (seed),
+// and the bound on how many rows loading may produce (--max-rows).
 struct Overrides {
-  std::optional<std::string> G, dtype;
+  std::optional<std::string> G, dtype;  // errors in these name the flag (--G, --dtype), not a file line
   uint64_t seed = 1;
+  size_t max_rows = 100000;
 };
 
 struct Sweep {
   std::vector<SweepRow> rows;
   std::vector<std::string> paths;  // from the file; empty when the file names none
   Thresholds thresholds;
+  std::vector<std::string> files;  // the files it was read from (no output may be one of them)
 };
 
 std::vector<SweepRow> build_rows(const RawRow& raw, const std::map<std::string, std::string>& file_defaults,
@@ -70,5 +73,8 @@ Sweep load_yaml_sweep(const std::string& path, const Overrides& ovr);
 Sweep load_sweep(const std::string& path, const Overrides& ovr);
 
 std::vector<std::string> split_list(const std::string& text);  // "a|b|c" -> {a, b, c}, trimmed
+
+// Throws InputError at `where` when `rows` (expanded so far, or about to be) exceeds ovr.max_rows.
+void check_row_cap(size_t rows, const Overrides& ovr, const SourceLoc& where);
 
 }  // namespace fa

@@ -1,5 +1,6 @@
 // CSV sweep loader (fast-cpp-csv-parser): header-named columns in any order, optional columns
-// default, `#` comment lines and blank lines skipped, unknown columns rejected by name.
+// default, `#` comment lines (indented or not), blank lines and a UTF-8 BOM skipped, unknown
+// columns rejected by name.
 #include <fmt/format.h>
 #include <libfccp/csv.h>
 
@@ -10,8 +11,17 @@
 namespace fa {
 namespace {
 
+// Blank lines and lines whose first non-blank character is '#' (fccp's own policy wants the '#' in
+// column 0, so an indented comment above the header became the header).
+struct CommentLines {
+  static bool is_comment(const char* line) {
+    while (*line == ' ' || *line == '\t') ++line;
+    return *line == '#' || *line == '\0';
+  }
+};
+
 using Reader = io::CSVReader<14, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>,
-                             io::throw_on_overflow, io::single_and_empty_line_comment<'#'>>;
+                             io::throw_on_overflow, CommentLines>;
 
 // The header line as the user wrote it, to name unknown or misspelt columns, which the CSV
 // reader would otherwise ignore silently.
@@ -20,7 +30,7 @@ void check_header(const std::string& path) {
   std::string line;
   int n = 0;
   while (std::getline(f, line)) {
-    ++n;
+    if (++n == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // UTF-8 BOM (fccp skips it too)
     const auto first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos || line[first] == '#') continue;
     size_t start = 0;
@@ -46,6 +56,7 @@ Sweep load_csv_sweep(const std::string& path, const Overrides& ovr) {
   if (!std::ifstream(path)) throw InputError(SourceLoc{path, 0}, "file", "cannot open file");
   check_header(path);
   Sweep sweep;
+  sweep.files = {path};
   try {
     Reader in(path);
     const auto& f = sweep_fields();
@@ -62,6 +73,7 @@ Sweep load_csv_sweep(const std::string& path, const Overrides& ovr) {
       for (int i = 0; i < 14; ++i)
         if (!v[i].empty()) raw.cells[f[i]] = v[i];
       for (auto& row : build_rows(raw, {}, ovr)) sweep.rows.push_back(std::move(row));
+      check_row_cap(sweep.rows.size(), ovr, raw.where);
     }
   } catch (const io::error::base& e) {
     // The reader's own message already carries the file and line ("... in line N of file F").

@@ -9,12 +9,29 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
+#include <set>
+
 #include "harness/sweep.hpp"
 
 namespace fa {
 namespace {
 
 int line_of(const YAML::Node& n) { return n.Mark().line + 1; }
+
+// yaml-cpp keeps both entries of a repeated key and lookups see only the first: refuse them.
+void check_unique_keys(const std::string& file, const YAML::Node& map) {
+  std::set<std::string> seen;
+  for (const auto& kv : map)
+    if (!seen.insert(kv.first.Scalar()).second)
+      throw InputError(SourceLoc{file, line_of(kv.first)}, kv.first.Scalar(), "duplicate key");
+}
+
+// a * b, saturating instead of wrapping (a row count only compared against --max-rows).
+size_t times(size_t a, size_t b) {
+  size_t out;
+  return __builtin_mul_overflow(a, b, &out) ? SIZE_MAX : out;
+}
 
 // A scalar, or a list joined with '|' (the list syntax of CSV cells).
 std::string cell_text(const std::string& file, const std::string& field, const YAML::Node& n) {
@@ -25,6 +42,7 @@ std::string cell_text(const std::string& file, const std::string& field, const Y
       if (!item.IsScalar()) throw InputError(SourceLoc{file, line_of(item)}, field, "list items must be scalars");
       s += (s.empty() ? "" : "|") + item.Scalar();
     }
+    if (s.empty()) throw InputError(SourceLoc{file, line_of(n)}, field, "empty list");
     return s;
   }
   throw InputError(SourceLoc{file, line_of(n)}, field, "expected a value or a list of values");
@@ -50,6 +68,7 @@ std::vector<std::string> axis_values(const std::string& file, const std::string&
 void expand_entry(const std::string& file, const YAML::Node& entry, const std::map<std::string, std::string>& defaults,
                   const Overrides& ovr, Sweep& sweep) {
   if (!entry.IsMap()) throw InputError(SourceLoc{file, line_of(entry)}, "problems", "each entry must be a map");
+  check_unique_keys(file, entry);
   RawRow base;
   base.where = SourceLoc{file, line_of(entry)};
   std::vector<Axis> grid, zip;
@@ -58,6 +77,7 @@ void expand_entry(const std::string& file, const YAML::Node& entry, const std::m
     const YAML::Node& val = kv.second;
     if (key == "grid" || key == "zip") {
       if (!val.IsMap()) throw InputError(SourceLoc{file, line_of(val)}, key, "must be a map of field: list");
+      check_unique_keys(file, val);
       for (const auto& g : val) {
         const std::string field = g.first.Scalar();
         if (key == "zip" && !g.second.IsSequence())
@@ -75,6 +95,10 @@ void expand_entry(const std::string& file, const YAML::Node& entry, const std::m
       throw InputError(SourceLoc{file, z.line}, "zip." + z.field,
                        fmt::format("has {} values but zip.{} has {}; zip lists advance together", z.values.size(),
                                    zip.front().field, zip_len));
+  // The row count is known before anything is built: refuse an expansion past --max-rows here.
+  size_t count = zip_len;
+  for (const auto& ax : grid) count = times(count, ax.values.size());
+  check_row_cap(sweep.rows.size() + std::min(count, SIZE_MAX - sweep.rows.size()), ovr, base.where);
   // Odometer over the grid axes, then every zip position.
   std::vector<size_t> idx(grid.size(), 0);
   while (true) {
@@ -89,6 +113,7 @@ void expand_entry(const std::string& file, const YAML::Node& entry, const std::m
         raw.lines[ax.field] = ax.line;
       }
       for (auto& row : build_rows(raw, defaults, ovr)) sweep.rows.push_back(std::move(row));
+      check_row_cap(sweep.rows.size(), ovr, base.where);  // dtype lists multiply rows too
     }
     size_t a = 0;
     while (a < grid.size() && ++idx[a] == grid[a].values.size()) idx[a++] = 0;
@@ -101,7 +126,10 @@ void expand_entry(const std::string& file, const YAML::Node& entry, const std::m
 Sweep load_yaml_sweep(const std::string& file, const Overrides& ovr) {
   YAML::Node root;
   try {
-    root = YAML::LoadFile(file);
+    const std::vector<YAML::Node> docs = YAML::LoadAllFromFile(file);
+    if (docs.size() > 1)
+      throw InputError(SourceLoc{file, line_of(docs[1])}, "file", "a second YAML document; a sweep file holds one");
+    if (!docs.empty()) root = docs[0];
   } catch (const YAML::BadFile&) {
     throw InputError(SourceLoc{file, 0}, "file", "cannot open file");
   } catch (const YAML::Exception& e) {
@@ -109,24 +137,31 @@ Sweep load_yaml_sweep(const std::string& file, const Overrides& ovr) {
   }
   if (!root.IsMap()) throw InputError(SourceLoc{file, 1}, "file", "top level must be a map with a 'problems' list");
   Sweep sweep;
+  sweep.files = {file};
   std::map<std::string, std::string> defaults;
   try {
+    check_unique_keys(file, root);
     for (const auto& kv : root) {
       const std::string key = kv.first.Scalar();
       const YAML::Node& v = kv.second;
       const SourceLoc at{file, line_of(v)};
       if (key == "defaults") {
         if (!v.IsMap()) throw InputError(at, key, "must be a map of field: value");
+        check_unique_keys(file, v);
         for (const auto& d : v) defaults[d.first.Scalar()] = cell_text(file, d.first.Scalar(), d.second);
       } else if (key == "paths") {
         for (const auto& p : split_list(cell_text(file, key, v))) sweep.paths.push_back(p);
       } else if (key == "thresholds") {
         if (!v.IsMap()) throw InputError(at, key, "must be a map (max_err, cosine)");
+        check_unique_keys(file, v);
         for (const auto& t : v) {
           const std::string name = t.first.Scalar();
           double x;
           if (!YAML::convert<double>::decode(t.second, x))
             throw InputError(SourceLoc{file, line_of(t.second)}, "thresholds." + name, "not a number");
+          if (!std::isfinite(x) || x < 0 || (name == "cosine" && x > 1))
+            throw InputError(SourceLoc{file, line_of(t.second)}, "thresholds." + name,
+                             fmt::format("{} is not a finite number >= 0{}", t.second.Scalar(), name == "cosine" ? " and <= 1" : ""));
           if (name == "max_err") sweep.thresholds.max_err = x;
           else if (name == "cosine") sweep.thresholds.cosine = x;
           else throw InputError(SourceLoc{file, line_of(t.first)}, "thresholds." + name, "unknown threshold (max_err, cosine)");

@@ -44,3 +44,20 @@ TEST(Filter, RejectsUnknownColumnsAndBadSyntaxAtParseTime) {
     EXPECT_NE(std::string(e.what()).find("'Q'"), std::string::npos) << e.what();
   }
 }
+
+TEST(Filter, NestingBeyondTheDepthLimitIsAnInputErrorNotAStackOverflow) {
+  const std::string deep = std::string(20000, '(') + "S>1" + std::string(20000, ')');
+  const std::string nots = std::string(20000, '!') + "causal";
+  std::string chain = "S>1";
+  for (int i = 0; i < 20000; ++i) chain += " && S>1";
+  for (const std::string& expr : {deep, nots, chain}) {
+    try {
+      Filter f(expr);
+      FAIL() << "no error for an expression of " << expr.size() << " characters";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.field, "--filter");
+      EXPECT_NE(std::string(e.what()).find("deep"), std::string::npos) << std::string(e.what()).substr(0, 200);
+    }
+  }
+  EXPECT_TRUE(Filter(std::string(50, '(') + "S>0" + std::string(50, ')'))(prob(1, DType::fp16, false)));
+}

@@ -102,3 +102,23 @@ TEST(Conventions, SplitRangesTileTheLiveKeysExactlyWithoutEmptyLeadingSplits) {
       }
     }
 }
+
+TEST(Problem, SizesWhoseProductsOverflowInt64AreInvalidNotCrashes) {
+  // Causal S = 2^62, Sk = 1: one unmasked pair, so the FLOP count is tiny, but Q has 2^68 elements.
+  Problem p = shape(int64_t(1) << 62, 1, true);
+  ASSERT_TRUE(validate(p));
+  EXPECT_EQ(validate(p)->field, "S");
+  EXPECT_NE(validate(p)->reason.find("overflow"), std::string::npos) << validate(p)->reason;
+  p = shape(4, 4, false);
+  p.B = int64_t(1) << 40, p.H = p.Hk = int64_t(1) << 20;  // B*H alone overflows after *S*D
+  ASSERT_TRUE(validate(p));
+  EXPECT_NE(validate(p)->reason.find("overflow"), std::string::npos) << validate(p)->reason;
+  p = shape(int64_t(1) << 32, int64_t(1) << 32, false);  // S*Sk = 2^64 pairs
+  p.D = 8;
+  ASSERT_TRUE(validate(p));
+  EXPECT_NE(validate(p)->reason.find("overflow"), std::string::npos) << validate(p)->reason;
+  p = shape(int64_t(1) << 30, int64_t(1) << 30, false);  // sizes fit, FLOPs 4*64*2^60 do not
+  ASSERT_TRUE(validate(p));
+  EXPECT_NE(validate(p)->reason.find("overflow"), std::string::npos) << validate(p)->reason;
+  EXPECT_FALSE(validate(shape(int64_t(1) << 20, int64_t(1) << 20, true)));  // large but representable
+}

@@ -1,5 +1,5 @@
-// Printers: the CSV has the documented columns, escapes text, flushes each row at once, and is
-// read back for --resume; JSON Lines starts with the run's metadata.
+// Printers: the CSV has the documented columns, escapes text and writes each row at once; JSON
+// Lines starts with the run's metadata. Reading back for --resume: tests/test_resume.cpp.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -35,7 +35,7 @@ TEST(Results, CsvRowsAreFlushedAsTheyAreWrittenAndQuoteText) {
   const auto path = test::temp_file(".csv", "");
   RunMeta meta;
   meta.run_id = "r1";
-  CsvWriter w(path, meta, false);
+  CsvWriter w(OutputFile(path, {}), meta, false);
   w.write(record("cpu-flash", Status::fail, "max |err| \"big\""));
   const auto lines = lines_of(path);  // read while the writer is still open
   ASSERT_EQ(lines.size(), 2u);
@@ -45,34 +45,12 @@ TEST(Results, CsvRowsAreFlushedAsTheyAreWrittenAndQuoteText) {
   EXPECT_NE(lines[1].find(",fail,"), std::string::npos);
 }
 
-TEST(Results, ResumeKeysRoundTripAndSkipErrorRows) {
-  const auto path = test::temp_file(".csv", "");
-  {
-    CsvWriter w(path, RunMeta{}, false);
-    w.write(record("cpu-flash", Status::pass, ""));
-    w.write(record("tiled", Status::error, "launch failed"));
-    w.write(record("naive", Status::skip, "no GPU"));
-  }
-  const auto keys = read_done_keys(path);
-  EXPECT_EQ(keys.size(), 2u);
-  EXPECT_TRUE(keys.count(record("cpu-flash", Status::pass, "").resume_key()));
-  EXPECT_TRUE(keys.count(record("naive", Status::pass, "").resume_key()));
-  EXPECT_FALSE(keys.count(record("tiled", Status::pass, "").resume_key())) << "errors are retried";
-  {
-    CsvWriter again(path, RunMeta{}, true);  // appending must not repeat the header
-    again.write(record("tiled", Status::pass, ""));
-  }
-  const auto lines = lines_of(path);
-  EXPECT_EQ(lines.size(), 5u);
-  EXPECT_EQ(read_done_keys(path).size(), 3u);
-}
-
 TEST(Results, JsonLinesStartWithMetaThenOneObjectPerRecord) {
   const auto path = test::temp_file(".jsonl", "");
   RunMeta meta;
   meta.device = "NVIDIA H100";
   {
-    JsonLinesWriter w(path, meta, false);
+    JsonLinesWriter w(OutputFile(path, {}), meta, false);
     w.write(record("decode", Status::pass, ""));
   }
   const auto lines = lines_of(path);

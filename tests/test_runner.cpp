@@ -132,3 +132,47 @@ TEST(Runner, UnavailableGpuPathsAreSkippedWithTheReason) {
   EXPECT_FALSE(recs[0].reason.empty());
   EXPECT_EQ(exit_status(recs), 0);
 }
+
+TEST(Runner, AHostAllocationThatFailsIsAnOomRecordAndTheSweepGoesOn) {
+  const GateContext ctx = cpu_ctx(2);
+  Registry reg = Registry::builtin(ctx.device);
+  auto ok = [](const Problem&, int, const GateContext&) { return std::optional<std::string>(); };
+  reg.add(PathRow{"too-long", "cpu", "", "", false, ok,
+                  [](const Problem&, const HostInputs&, int, const GateContext&) -> std::unique_ptr<Execution> {
+                    std::vector<double>().reserve(size_t(-1) / 2);  // throws std::length_error
+                    return nullptr;
+                  }});
+  Sweep s;
+  // Causal S = 2^44, Sk = 1: one visible pair (within every budget) but 2^50 elements of Q, more
+  // than any address space: the host inputs cannot be allocated.
+  s.rows = {row(int64_t(1) << 44, 1, {SplitRequest{}}, 2), row(7, 9, {SplitRequest{}}, 3)};
+  s.rows[0].problem.causal = true;
+  ASSERT_FALSE(s.rows[0].invalid);
+  Capture sink;
+  const auto recs = run_sweep(s, opts({"cpu-flash", "too-long"}), reg, ctx, {&sink});
+  ASSERT_EQ(recs.size(), 4u);
+  EXPECT_EQ(recs[0].status, Status::oom) << recs[0].reason;
+  EXPECT_EQ(recs[1].status, Status::oom) << recs[1].reason;
+  EXPECT_EQ(recs[2].status, Status::pass) << recs[2].reason;
+  EXPECT_EQ(recs[3].status, Status::oom) << recs[3].reason;
+  EXPECT_EQ(exit_status(recs), 0) << "oom is not a wrong result";
+}
+
+TEST(Runner, ResumeDoesNotRecordAnInvalidRowTwice) {
+  Sweep s;
+  s.rows = {row(0, 9, {SplitRequest{}}, 2)};
+  const GateContext ctx = cpu_ctx(2);
+  Capture first;
+  const auto recs = run_sweep(s, opts({"cpu-flash"}), Registry::builtin(ctx.device), ctx, {&first});
+  ASSERT_EQ(recs.size(), 1u);
+  RunOptions o = opts({"cpu-flash"});
+  o.done.insert(recs[0].resume_key());
+  Capture again;
+  EXPECT_TRUE(run_sweep(s, o, Registry::builtin(ctx.device), ctx, {&again}).empty());
+}
+
+TEST(Runner, ResumeKeysTellApartRowsThatDifferOnlyByName) {
+  Record a, b;
+  a.problem.name = "enc", b.problem.name = "dec";
+  EXPECT_NE(a.resume_key(), b.resume_key());
+}

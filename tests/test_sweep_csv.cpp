@@ -96,3 +96,33 @@ TEST(SweepCsv, TheShippedSweepFilesLoadWithoutInvalidRows) {
     for (const auto& r : s.rows) EXPECT_FALSE(r.invalid) << name << ":" << r.where.line;
   }
 }
+
+TEST(SweepCsv, AUtf8ByteOrderMarkIsStrippedBeforeTheHeader) {
+  const auto f = temp_file(".csv", "\xEF\xBB\xBF" "B,H,S,D\n1,2,3,64\n");
+  const Sweep s = load_csv_sweep(f, Overrides{});
+  ASSERT_EQ(s.rows.size(), 1u);
+  EXPECT_EQ(s.rows[0].problem.B, 1);
+}
+
+TEST(SweepCsv, IndentedCommentLinesAreCommentsBeforeAndAfterTheHeader) {
+  const auto f = temp_file(".csv", "  # shapes, from the paper\nB,H,S,D\n\t# a, b\n1,2,3,64\n");
+  const Sweep s = load_csv_sweep(f, Overrides{});
+  ASSERT_EQ(s.rows.size(), 1u);
+  EXPECT_EQ(s.rows[0].problem.S, 3);
+  EXPECT_EQ(s.rows[0].where.line, 4);
+}
+
+TEST(SweepCsv, ABadCommandLineGIsBlamedOnTheFlagNotASweepLine) {
+  const auto f = temp_file(".csv", "B,H,S,D\n1,2,3,64\n");
+  for (const auto& [field, ovr] : {std::pair<std::string, Overrides>{"--G", Overrides{std::string("3"), {}, 1}},
+                                   {"--dtype", Overrides{{}, std::string("fp8"), 1}}}) {
+    try {
+      load_csv_sweep(f, ovr);
+      FAIL() << "no error for " << field;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.field, field) << e.what();
+      EXPECT_EQ(e.where.file, "command line") << e.what();
+      EXPECT_EQ(std::string(e.what()).find(f), std::string::npos) << e.what();
+    }
+  }
+}

@@ -73,3 +73,19 @@ TEST(SweepYaml, ANonNumberInAGridNamesTheField) {
 TEST(SweepYaml, SyntaxErrorsCarryTheirLine) { expect_yaml_error("problems:\n  - {B: 1, H: [2\n", "yaml", 3); }
 TEST(SweepYaml, UnknownTopLevelKeysAreRejected) { expect_yaml_error("problem:\n  - {B: 1}\n", "problem", 1); }
 TEST(SweepYaml, AMissingRequiredFieldIsNamed) { expect_yaml_error("problems:\n  - {B: 1, H: 2, D: 64}\n", "S", 2); }
+TEST(SweepYaml, ADuplicateKeyIsAnErrorAtItsSecondLine) {
+  expect_yaml_error("problems:\n  - B: 1\n    H: 2\n    S: 3\n    D: 64\n    S: 5\n", "S", 6);
+  expect_yaml_error("problems:\n  - {B: 1, H: 2, S: 3, D: 64}\nproblems:\n  - {B: 2, H: 2, S: 3, D: 64}\n", "problems", 3);
+}
+TEST(SweepYaml, AnEmptyListIsAnErrorNotTheDefault) {
+  expect_yaml_error("problems:\n  - {B: 1, H: 2, S: 3, D: 64, G: []}\n", "G", 2);
+  expect_yaml_error("defaults:\n  dtype: []\nproblems:\n  - {B: 1, H: 2, S: 3, D: 64}\n", "dtype", 2);
+}
+TEST(SweepYaml, ASecondYamlDocumentIsAnError) {
+  expect_yaml_error("problems:\n  - {B: 1, H: 2, S: 3, D: 64}\n---\nproblems:\n  - {B: 9, H: 2, S: 3, D: 64}\n", "file", 4);
+}
+TEST(SweepYaml, NanOrNegativeThresholdsAreErrors) {
+  expect_yaml_error("thresholds: {max_err: .nan}\nproblems:\n  - {B: 1, H: 2, S: 3, D: 64}\n", "thresholds.max_err", 1);
+  expect_yaml_error("thresholds:\n  max_err: -0.5\nproblems:\n  - {B: 1, H: 2, S: 3, D: 64}\n", "thresholds.max_err", 2);
+  expect_yaml_error("thresholds:\n  cosine: .nan\nproblems:\n  - {B: 1, H: 2, S: 3, D: 64}\n", "thresholds.cosine", 2);
+}
