@@ -9,5 +9,8 @@ void add_sweep(CLI::App& app, int& status);
 void add_run(CLI::App& app, int& status);
 void add_list(CLI::App& app, int& status);
 void add_info(CLI::App& app, int& status);
+void add_compare(CLI::App& app, int& status);
+void add_gate(CLI::App& app, int& status);
+void add_expand(CLI::App& app, int& status);
 
 }  // namespace fa::cli

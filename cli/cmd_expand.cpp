@@ -1,0 +1,37 @@
+// `fa-bench expand FILE...`: the problems a sweep file expands to (YAML grid/zip/defaults, CSV
+// lists), as CSV on stdout, one line per (row, dtype) with its G list, FLOPs and bytes. External
+// baselines (scripts/sdpa_baseline.py) read it so that they run exactly the sweep's problems.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "harness/results.hpp"
+#include "harness/sweep.hpp"
+
+namespace fa::cli {
+
+void add_expand(CLI::App& app, int& status) {
+  auto* cmd = app.add_subcommand("expand", "Print the problems sweep files expand to, as CSV");
+  auto files = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("files", *files, "Sweep files (.csv, .yaml)")->required()->check(CLI::ExistingFile);
+  cmd->callback([files, &status] {
+    std::vector<Sweep> sweeps;
+    for (const auto& f : *files) sweeps.push_back(load_sweep(f, Overrides{}));  // all checked before output
+    std::cout << "name,B,H,Hk,S,Sk,D,causal,dtype,layout,kv_cache,scale,seed,G,flops,bytes,sweep_file,sweep_line,invalid\n";
+    for (const auto& s : sweeps)
+      for (const auto& r : s.rows) {
+        const Problem& p = r.problem;
+        std::string g;
+        for (const auto& sr : r.splits) g += (g.empty() ? "" : "|") + sr.str();
+        const std::string invalid = r.invalid ? r.invalid->field + ": " + r.invalid->reason : "";
+        std::cout << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{},{},{:.6g},{:.6g},{},{},{}\n",
+                                 csv_escape(p.name), p.B, p.H, p.Hk, p.S, p.Sk, p.D, int(p.causal), dtype_name(p.dtype),
+                                 layout_name(p.layout), int(p.kv_cache), p.scale, p.seed, g, p.flops(), p.bytes(),
+                                 csv_escape(r.where.file), r.where.line, csv_escape(invalid));
+      }
+    status = 0;
+  });
+}
+
+}  // namespace fa::cli

@@ -1,0 +1,39 @@
+// `fa-bench gate --baseline BASE.csv CURRENT.csv`: the CI verdict. Exit 1 on any wrong record in
+// CURRENT (fail, error, oom, invalid), any BASE record missing from CURRENT (or passing in BASE
+// and skipped now), any SLOW; AMBIGUOUS fails only with --strict. Exit 0 otherwise, 2 on an
+// unreadable file (file:line). The comparison table first; the one-line summary last.
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/compare_options.hpp"
+#include "harness/compare_print.hpp"
+#include "harness/gate.hpp"
+
+namespace fa::cli {
+
+void add_gate(CLI::App& app, int& status) {
+  auto* cmd = app.add_subcommand("gate", "Fail (exit 1) on wrong, missing or slower records against a baseline");
+  struct Args {
+    std::string baseline, current, csv, json;
+    CompareRule rule;
+    bool strict = false;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("--baseline", a->baseline, "Committed baseline results CSV")->required();
+  cmd->add_option("current", a->current, "Results CSV of this run")->required();
+  add_compare_rule_options(*cmd, a->rule);
+  cmd->add_flag("--strict", a->strict, "AMBIGUOUS records fail the gate too");
+  cmd->add_option("--csv", a->csv, "Also write the comparison as CSV");
+  cmd->add_option("--json", a->json, "Also write the comparison as JSON");
+  cmd->callback([a, &status] {
+    const ResultsFile base = read_results_csv(a->baseline);
+    const ResultsFile cur = read_results_csv(a->current);
+    const GateReport g = run_gate(base, cur, a->rule, a->strict);
+    print_gate_report(std::cout, g, a->rule);
+    if (!a->csv.empty()) write_compare_csv(a->csv, {g.cmp});
+    if (!a->json.empty()) write_compare_json(a->json, {g.cmp}, a->rule);
+    status = g.failed() ? 1 : 0;
+  });
+}
+
+}  // namespace fa::cli

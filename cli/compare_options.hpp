@@ -1,0 +1,23 @@
+// Flags shared by `compare` and `gate`: the noise rule behind SLOW/FAST/AMBIGUOUS and the
+// accuracy-change factor, each with its default printed by --help.
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include "harness/compare.hpp"
+
+namespace fa::cli {
+
+inline void add_compare_rule_options(CLI::App& cmd, CompareRule& rule) {
+  cmd.add_option("--threshold", rule.threshold, "Relative change that is never noise (0.05 = 5%)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--k", rule.k, "Multiples of the combined relative spread treated as noise")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--min-samples-compare", rule.min_samples, "Fewer samples on either side: AMBIGUOUS")
+      ->capture_default_str();
+  cmd.add_option("--max-err-growth", rule.err_growth, "Flag max |err| growing by more than this factor")
+      ->capture_default_str();
+}
+
+}  // namespace fa::cli

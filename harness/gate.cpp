@@ -1,0 +1,63 @@
+// Gate verdict over a comparison plus the current file's own statuses.
+#include "harness/gate.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "harness/compare_print.hpp"
+
+namespace fa {
+
+bool GateReport::failed() const {
+  return slow > 0 || !missing.empty() || !wrong.empty() || (strict && ambiguous > 0);
+}
+
+std::string GateReport::summary() const {
+  return fmt::format("gate: {} {} slow, {} missing, {} wrong, {} ambiguous{} of {} records", failed() ? "FAIL" : "PASS",
+                     slow, missing.size(), wrong.size(), ambiguous, strict ? " (strict)" : "", records);
+}
+
+GateReport run_gate(const ResultsFile& baseline, const ResultsFile& current, const CompareRule& rule, bool strict) {
+  GateReport g;
+  g.cmp = compare_results(baseline, current, rule);
+  g.strict = strict;
+  g.slow = g.cmp.count(SpeedVerdict::slow);
+  g.ambiguous = g.cmp.count(SpeedVerdict::ambiguous);
+  g.missing = g.cmp.missing;
+  for (const auto& c : g.cmp.changes)
+    if (c.lost_coverage) g.missing.push_back(c.old_rec);
+  std::set<std::string> seen;  // a resumed file may hold a key twice; count and judge the last one
+  for (auto it = current.records.rbegin(); it != current.records.rend(); ++it) {
+    if (!seen.insert(match_key(it->record)).second) continue;
+    const Status s = it->record.status;
+    if (s != Status::pass && s != Status::skip) g.wrong.insert(g.wrong.begin(), &*it);
+  }
+  g.records = int(seen.size());
+  return g;
+}
+
+void print_gate_report(std::ostream& os, const GateReport& g, const CompareRule& rule) {
+  print_compare_markdown(os, g.cmp, rule);
+  auto list = [&](const char* title, const std::vector<const ReadRecord*>& rs) {
+    if (rs.empty()) return;
+    os << fmt::format("\n{}:\n\n", title);
+    for (const auto* r : rs) {
+      const Record& x = r->record;
+      os << fmt::format("- {} {} {} G={}: {}{} ({})\n", x.problem.label(), dtype_name(x.problem.dtype), x.path,
+                        x.g_req.str(), status_name(x.status), x.reason.empty() ? "" : " " + x.reason, r->at.str());
+    }
+  };
+  list("Wrong (neither pass nor skip)", g.wrong);
+  list("Missing or no longer run (as in the baseline)", g.missing);
+  if (g.slow > 0) os << "\nSlow:\n\n";
+  for (const auto& c : g.cmp.changes)
+    if (c.verdict == SpeedVerdict::slow) {
+      const Record& x = c.new_rec->record;
+      os << fmt::format("- {} {} {} G={}: {:.3f}x the baseline, beyond its {:.1f}% margin ({})\n", x.problem.label(),
+                        dtype_name(x.problem.dtype), x.path, x.g_req.str(), *c.ratio, 100 * c.margin, c.new_rec->at.str());
+    }
+  os << "\n" << g.summary() << "\n";
+}
+
+}  // namespace fa

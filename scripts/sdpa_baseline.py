@@ -1,0 +1,470 @@
+#!/usr/bin/env python3
+"""PyTorch scaled_dot_product_attention backends timed on a fa-bench sweep, written as fa-bench
+results records (path torch-flash, torch-efficient, torch-cudnn, torch-math) that `fa-bench
+compare` and `gate` read like any other. fa-bench's conventions: BSHD, scale 1/sqrt(D) unless
+given, bottom-right causal, GQA, exact FLOPs/bytes; cold L2; CUDA events around the call only.
+
+  scripts/sdpa_baseline.py sweeps/whisper.csv [--backends flash,efficient,cudnn,math] [-o out.csv] [--verify]
+
+CSV sweeps are read here; YAML sweeps are expanded by `fa-bench expand` (--fa-bench, $FABENCH_BINARY,
+PATH or build/*/fa-bench). Inputs are seeded standard normals from torch's generator, not
+fa-bench's Philox: same distribution, different values. Without --verify a record is `pass`
+"timed only"; with it the output is checked against an fp32 reference under a fixed tolerance.
+"""
+import argparse
+import csv
+import datetime
+import glob
+import io
+import math
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# harness/results.cpp's columns, in its order (schema 1; tests check them against the binary).
+COLUMNS = (
+    "schema run_id time name B H Hk S Sk D causal dtype layout kv_cache scale seed path ran_path G_req G_used "
+    "status reason rule tol max_abs_err mean_abs_err rel_l2 cosine lse_max_err nan_inf unwritten cache_mismatch "
+    "rows_checked rows_total lowprec_max_err median_ms min_ms max_ms spread samples timing_mode stopped_by "
+    "tflops gbps flops bytes device arch git_commit sweep_file sweep_line"
+).split()
+
+BACKENDS = ("flash", "efficient", "cudnn", "math")
+
+# --verify's fixed rule (max |o - ref32|, min cosine): a few ulps of O near |o| = 1, plus the
+# rounding of P to the dtype before PV that fused kernels do.
+VERIFY_TOLERANCE = {"fp16": (5e-3, 0.9999), "bf16": (4e-2, 0.999), "fp32": (1e-4, 0.999999)}
+
+
+@dataclass
+class Problem:
+    name: str = ""
+    B: int = 1
+    H: int = 1
+    Hk: int = 1
+    S: int = 1
+    Sk: int = 1
+    D: int = 64
+    causal: bool = False
+    dtype: str = "fp16"
+    layout: str = "bshd"
+    kv_cache: bool = False
+    scale: float = 0.0  # 0: 1/sqrt(D)
+    seed: int = 1
+    sweep_file: str = ""
+    sweep_line: int = 0
+    invalid: str = ""  # "field: reason" when the row cannot run
+
+    def softmax_scale(self):
+        return self.scale if self.scale > 0 else 1.0 / math.sqrt(self.D)
+
+    def visible_keys(self, row):
+        """Keys [0, n) that query row `row` sees: bottom-right causal, 0 for rows past Sk."""
+        if not self.causal:
+            return self.Sk
+        return min(max(row + (self.Sk - self.S) + 1, 0), self.Sk)
+
+    def unmasked_pairs(self):
+        """Closed form of sum(visible_keys(i) for i in range(S)), as harness/problem.cpp has it."""
+        if not self.causal:
+            return self.S * self.Sk
+        off = self.Sk - self.S
+        first = max(0, -off)
+        full = min(max(self.Sk - off - 1, 0), self.S)
+        pairs = 0
+        if full > first:
+            pairs += (first + off + 1 + full + off) * (full - first) // 2
+        return pairs + (self.S - max(full, first)) * self.Sk
+
+    def flops(self):
+        return 4.0 * self.B * self.H * self.D * self.unmasked_pairs()
+
+    def bytes(self):
+        """Q, K, V read once, O written once in the dtype; LSE written once in fp32."""
+        e = 4 if self.dtype == "fp32" else 2
+        q = self.B * self.S * self.H * self.D
+        kv = self.B * self.Sk * self.Hk * self.D
+        return float(e * (2 * q + 2 * kv) + 4 * self.B * self.H * self.S)
+
+    def label(self):
+        return self.name or f"B{self.B} H{self.H}/{self.Hk} S{self.S} Sk{self.Sk} D{self.D}"
+
+
+def validate(p):
+    """harness/problem.cpp's validate(): the reason a problem cannot run, or ''."""
+    for field in ("B", "H", "Hk", "S", "Sk", "D"):
+        if getattr(p, field) <= 0:
+            return f"{field}: must be positive, got {getattr(p, field)}"
+    if p.H % p.Hk:
+        return f"Hk: H % Hk must be 0 (H={p.H}, Hk={p.Hk})"
+    if p.D > 256:
+        return f"D: head dimension {p.D} exceeds 256"
+    if p.kv_cache and p.S > p.Sk:
+        return "kv_cache: needs S <= Sk (the new tokens are the last S keys)"
+    return ""
+
+
+def parse_flag(text):
+    if text in ("1", "true", "yes"):
+        return True
+    if text in ("0", "false", "no"):
+        return False
+    raise ValueError(f"'{text}' is not 0/1/true/false")
+
+
+def problems_from_cells(cells, where_file, where_line):
+    """One sweep row (column -> text) to problems, one per dtype: harness/sweep.cpp's defaults."""
+    def get(k):
+        v = cells.get(k, "").strip()
+        return v or None
+
+    try:
+        base = Problem(name=get("name") or "", B=int(get("B")), H=int(get("H")), S=int(get("S")), D=int(get("D")),
+                       sweep_file=where_file, sweep_line=where_line)
+        base.Hk = int(get("Hk")) if get("Hk") else base.H
+        base.Sk = int(get("Sk")) if get("Sk") else base.S
+        base.causal = parse_flag(get("causal")) if get("causal") else False
+        base.kv_cache = parse_flag(get("kv_cache")) if get("kv_cache") else False
+        base.scale = float(get("scale")) if get("scale") else 0.0
+        base.seed = int(get("seed")) if get("seed") else 1
+        base.layout = (get("layout") or "bshd").lower()
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{where_file}:{where_line}: {e}") from None
+    out = []
+    for dt in dict.fromkeys(d.strip() for d in (get("dtype") or "fp16").split("|")):
+        p = Problem(**{**base.__dict__, "dtype": dt})
+        p.invalid = validate(p)
+        out.append(p)
+    return out
+
+
+def load_csv_sweep(path):
+    """A CSV sweep: header-named columns, `#` comments and blank lines skipped, lists as a|b."""
+    header, problems = None, []
+    with open(path, newline="") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            cells = next(csv.reader([line]))
+            if header is None:
+                header = [c.strip() for c in cells]
+                continue
+            problems += problems_from_cells(dict(zip(header, cells)), path, n)
+    return problems
+
+
+def parse_expand_output(text):
+    """`fa-bench expand` CSV to problems."""
+    out = []
+    for row in csv.DictReader(io.StringIO(text)):
+        p = Problem(name=row["name"], B=int(row["B"]), H=int(row["H"]), Hk=int(row["Hk"]), S=int(row["S"]),
+                    Sk=int(row["Sk"]), D=int(row["D"]), causal=row["causal"] == "1", dtype=row["dtype"],
+                    layout=row["layout"], kv_cache=row["kv_cache"] == "1", scale=float(row["scale"]),
+                    seed=int(row["seed"]), sweep_file=row["sweep_file"], sweep_line=int(row["sweep_line"]),
+                    invalid=row["invalid"])
+        out.append(p)
+    return out
+
+
+def find_fabench(explicit=None):
+    for cand in [explicit, os.environ.get("FABENCH_BINARY"), shutil.which("fa-bench"),
+                 *sorted(glob.glob(os.path.join(REPO, "build", "*", "fa-bench")))]:
+        if cand and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+def load_sweep(path, fabench=None):
+    if path.endswith(".csv"):
+        return load_csv_sweep(path)
+    if path.endswith((".yaml", ".yml")):
+        binary = find_fabench(fabench)
+        if not binary:
+            raise SystemExit("YAML sweeps are expanded by `fa-bench expand`: build fa-bench or pass --fa-bench")
+        res = subprocess.run([binary, "expand", path], capture_output=True, text=True)
+        if res.returncode != 0:
+            raise SystemExit(f"fa-bench expand {path} failed:\n{res.stderr}")
+        return parse_expand_output(res.stdout)
+    raise SystemExit(f"{path}: unknown sweep format (expected .csv, .yaml or .yml)")
+
+
+@dataclass
+class TimingPolicy:
+    warmup: int = 1
+    min_samples: int = 10
+    max_samples: int = 1000
+    target_spread: float = 0.005
+    time_cap_s: float = 0.5
+    mode: str = "cold"
+
+
+def timing_stats(samples_ms):
+    """median, min, max, mean and spread (sample stddev / mean), as harness/timing.cpp reports."""
+    n = len(samples_ms)
+    mean = sum(samples_ms) / n
+    spread = statistics.stdev(samples_ms) / mean if n > 1 and mean > 0 else 0.0
+    return {"median_ms": statistics.median(samples_ms), "min_ms": min(samples_ms), "max_ms": max(samples_ms),
+            "mean_ms": mean, "spread": spread, "samples": n}
+
+
+def stop_reason(samples_ms, elapsed_s, policy):
+    """Why sampling stops now ('spread', 'max-samples', 'cap'), or None to take another sample."""
+    n = len(samples_ms)
+    if n >= policy.min_samples and timing_stats(samples_ms)["spread"] <= policy.target_spread:
+        return "spread"
+    if n >= policy.max_samples:
+        return "max-samples"
+    if elapsed_s >= policy.time_cap_s:
+        return "cap"
+    return None
+
+
+def g6(x):
+    return format(x, ".6g")
+
+
+def record_fields(p, path, status, reason, meta, stats=None, metrics=None):
+    """One fa-bench results row (column -> text) for a problem run on a torch backend."""
+    r = dict.fromkeys(COLUMNS, "")
+    r.update(schema="1", run_id=meta["run_id"], time=utc_now(), name=p.name, B=p.B, H=p.H, Hk=p.Hk, S=p.S, Sk=p.Sk,
+             D=p.D, causal=int(p.causal), dtype=p.dtype, layout=p.layout, kv_cache=int(p.kv_cache),
+             scale=format(p.scale, ".9g"), seed=p.seed, path=path, ran_path=path, G_req="0", G_used="0",
+             status=status, reason=" ".join(reason.split()), flops=g6(p.flops()), bytes=g6(p.bytes()),
+             device=meta["device"], arch=meta["arch"], git_commit=meta["git_commit"], sweep_file=p.sweep_file,
+             sweep_line=p.sweep_line)
+    if metrics:
+        r.update(rule="fixed", tol=g6(metrics["tol"]), max_abs_err=g6(metrics["max_abs"]),
+                 mean_abs_err=g6(metrics["mean_abs"]), rel_l2=g6(metrics["rel_l2"]),
+                 cosine=format(metrics["cosine"], ".9f"), nan_inf=metrics["nan_inf"], rows_checked=p.S, rows_total=p.S)
+    if stats:
+        s = stats["median_ms"] * 1e-3
+        r.update(median_ms=g6(stats["median_ms"]), min_ms=g6(stats["min_ms"]), max_ms=g6(stats["max_ms"]),
+                 spread=g6(stats["spread"]), samples=stats["samples"], timing_mode=stats["mode"],
+                 stopped_by=stats["stopped_by"], tflops=g6(p.flops() / s / 1e12 if s > 0 else 0),
+                 gbps=g6(p.bytes() / s / 1e9 if s > 0 else 0))
+    return {k: str(v) for k, v in r.items()}
+
+
+def utc_now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def git_commit():
+    try:
+        return subprocess.run(["git", "-C", REPO, "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+# ---------------------------------------------------------------------------------------------
+# Everything below needs torch (imported inside the functions, so the above imports without it).
+
+def torch_dtype(torch, name):
+    return {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[name]
+
+
+def make_inputs(torch, p, device):
+    """Q, K, V as (B, H, S, D) views over tensors stored in the problem's layout."""
+    gen = torch.Generator(device=device).manual_seed(p.seed)
+    dt = torch_dtype(torch, p.dtype)
+
+    def tensor(seq, heads):
+        shape = (p.B, seq, heads, p.D) if p.layout == "bshd" else (p.B, heads, seq, p.D)
+        t = torch.randn(shape, generator=gen, device=device, dtype=torch.float32).to(dt)
+        return t.transpose(1, 2) if p.layout == "bshd" else t
+
+    return tensor(p.S, p.H), tensor(p.Sk, p.Hk), tensor(p.Sk, p.Hk)
+
+
+def causal_mask(torch, p, device):
+    """(S, Sk) boolean, True where row i sees key j: j <= i + Sk - S (bottom-right)."""
+    rows = torch.arange(p.S, device=device)[:, None]
+    return torch.arange(p.Sk, device=device)[None, :] <= rows + (p.Sk - p.S)
+
+
+def attention_call(torch, p, q, k, v, repeat_kv):
+    """The SDPA call under fa-bench's conventions. torch's is_causal is top-left aligned, so it is
+    used only where S == Sk; elsewhere causal is an explicit bottom-right boolean mask."""
+    F = torch.nn.functional
+    kw = {"scale": p.softmax_scale()}
+    if p.causal and p.S == p.Sk:
+        kw["is_causal"] = True
+    elif p.causal:
+        kw["attn_mask"] = causal_mask(torch, p, q.device)
+    if p.H != p.Hk:
+        if repeat_kv:
+            k, v = k.repeat_interleave(p.H // p.Hk, dim=1), v.repeat_interleave(p.H // p.Hk, dim=1)
+        else:
+            kw["enable_gqa"] = True
+    return lambda: F.scaled_dot_product_attention(q, k, v, **kw)
+
+
+def reference_fp32(torch, p, q, k, v):
+    """fp32 attention from the definition; rows that see no key are 0 (fa-bench's convention)."""
+    g = p.H // p.Hk
+    k32 = k.float().repeat_interleave(g, dim=1)
+    v32 = v.float().repeat_interleave(g, dim=1)
+    out = torch.empty(q.shape, dtype=torch.float32, device=q.device)
+    mask = causal_mask(torch, p, q.device) if p.causal else None
+    for b in range(p.B):  # one batch at a time bounds the (H, S, Sk) score memory
+        s = (q[b].float() @ k32[b].transpose(-1, -2)) * p.softmax_scale()
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = torch.softmax(s, dim=-1).nan_to_num(0.0)
+        out[b] = w @ v32[b]
+    return out
+
+
+def error_metrics(torch, p, o, ref):
+    o = o.float()
+    d = (o - ref).abs()
+    finite = torch.isfinite(o)
+    tol, cos_min = VERIFY_TOLERANCE[p.dtype]
+    cos = torch.nn.functional.cosine_similarity(o.flatten().nan_to_num(0.0), ref.flatten(), dim=0).item()
+    m = {"max_abs": d.max().item(), "mean_abs": d.mean().item(),
+         "rel_l2": ((o - ref).norm() / ref.norm().clamp_min(1e-30)).item(), "cosine": cos,
+         "nan_inf": int((~finite).sum().item()), "tol": tol}
+    if m["nan_inf"]:
+        m["why"] = f"{m['nan_inf']} NaN/Inf output elements"
+    elif not m["max_abs"] <= tol:
+        m["why"] = f"max |err| {m['max_abs']:.3g} > tolerance {tol:.3g}"
+    elif not cos >= cos_min:
+        m["why"] = f"cosine {cos:.6f} < {cos_min:.6f}"
+    return m
+
+
+class ColdL2:
+    """A 2x-L2 buffer written before each sample (outside the events) so every sample starts cold."""
+
+    def __init__(self, torch, device, mode):
+        props = torch.cuda.get_device_properties(device)
+        l2 = getattr(props, "L2_cache_size", 0) or (64 << 20)
+        self.buf = torch.empty(2 * l2, dtype=torch.uint8, device=device) if mode == "cold" else None
+
+    def __call__(self):
+        if self.buf is not None:
+            self.buf.fill_(1)
+
+
+def time_call(torch, fn, flush, policy):
+    for _ in range(policy.warmup):
+        fn()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    samples, t0 = [], time.perf_counter()
+    while True:
+        flush()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end))
+        why = stop_reason(samples, time.perf_counter() - t0, policy)
+        if why:
+            return {**timing_stats(samples), "mode": policy.mode, "stopped_by": why}
+
+
+def first_try(fn):
+    """Runs fn once; returns (output, None) or (None, the refusal with torch's warnings)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            return fn(), None
+        except (RuntimeError, ValueError, TypeError) as e:  # TypeError: a torch without enable_gqa
+            notes = [str(w.message).splitlines()[0] for w in caught]
+            return None, "; ".join([str(e).splitlines()[0]] + notes)[:400]
+
+
+def run_backend(torch, p, backend, args, flush, meta):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    kind = {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
+            "cudnn": SDPBackend.CUDNN_ATTENTION, "math": SDPBackend.MATH}[backend]
+    path = "torch-" + backend
+    notes = ["kv-cache append not included"] if p.kv_cache else []
+    try:
+        q, k, v = make_inputs(torch, p, "cuda")
+        with sdpa_kernel(kind):
+            fn = attention_call(torch, p, q, k, v, repeat_kv=False)
+            out, refusal = first_try(fn)
+            if refusal and p.H != p.Hk:  # a backend without enable_gqa: repeat K/V to H heads
+                fn = attention_call(torch, p, q, k, v, repeat_kv=True)
+                out, again = first_try(fn)
+                if not again:
+                    notes.append(f"K/V repeated to H heads (enable_gqa refused: {refusal})")
+                refusal = again
+            if refusal:
+                return record_fields(p, path, "skip", refusal, meta)
+            stats = time_call(torch, fn, flush, args.policy)
+        metrics, status = None, "pass"
+        if args.verify:
+            metrics = error_metrics(torch, p, out, reference_fp32(torch, p, q, k, v))
+            status = "fail" if "why" in metrics else "pass"
+            notes.insert(0, metrics.get("why", "checked against an fp32 reference, fixed rule"))
+        else:
+            notes.insert(0, "timed only (not validated)")
+        return record_fields(p, path, status, "; ".join(notes), meta, stats, metrics)
+    except torch.cuda.OutOfMemoryError as e:
+        return record_fields(p, path, "oom", str(e).splitlines()[0], meta)
+    finally:
+        torch.cuda.empty_cache()
+
+
+def device_meta(torch):
+    props = torch.cuda.get_device_properties(0)
+    arch = getattr(props, "gcnArchName", "").split(":")[0] or f"sm_{props.major}{props.minor}"
+    started = utc_now()
+    return {"run_id": f"{started}-{random.getrandbits(24):06x}", "device": torch.cuda.get_device_name(0),
+            "arch": arch, "git_commit": git_commit()}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("sweep", help="sweep file (.csv, .yaml)")
+    ap.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated: flash,efficient,cudnn,math")
+    ap.add_argument("-o", "--output", default="sdpa-results.csv", help="results CSV (fa-bench schema)")
+    ap.add_argument("--verify", action="store_true", help="check each output against an fp32 reference")
+    ap.add_argument("--fa-bench", dest="fabench", help="fa-bench binary for YAML expansion")
+    ap.add_argument("--timing", choices=("cold", "hot"), default="cold")
+    ap.add_argument("--time-cap", type=float, default=0.5, help="seconds of samples per record (default 0.5)")
+    ap.add_argument("--spread", type=float, default=0.005, help="stop at this relative spread (default 0.005)")
+    ap.add_argument("--min-samples", type=int, default=10)
+    ap.add_argument("--max-samples", type=int, default=1000)
+    ap.add_argument("--warmup", type=int, default=1)
+    args = ap.parse_args(argv)
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    for b in backends:
+        if b not in BACKENDS:
+            ap.error(f"unknown backend '{b}' (known: {', '.join(BACKENDS)})")
+    args.policy = TimingPolicy(args.warmup, args.min_samples, args.max_samples, args.spread, args.time_cap, args.timing)
+    problems = load_sweep(args.sweep, args.fabench)
+
+    import torch
+    if not torch.cuda.is_available():
+        raise SystemExit("no CUDA/ROCm device visible to torch")
+    meta = device_meta(torch)
+    flush = ColdL2(torch, 0, args.timing)
+    with open(args.output, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+        w.writeheader()
+        for i, p in enumerate(problems, 1):
+            for b in backends:
+                rec = (record_fields(p, "torch-" + b, "invalid", p.invalid, meta) if p.invalid
+                       else run_backend(torch, p, b, args, flush, meta))
+                w.writerow(rec)
+                f.flush()
+                print(f"[{i}/{len(problems)}] {p.label()} {p.dtype} {rec['path']}: {rec['status']} "
+                      f"{rec['median_ms'] and rec['median_ms'] + ' ms'} {rec['reason']}", file=sys.stderr)
+    print(f"wrote {len(problems) * len(backends)} records to {args.output}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

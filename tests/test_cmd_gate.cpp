@@ -1,0 +1,184 @@
+// `compare`, `gate` and `expand` end to end on results the real binary wrote: a CPU sweep is
+// run once, its copies are edited the way regressions look (a 10% slower median, a dropped
+// record, a failed status), and the exit status and summaries are checked.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "binary.hpp"
+#include "helpers.hpp"
+
+namespace {
+
+using fa::test::run_fa_bench;
+
+std::vector<std::string> lines_of(const std::string& path) {
+  std::ifstream f(path);
+  std::vector<std::string> out;
+  for (std::string l; std::getline(f, l);) out.push_back(l);
+  return out;
+}
+
+std::vector<std::string> cells(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream ss(line);
+  for (std::string c; std::getline(ss, c, ',');) out.push_back(c);
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& cs) {
+  std::string s;
+  for (const auto& c : cs) s += (s.empty() ? "" : ",") + c;
+  return s;
+}
+
+// A copy of a results CSV with `edit(column index of, cells)` applied to data row `row` (1-based;
+// 0: every row), or with that row dropped when edit is null. The rows here hold no quoted text.
+template <class Edit>
+std::string edited(const std::string& path, int row, Edit edit) {
+  auto ls = lines_of(path);
+  const auto head = cells(ls[0]);
+  auto col = [&](const std::string& name) { return size_t(std::find(head.begin(), head.end(), name) - head.begin()); };
+  std::string out = ls[0] + "\n";
+  for (size_t i = 1; i < ls.size(); ++i) {
+    EXPECT_EQ(ls[i].find('"'), std::string::npos) << ls[i];
+    auto cs = cells(ls[i]);
+    if (row == 0 || int(i) == row) {
+      if (!edit(col, cs)) continue;
+    }
+    out += joined(cs) + "\n";
+  }
+  return fa::test::temp_file(".csv", out);
+}
+
+// One real CPU sweep, pinned to 20 samples at a 0.5% spread so that the planted change, not the
+// noise of a shared CPU, decides the verdicts.
+class GateOnCpuResults : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const auto sweep = fa::test::temp_file(".csv", "name,B,H,Hk,S,Sk,D,causal,G\nt1,1,2,1,24,40,32,1,0|2\nt2,1,2,2,16,16,16,0,0\n");
+    const auto csv = fa::test::temp_file(".csv", "");
+    const auto r = run_fa_bench("sweep " + sweep + " --paths cpu-flash --timing hot --time-cap 0.05 --no-table -o " + csv);
+    ASSERT_EQ(r.status, 0) << r.output;
+    base_ = new std::string(edited(csv, 0, [](auto col, auto& cs) {
+      cs[col("spread")] = "0.005";
+      cs[col("samples")] = "20";
+      return true;
+    }));
+  }
+  static std::string* base_;
+};
+std::string* GateOnCpuResults::base_ = nullptr;
+
+TEST_F(GateOnCpuResults, AFileAgainstItselfIsAllSameAndTheGatePasses) {
+  ASSERT_EQ(lines_of(*base_).size(), 4u) << "three records";
+  const auto c = run_fa_bench("compare " + *base_ + " " + *base_);
+  EXPECT_EQ(c.status, 0) << c.output;
+  EXPECT_NE(c.output.find("3 same, 0 slow, 0 fast, 0 ambiguous, 0 untimed; 0 missing, 0 added"), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("| **geomean** (3 records) | all | | | | 1.000 |"), std::string::npos) << c.output;
+  const auto g = run_fa_bench("gate --baseline " + *base_ + " " + *base_);
+  EXPECT_EQ(g.status, 0) << g.output;
+  EXPECT_EQ(g.output.substr(g.output.rfind("gate: ")), "gate: PASS 0 slow, 0 missing, 0 wrong, 0 ambiguous of 3 records\n");
+}
+
+TEST_F(GateOnCpuResults, APlantedTenPercentSlowdownFailsTheGate) {
+  const auto slow = edited(*base_, 2, [](auto col, auto& cs) {
+    cs[col("median_ms")] = fmt::format("{:.6g}", std::stod(cs[col("median_ms")]) * 1.10);
+    return true;
+  });
+  const auto g = run_fa_bench("gate --baseline " + *base_ + " " + slow);
+  EXPECT_EQ(g.status, 1) << g.output;
+  EXPECT_NE(g.output.find("1.100x the baseline"), std::string::npos) << g.output;
+  EXPECT_EQ(g.output.substr(g.output.rfind("gate: ")), "gate: FAIL 1 slow, 0 missing, 0 wrong, 0 ambiguous of 3 records\n");
+  const auto loose = run_fa_bench("gate --threshold 0.15 --baseline " + *base_ + " " + slow);
+  EXPECT_EQ(loose.status, 0) << "a 15% threshold forgives 10%\n" << loose.output;
+}
+
+TEST_F(GateOnCpuResults, AMissingOrFailedRecordFailsTheGate) {
+  const auto dropped = edited(*base_, 3, [](auto, auto&) { return false; });
+  const auto m = run_fa_bench("gate --baseline " + *base_ + " " + dropped);
+  EXPECT_EQ(m.status, 1) << m.output;
+  EXPECT_NE(m.output.find("FAIL 0 slow, 1 missing, 0 wrong, 0 ambiguous of 2 records"), std::string::npos) << m.output;
+  const auto failed = edited(*base_, 1, [](auto col, auto& cs) {
+    cs[col("status")] = "fail";
+    return true;
+  });
+  const auto w = run_fa_bench("gate --baseline " + *base_ + " " + failed);
+  EXPECT_EQ(w.status, 1) << w.output;
+  EXPECT_NE(w.output.find("FAIL 0 slow, 0 missing, 1 wrong"), std::string::npos) << w.output;
+  EXPECT_NE(w.output.find("pass → fail"), std::string::npos) << w.output;
+}
+
+TEST_F(GateOnCpuResults, FewSamplesAreReportedAndFailOnlyWithStrict) {
+  const auto few = edited(*base_, 1, [](auto col, auto& cs) {
+    cs[col("samples")] = "2";
+    return true;
+  });
+  const auto g = run_fa_bench("gate --baseline " + *base_ + " " + few);
+  EXPECT_EQ(g.status, 0) << g.output;
+  EXPECT_NE(g.output.find("AMBIGUOUS: new has 2 samples < 5"), std::string::npos) << g.output;
+  EXPECT_EQ(run_fa_bench("gate --strict --baseline " + *base_ + " " + few).status, 1);
+}
+
+TEST_F(GateOnCpuResults, ABadResultsFileExitsTwoNamingFileAndLine) {
+  const auto bad = edited(*base_, 2, [](auto col, auto& cs) {
+    cs[col("median_ms")] = "fast";
+    return true;
+  });
+  for (const std::string& cmd : {"gate --baseline " + *base_ + " " + bad, "compare " + *base_ + " " + bad}) {
+    const auto r = run_fa_bench(cmd);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find(bad + ":3: field 'median_ms': 'fast' is not a number"), std::string::npos) << r.output;
+  }
+  const auto none = run_fa_bench("gate --baseline /nonexistent/base.csv " + *base_);
+  EXPECT_EQ(none.status, 2) << none.output;
+  EXPECT_NE(none.output.find("/nonexistent/base.csv"), std::string::npos) << none.output;
+}
+
+TEST_F(GateOnCpuResults, CompareTakesMoreFilesAndWritesCsvAndJson) {
+  const auto slow = edited(*base_, 1, [](auto col, auto& cs) {
+    cs[col("median_ms")] = fmt::format("{:.6g}", std::stod(cs[col("median_ms")]) * 1.5);
+    return true;
+  });
+  const auto csv = fa::test::temp_file(".csv", "");
+  const auto json = fa::test::temp_file(".json", "");
+  const auto r = run_fa_bench("compare " + *base_ + " " + *base_ + " " + slow + " --csv " + csv + " --json " + json);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("## " + slow + " vs " + *base_), std::string::npos) << r.output;
+  const auto rows = lines_of(csv);
+  ASSERT_EQ(rows.size(), 1u + 2 * 3) << "a header and three records per comparison";
+  EXPECT_NE(rows[0].find(",ratio,margin,verdict,"), std::string::npos) << rows[0];
+  EXPECT_NE(rows[4].find(",1.5,0.05,SLOW,"), std::string::npos) << rows[4];
+  std::ifstream jf(json);
+  const auto j = nlohmann::json::parse(jf);
+  ASSERT_EQ(j["comparisons"].size(), 2u);
+  EXPECT_EQ(j["comparisons"][1]["records"][0]["verdict"], "SLOW");
+  EXPECT_EQ(j["rule"]["min_samples"], 5);
+}
+
+TEST(Expand, TheCiSweepExpandsToADozenProblemsWithTheirFlops) {
+  const auto r = run_fa_bench("expand " + fa::test::source_dir() + "/sweeps/ci.yaml");
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::stringstream ss(r.output);
+  std::vector<std::string> ls;
+  for (std::string l; std::getline(ss, l);) ls.push_back(l);
+  ASSERT_EQ(ls.size(), 13u) << r.output;
+  EXPECT_EQ(ls[0].rfind("name,B,H,Hk,S,Sk,D,causal,dtype,layout,kv_cache,scale,seed,G,flops,bytes,", 0), 0u);
+  // whisper encoder: 4 * 1 * 16 * 64 * 1500^2 FLOPs; Q, K, V, O fp16 + fp32 LSE.
+  EXPECT_EQ(ls[1].rfind("whisper-enc,1,16,16,1500,1500,64,0,fp16,bshd,0,0,1,0|4,9.216e+09,1.2384e+07,", 0), 0u) << ls[1];
+}
+
+TEST(Expand, TheCiSweepLoadsAndSkipsOnTheCpuBuild) {
+  const auto csv = fa::test::temp_file(".csv", "");
+  const auto r = run_fa_bench("sweep " + fa::test::source_dir() + "/sweeps/ci.yaml --paths cpu-flash --cpu-budget 0.1 "
+                              "--no-timing --no-table -o " + csv);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("24 records: 24 skip"), std::string::npos) << "over the CPU budget, every row skips\n" << r.output;
+}
+
+}  // namespace
