@@ -15,7 +15,7 @@ namespace fa {
 namespace {
 
 // `auto` tries these in order and runs the first whose gate says yes.
-const char* const kAutoOrder[] = {"kv-cache", "decode", "mma", "splitk", "tiled", "naive", "cpu-flash"};
+const char* const kAutoOrder[] = {"kv-cache", "mma-decode", "decode", "mma", "splitk", "tiled", "naive", "cpu-flash"};
 
 class AutoExecution : public Execution {
  public:
@@ -66,9 +66,12 @@ Registry Registry::builtin(const DeviceFacts& device) {
   reg.rows_.push_back(gpu_row("mma", "tensor-core FlashAttention-2 (mma.sync m16n8k16), cp.async K/V ring, split-K",
                               "sm_80+; fp16/bf16; D in 64,80,96,128,256; G in 0,2,4,8,16", gpu::mma_supports,
                               gpu::mma_prepare));
+  reg.rows_.push_back(gpu_row("mma-decode", "flash-decoding on tensor cores: GQA heads x S packed in one 16-row tile",
+                              "sm_80+; fp16/bf16; D in 64,128; S*H/Hk <= 16; G = 0 (own chunks)",
+                              gpu::mma_decode_supports, gpu::mma_decode_prepare));
 #else
   const std::string why = device.gpu_absent_why;
-  for (const char* name : {"naive", "tiled", "decode", "kv-cache", "splitk", "mma"}) {
+  for (const char* name : {"naive", "tiled", "decode", "kv-cache", "splitk", "mma", "mma-decode"}) {
     reg.rows_.push_back(gpu_row(name, "GPU path (not in this build)", "needs a GPU backend",
                                 [why](const Problem&, int, const GateContext&) { return std::optional<std::string>(why); },
                                 nullptr));
@@ -85,7 +88,7 @@ Registry Registry::builtin(const DeviceFacts& device) {
   };
   reg.rows_.push_back(PathRow{
       "auto", device.gpu ? "gpu" : "cpu", "dispatcher: the first path in a fixed preference order whose gate says yes",
-      "kv-cache > decode > mma > splitk > tiled > naive > cpu-flash", false,
+      "kv-cache > mma-decode > decode > mma > splitk > tiled > naive > cpu-flash", false,
       [pick](const Problem& p, int G, const GateContext& ctx) -> std::optional<std::string> {
         std::string why;
         if (pick(p, G, ctx, &why)) return std::nullopt;

@@ -20,6 +20,7 @@ FA_GPU_PATH(decode)
 FA_GPU_PATH(kv_cache)
 FA_GPU_PATH(splitk)
 FA_GPU_PATH(mma)
+FA_GPU_PATH(mma_decode)
 #undef FA_GPU_PATH
 
 }  // namespace fa::gpu

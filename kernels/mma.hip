@@ -8,12 +8,11 @@
 // (kernels/tile_loop.hpp). G > 1 writes fp32 partials that kernels/combine.hip folds.
 #include <fmt/format.h>
 
-#include <type_traits>
-
 #include "kernels/fragment_layout.hpp"
 #include "kernels/gpu_execution.hpp"
 #include "kernels/gpu_paths.hpp"
 #include "kernels/launchers.hpp"
+#include "kernels/mma_sm80.hpp"
 #include "kernels/tile_loop.hpp"
 
 namespace fa::gpu {
@@ -37,45 +36,6 @@ struct MmaTraits {
   static_assert(MT >= 1 && BM % (16 * WARPS) == 0 && BN % 16 == 0 && D % 16 == 0, "tile shape");
 };
 
-#if FA_HAS_MMA_SM80
-__device__ inline uint32_t smem_addr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
-
-__device__ inline void ldsm_x4(uint32_t addr, uint32_t (&r)[4]) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-__device__ inline void ldsm_x4_trans(uint32_t addr, uint32_t (&r)[4]) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-// D += A B for one m16n8k16 tile (fragment_layout.hpp: mma_m16n8k16_{a,b,c}).
-template <typename T>
-__device__ inline void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  if constexpr (std::is_same_v<T, BF16>) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-}
-
-// Two floats rounded to nearest into the dtype, `lo` in the low half (the lower column).
-template <typename T>
-__device__ inline uint32_t pack2(float lo, float hi) {
-  uint32_t r;
-  if constexpr (std::is_same_v<T, BF16>) asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-  else asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-#endif
 
 template <typename T, typename K>
 __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
@@ -92,21 +52,35 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
   const uint16_t* kg = a.k + c.b * a.k_sb + c.hk * a.k_sh;
   const uint16_t* vg = a.v + c.b * a.k_sb + c.hk * a.k_sh;
 
-  for (int i = tid; i < K::BM * K::CPR; i += K::THREADS) {  // Q rows past S read as zeros
-    const int r = i / K::CPR, ch = i % K::CPR, s = c.q0 + r;
-    copy16_async(qs + r * K::LD + ch * 8, qg + int64_t(s < a.S ? s : a.S - 1) * a.q_ss + ch * 8, s < a.S);
+  // Copies: thread tid moves 16-byte chunk tid % CPR of rows tid / CPR + p * RPP, p = 0, 1, ...;
+  // the pointers advance by constant strides, so a pass is one predicated LDGSTS per tensor.
+  constexpr int RPP = K::THREADS / K::CPR;  // rows a pass of the block copies
+  const int r0 = tid / K::CPR, ch = tid % K::CPR;
+  const bool copier = K::THREADS % K::CPR == 0 || r0 < RPP;
+#pragma unroll
+  for (int p = 0; p < (K::BM + RPP - 1) / RPP; ++p) {  // Q rows past S read as zeros
+    const int r = r0 + p * RPP, s = c.q0 + r;
+    if (copier && (K::BM % RPP == 0 || r < K::BM))
+      copy16_async(qs + r * K::LD + ch * 8, s < a.S ? qg + int64_t(s) * a.q_ss + ch * 8 : qg, s < a.S);
   }
   copy_async_commit();
+  const int64_t pass_stride = int64_t(RPP) * a.k_ss;
+  const uint16_t* const kt = kg + int64_t(r0) * a.k_ss + ch * 8;
+  const uint16_t* const vt = vg + int64_t(r0) * a.k_ss + ch * 8;
   auto load_tile = [&](int t) {  // tile t into its stage; keys past the range read as zeros
-    uint16_t* ks = kv + (t % K::STAGES) * 2 * K::BN * K::LD;
+    uint16_t* ks = kv + (t % K::STAGES) * 2 * K::BN * K::LD + r0 * K::LD + ch * 8;
     uint16_t* vs = ks + K::BN * K::LD;
     const int64_t kv0 = kr.begin + int64_t(t) * K::BN;
-    for (int i = tid; i < K::BN * K::CPR; i += K::THREADS) {
-      const int r = i / K::CPR, ch = i % K::CPR;
-      const bool in = kv0 + r < kr.end;
-      const int64_t off = (in ? kv0 + r : 0) * a.k_ss + ch * 8;
-      copy16_async(ks + r * K::LD + ch * 8, kg + off, in);
-      copy16_async(vs + r * K::LD + ch * 8, vg + off, in);
+    const uint16_t* kp = kt + kv0 * a.k_ss;
+    const uint16_t* vp = vt + kv0 * a.k_ss;
+#pragma unroll
+    for (int p = 0; p < (K::BN + RPP - 1) / RPP; ++p) {
+      const int r = r0 + p * RPP;
+      if (copier && (K::BN % RPP == 0 || r < K::BN)) {
+        const bool in = kv0 + r < kr.end;
+        copy16_async(ks + p * RPP * K::LD, in ? kp + p * pass_stride : kg, in);
+        copy16_async(vs + p * RPP * K::LD, in ? vp + p * pass_stride : vg, in);
+      }
     }
   };
 #pragma unroll

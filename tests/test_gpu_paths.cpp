@@ -13,7 +13,7 @@ using namespace fa;
 
 namespace {
 
-const char* const kGpuPaths[] = {"naive", "tiled", "decode", "kv-cache", "splitk", "mma", "auto"};
+const char* const kGpuPaths[] = {"naive", "tiled", "decode", "kv-cache", "splitk", "mma", "mma-decode", "auto"};
 
 struct Fixture {
   GateContext ctx;

@@ -1,0 +1,288 @@
+// mma-decode: flash-decoding on NVIDIA tensor cores (sm80+) for S * (H / Hk) <= 16 — decode
+// steps and short query blocks. One block per (key chunk, kv head, batch); the query heads of the
+// GQA group and the S query rows are packed into one 16-row mma tile (row = head_in_group * S + s),
+// so K and V are read once per group. Each warp streams its own tiles of the chunk (tiles w,
+// w + WARPS, ...) through a private cp.async ring and keeps its own online softmax; the warps
+// fold their states through shared memory, and chunks write fp32 partials for the shared combine.
+// Chunks: one wave of blocks (occupancy x SMs / (B x Hk)), reported as G_used.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "kernels/fragment_layout.hpp"
+#include "kernels/gpu_execution.hpp"
+#include "kernels/gpu_paths.hpp"
+#include "kernels/launchers.hpp"
+#include "kernels/mma_sm80.hpp"
+#include "kernels/tile_loop.hpp"
+
+namespace fa::gpu {
+namespace {
+
+template <int D_, int BN_, int WARPS_, int STAGES_>
+struct DecodeTraits {
+  static constexpr int D = D_, BN = BN_, WARPS = WARPS_, STAGES = STAGES_;
+  static constexpr int THREADS = WARPS * 32;
+  static constexpr int NT = BN / 8, DT = D / 8, KD = D / 16, KN = BN / 16;
+  static constexpr int LD = D + 8;   // shared row stride in elements (16-byte pad, as in mma)
+  static constexpr int CPR = D / 8;  // 16-byte chunks a row
+  static constexpr int RPP = 32 / CPR;  // rows a pass of one warp copies
+  static constexpr int WARP_ELEMS = STAGES * 2 * BN * LD;
+  static constexpr int FOLD_BYTES = WARPS * 16 * (D + 2) * 4;  // acc, m, l of every warp's rows
+  static constexpr int SMEM = std::max(WARPS * WARP_ELEMS * 2, FOLD_BYTES);
+  static_assert(32 % CPR == 0 && BN % RPP == 0 && BN % 16 == 0 && D % 16 == 0, "tile shape");
+};
+
+template <typename T, typename K>
+__global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chunk_keys) {
+#if FA_HAS_MMA_SM80
+  extern __shared__ __align__(16) uint16_t smem[];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int chunk = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  const int group = a.H / a.Hk, rows = group * a.S;
+  const int64_t k_begin = int64_t(chunk) * chunk_keys;
+  const int64_t k_end = min(k_begin + chunk_keys, int64_t(a.Sk));
+  const int ntiles = int((k_end - k_begin + K::BN - 1) / K::BN);
+  const uint16_t* kg = a.k + b * a.k_sb + hk * a.k_sh;
+  const uint16_t* vg = a.v + b * a.k_sb + hk * a.k_sh;
+  // The two packed rows this lane holds (C layout rows lane/4 and lane/4 + 8) as (head, s).
+  int row_h[2], row_s[2];
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    const int r = frag::mma_m16n8k16_c(lane, 2 * hr).row;
+    row_h[hr] = hk * group + (r < rows ? r / a.S : 0);
+    row_s[hr] = r < rows ? r % a.S : a.S;  // s >= S marks a padding row
+  }
+
+  uint32_t qf[K::KD][4];  // Q as the A operand, straight from global memory; padding rows are 0
+#pragma unroll
+  for (int kk = 0; kk < K::KD; ++kk)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const frag::Coord e = frag::mma_m16n8k16_a(lane, 2 * i);
+      const int r = e.row;
+      qf[kk][i] = r < rows ? *reinterpret_cast<const uint32_t*>(a.q + b * a.q_sb + int64_t(r % a.S) * a.q_ss +
+                                                                  (hk * group + r / a.S) * a.q_sh + kk * 16 + e.col)
+                           : 0u;
+    }
+
+  uint16_t* const ring = smem + warp * K::WARP_ELEMS;
+  const int r0 = lane / K::CPR, ch = lane % K::CPR;
+  auto load_tile = [&](int i) {  // the warp's i-th tile (chunk tile warp + i * WARPS)
+    uint16_t* ks = ring + (i % K::STAGES) * 2 * K::BN * K::LD + r0 * K::LD + ch * 8;
+    uint16_t* vs = ks + K::BN * K::LD;
+    const int64_t kv0 = k_begin + int64_t(warp + i * K::WARPS) * K::BN;
+#pragma unroll
+    for (int p = 0; p < K::BN / K::RPP; ++p) {
+      const int64_t key = kv0 + r0 + p * K::RPP;
+      const bool in = key < k_end;
+      const int64_t off = (in ? key : 0) * a.k_ss + ch * 8;
+      copy16_async(ks + p * K::RPP * K::LD, kg + off, in);
+      copy16_async(vs + p * K::RPP * K::LD, vg + off, in);
+    }
+  };
+  const int mine = ntiles > warp ? (ntiles - warp + K::WARPS - 1) / K::WARPS : 0;
+#pragma unroll
+  for (int i = 0; i < K::STAGES - 1; ++i) {
+    if (i < mine) load_tile(i);
+    copy_async_commit();
+  }
+
+  float acc[K::DT][4] = {};
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+  const int b_row = (lane / 16) * 8 + lane % 8, b_col = ((lane / 8) % 2) * 8;  // as in mma.hip
+  const int v_row = ((lane / 8) % 2) * 8 + lane % 8, v_col = (lane / 16) * 8;
+  for (int i = 0; i < mine; ++i) {
+    copy_async_wait<K::STAGES - 2>();
+    __syncwarp();  // every lane's copies of tile i are visible; tile i - 1's stage is free
+    if (i + K::STAGES - 1 < mine) load_tile(i + K::STAGES - 1);
+    copy_async_commit();
+    const uint16_t* ks = ring + (i % K::STAGES) * 2 * K::BN * K::LD;
+    const uint16_t* vs = ks + K::BN * K::LD;
+    const int64_t kv0 = k_begin + int64_t(warp + i * K::WARPS) * K::BN;
+
+    float s[K::NT][4] = {};
+#pragma unroll
+    for (int kk = 0; kk < K::KD; ++kk)
+#pragma unroll
+      for (int np = 0; np < K::NT / 2; ++np) {
+        uint32_t kb[4];
+        ldsm_x4(smem_addr(ks + (np * 16 + b_row) * K::LD + kk * 16 + b_col), kb);
+        mma16816<T>(s[2 * np], qf[kk], kb[0], kb[1]);
+        mma16816<T>(s[2 * np + 1], qf[kk], kb[2], kb[3]);
+      }
+    if (kv0 + K::BN > k_end || (a.causal && a.S > 1)) {  // the chunk's end, or a causal short block
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {
+        const int n = tile::tile_cols_visible(a, row_s[hr], kv0, k_end, K::BN);
+#pragma unroll
+        for (int nt = 0; nt < K::NT; ++nt)
+#pragma unroll
+          for (int j = 0; j < 2; ++j)
+            if (nt * 8 + frag::mma_m16n8k16_c(lane, 2 * hr + j).col >= n) s[nt][2 * hr + j] = -INFINITY;
+      }
+    }
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      float mx = -INFINITY;
+#pragma unroll
+      for (int nt = 0; nt < K::NT; ++nt) mx = fmaxf(mx, fmaxf(s[nt][2 * hr], s[nt][2 * hr + 1]));
+      mx = fmaxf(mx, shfl_xor(mx, 1, 4));
+      mx = fmaxf(mx, shfl_xor(mx, 2, 4));
+      float neg_m;
+      const float alpha = tile::softmax_rescale(m[hr], mx, a.scale_log2, neg_m);
+      float sum = 0.f;
+#pragma unroll
+      for (int nt = 0; nt < K::NT; ++nt)
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          float& x = s[nt][2 * hr + j];
+          x = fast_exp2(fmaf(x, a.scale_log2, neg_m));
+          sum += x;
+        }
+      l[hr] = l[hr] * alpha + sum;
+#pragma unroll
+      for (int dt = 0; dt < K::DT; ++dt) acc[dt][2 * hr] *= alpha, acc[dt][2 * hr + 1] *= alpha;
+    }
+#pragma unroll
+    for (int kn = 0; kn < K::KN; ++kn) {
+      const uint32_t pa[4] = {pack2<T>(s[2 * kn][0], s[2 * kn][1]), pack2<T>(s[2 * kn][2], s[2 * kn][3]),
+                              pack2<T>(s[2 * kn + 1][0], s[2 * kn + 1][1]),
+                              pack2<T>(s[2 * kn + 1][2], s[2 * kn + 1][3])};
+#pragma unroll
+      for (int dp = 0; dp < K::DT / 2; ++dp) {
+        uint32_t vb[4];
+        ldsm_x4_trans(smem_addr(vs + (kn * 16 + v_row) * K::LD + dp * 16 + v_col), vb);
+        mma16816<T>(acc[2 * dp], pa, vb[0], vb[1]);
+        mma16816<T>(acc[2 * dp + 1], pa, vb[2], vb[3]);
+      }
+    }
+  }
+  copy_async_wait<0>();
+  __syncthreads();  // every warp is done with its ring: the shared memory now holds the fold
+
+  // Fold the warps: per warp, 16 rows of acc (D floats) then m and l of the 16 rows.
+  float* const fold = reinterpret_cast<float*>(smem);
+  float* const mine_acc = fold + warp * 16 * (K::D + 2);
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    float lsum = l[hr];
+    lsum += shfl_xor(lsum, 1, 4);
+    lsum += shfl_xor(lsum, 2, 4);
+    const frag::Coord at = frag::mma_m16n8k16_c(lane, 2 * hr);
+#pragma unroll
+    for (int dt = 0; dt < K::DT; ++dt)
+      *reinterpret_cast<float2*>(mine_acc + at.row * K::D + dt * 8 + at.col) =
+          make_float2(acc[dt][2 * hr], acc[dt][2 * hr + 1]);
+    if (lane % 4 == 0) {
+      mine_acc[16 * K::D + at.row] = m[hr];
+      mine_acc[16 * K::D + 16 + at.row] = lsum;
+    }
+  }
+  __syncthreads();
+  for (int idx = tid; idx < rows * (K::D / 2); idx += K::THREADS) {
+    const int r = idx / (K::D / 2), d = 2 * (idx % (K::D / 2));
+    float mx = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < K::WARPS; ++w) mx = fmaxf(mx, fold[w * 16 * (K::D + 2) + 16 * K::D + r]);
+    float L = 0.f, o0 = 0.f, o1 = 0.f;
+    if (mx != -INFINITY) {
+#pragma unroll
+      for (int w = 0; w < K::WARPS; ++w) {
+        const float* f = fold + w * 16 * (K::D + 2);
+        const float mw = f[16 * K::D + r];
+        const float wt = mw == -INFINITY ? 0.f : fast_exp2((mw - mx) * a.scale_log2);
+        L += wt * f[16 * K::D + 16 + r];
+        o0 += wt * f[r * K::D + d];
+        o1 += wt * f[r * K::D + d + 1];
+      }
+    }
+    const tile::RowEnd e = tile::row_end(mx, L, a.scale_log2);
+    const int h = hk * group + r / a.S, s_row = r % a.S;
+    const tile::BlockCoords c{b, h, hk, chunk, 0};
+    tile::store_pair<T>(a, c, s_row, d, o0 * e.inv_l, o1 * e.inv_l);
+    if (d == 0) tile::store_lse(a, c, s_row, e.lse);
+  }
+#else
+  __builtin_trap();  // built for an arch without mma.sync: the gate refuses such devices
+#endif
+}
+
+// H100, bf16, (1,32,8,1,131072,128), same session as a device copy: see the README table.
+using Decode64 = DecodeTraits<64, 32, 4, 3>;
+using Decode128 = DecodeTraits<128, 32, 4, 2>;
+
+template <typename F>
+void with_traits(int D, F&& f) {
+  if (D == 64) f(Decode64{});
+  else f(Decode128{});
+}
+
+// One wave of blocks: the occupancy-sized count of resident blocks over B x Hk, at least one
+// tile per warp in each chunk.
+int decode_chunk_keys(const Problem& p, DType t, int units) {
+  int keys = 0;
+  with_dtype(t, [&](auto tr) {
+    using T = decltype(tr);
+    with_traits(int(p.D), [&](auto k) {
+      using K = decltype(k);
+      FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K>, K::SMEM));
+      int per_sm = 0;
+      FA_GPU_CHECK(max_active_blocks(&per_sm, mma_decode_fwd<T, K>, K::THREADS, K::SMEM));
+      const int64_t slots = int64_t(std::max(per_sm, 1)) * std::max(units, 1);
+      const int64_t chunks = std::max<int64_t>(1, slots / (p.B * p.Hk));
+      const int64_t min_keys = int64_t(K::WARPS) * K::BN;
+      const int64_t per = (p.Sk + chunks - 1) / chunks;
+      keys = int(std::max(min_keys, (per + K::BN - 1) / K::BN * K::BN));
+    });
+  });
+  return keys;
+}
+
+class MmaDecodeExecution : public GpuExecution {
+ public:
+  MmaDecodeExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int chunk_keys)
+      : GpuExecution(p, in, ctx, int((p.Sk + chunk_keys - 1) / chunk_keys)), chunk_keys_(chunk_keys) {
+    chunks_ = int((p.Sk + chunk_keys - 1) / chunk_keys);
+    args_.G = chunks_ > 1 ? chunks_ : 0;
+  }
+
+ protected:
+  int g_used() const override { return chunks_; }
+  void launch() override {
+    with_dtype(p_.dtype, [&](auto tr) {
+      using T = decltype(tr);
+      with_traits(args_.D, [&](auto k) {
+        using K = decltype(k);
+        mma_decode_fwd<T, K><<<dim3(chunks_, args_.Hk, args_.B), K::THREADS, K::SMEM, stream_>>>(args_, chunk_keys_);
+        FA_GPU_CHECK_LAUNCH("mma_decode_fwd");
+      });
+    });
+    if (args_.G > 1) launch_combine(args_, p_.dtype, stream_);
+  }
+
+ private:
+  int chunk_keys_, chunks_ = 1;
+};
+
+}  // namespace
+
+std::optional<std::string> mma_decode_supports(const Problem& p, int G, const GateContext& ctx) {
+  if (auto no = common_gpu_gate(p, ctx)) return no;
+  if (!ctx.device.has_mma_sm80)
+    return fmt::format("mma-decode needs an NVIDIA GPU with mma.sync (sm_80 or newer); this device is {}",
+                       ctx.device.arch);
+  if (p.D != 64 && p.D != 128) return fmt::format("mma-decode has kernels for D in 64, 128 (got D={})", p.D);
+  if (p.S * p.group_size() > 16)
+    return fmt::format("mma-decode packs S x H/Hk <= 16 query rows into a tile (got {})", p.S * p.group_size());
+  if (G != 0) return std::string("mma-decode sizes its own key chunks (reported as G_used); G must be 0");
+  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
+  if (p.Hk > 65535 || p.B > 65535) return std::string("Hk or B exceeds the grid");
+  return std::nullopt;
+}
+
+std::unique_ptr<Execution> mma_decode_prepare(const Problem& p, const HostInputs& in, int, const GateContext& ctx) {
+  return std::make_unique<MmaDecodeExecution>(p, in, ctx, decode_chunk_keys(p, p.dtype, ctx.device.units));
+}
+
+}  // namespace fa::gpu
