@@ -75,7 +75,13 @@ TEST(BuiltinRegistry, AutoTriesRowsByRankAndSaysSoInItsGate) {
   const Registry reg = builtin_registry(no_gpu());
   const PathRow& a = *reg.find("auto");
 #ifdef FABENCH_HAS_GPU
-  EXPECT_EQ(a.gate_doc, "kv-cache > decode > splitk > tiled > naive > cpu-flash");
+  // Today's order, as a subsequence: a new path slots in by its rank without editing this test.
+  size_t at = 0;
+  for (const char* name : {"kv-cache", "decode", "splitk", "tiled", "naive", "cpu-flash"}) {
+    at = a.gate_doc.find(name, at);
+    ASSERT_NE(at, std::string::npos) << name << " out of order in " << a.gate_doc;
+  }
+  EXPECT_EQ(a.gate_doc.substr(at), "cpu-flash") << "cpu-flash is auto's last resort";
 #else
   EXPECT_EQ(a.gate_doc, "cpu-flash");  // the GPU rows are placeholders: never candidates
 #endif
