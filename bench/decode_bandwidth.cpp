@@ -6,10 +6,10 @@
 
 #include <cstdlib>
 
-#include "harness/registry.hpp"
 #include "harness/row_sample.hpp"
 #include "harness/tolerance.hpp"
-#include "kernels/gpu_paths.hpp"
+#include "kernels/gpu_device.hpp"
+#include "paths/builtin.hpp"
 #include "reference/cpu_ref.hpp"
 
 int main(int argc, char** argv) {
@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
     fmt::print("no GPU: {}\n", ctx.device.gpu_absent_why);
     return 0;
   }
-  const fa::Registry reg = fa::Registry::builtin(ctx.device);
+  const fa::Registry reg = fa::builtin_registry(ctx.device);
   const double kv_bytes = 2.0 * double(p.B * p.Sk * p.Hk * p.D) * 2;
   const double copy = fa::gpu::copy_bandwidth_gbps(size_t(kv_bytes), 50);
   fmt::print("device             {} ({} SMs)\n", ctx.device.name, ctx.device.units);

@@ -6,7 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "harness/metadata.hpp"
-#include "harness/registry.hpp"
+#include "paths/builtin.hpp"
 
 namespace fa::cli {
 

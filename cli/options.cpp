@@ -16,6 +16,8 @@
 #include "harness/resume.hpp"
 #include "harness/runner.hpp"
 #include "harness/summary.hpp"
+#include "paths/builtin.hpp"
+#include "reference/cpu_ref.hpp"
 
 namespace fa::cli {
 
@@ -143,7 +145,7 @@ int execute(Sweep sweep, const CommonOptions& o) {
   ctx.device = probe_device();
   ctx.cpu_budget_flops = o.cpu_budget_gflop * 1e9;
   if (!ctx.device.gpu) spdlog::info("no GPU: {}", ctx.device.gpu_absent_why);
-  const Registry reg = Registry::builtin(ctx.device);
+  const Registry reg = builtin_registry(ctx.device);
 
   RunOptions ro;
   ro.paths = resolve_paths(o.paths, sweep, reg, ctx.device);
@@ -154,6 +156,7 @@ int execute(Sweep sweep, const CommonOptions& o) {
   if (o.max_err >= 0) ro.thresholds.max_err = o.max_err;
   if (o.min_cosine >= 0) ro.thresholds.cosine = o.min_cosine;
   ro.check_rows = o.check_rows;
+  ro.reference = compute_reference;
 
   // Every output is opened, locked and checked (and a resumed one read) before any is truncated.
   OutputFile csv_out(o.csv, sweep.files);

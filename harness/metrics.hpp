@@ -7,7 +7,7 @@
 
 #include "harness/inputs.hpp"
 #include "harness/path.hpp"
-#include "reference/cpu_ref.hpp"
+#include "harness/reference_result.hpp"
 
 namespace fa {
 

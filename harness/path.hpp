@@ -1,6 +1,7 @@
-// What a kernel path is to the harness: a registry row (name, gate, preparer) and the Execution
-// it prepares for one (problem, G): poison outputs, run once, read back, take timed samples.
-// CPU and GPU paths implement the same interface, so the runner treats them alike.
+// What a kernel path is to the harness: a registry row (name, gate, preparer, auto rank, tiles)
+// and the Execution it prepares for one (problem, G): poison outputs, run once, read back, take
+// timed samples. CPU and GPU paths implement the same interface, so the runner treats them alike.
+// Each path builds its row in its own file and registers it (harness/path_registry.hpp).
 #pragma once
 #include <functional>
 #include <memory>
@@ -57,6 +58,12 @@ struct OutOfMemory : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The tile a path's blocks cover: query rows per block and keys per tile (the split heuristic
+// counts row blocks and key tiles with it).
+struct TileShape {
+  int block_m, block_n;
+};
+
 struct PathRow {
   std::string name;
   std::string kind;      // "cpu" or "gpu"
@@ -66,6 +73,10 @@ struct PathRow {
   // Empty when the path runs (problem, G); otherwise the reason it does not.
   std::function<std::optional<std::string>(const Problem&, int G, const GateContext&)> supports;
   std::function<std::unique_ptr<Execution>(const Problem&, const HostInputs&, int G, const GateContext&)> prepare;
+  // `auto` tries rows from the highest rank down; 0: never chosen by auto. Ranks are spaced by 10
+  // so that a new path can slot in between; `fa-bench list` shows the resulting order.
+  int auto_rank = 0;
+  TileShape tiles{64, 64};  // for the split heuristic
 };
 
 }  // namespace fa

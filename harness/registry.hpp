@@ -1,5 +1,6 @@
 // The path registry: one table of every path (name, gate, preparer). The gate that decides what
-// runs is the gate that reports what cannot, and it drives `auto` too.
+// runs is the gate that reports what cannot, and it drives `auto` too. The table is filled above
+// harness/ (paths/builtin.hpp) from the rows the built sources register.
 #pragma once
 #include <string>
 #include <vector>
@@ -10,7 +11,6 @@ namespace fa {
 
 class Registry {
  public:
-  static Registry builtin(const DeviceFacts& device);  // every path this binary knows
   const std::vector<PathRow>& rows() const { return rows_; }
   const PathRow* find(const std::string& name) const;
   void add(PathRow row) { rows_.push_back(std::move(row)); }
@@ -21,8 +21,5 @@ class Registry {
  private:
   std::vector<PathRow> rows_;
 };
-
-// Probes the machine: CPU threads, and the GPU when a backend is built in.
-DeviceFacts probe_device();
 
 }  // namespace fa

@@ -11,7 +11,6 @@
 #include "harness/row_sample.hpp"
 #include "harness/split_heuristic.hpp"
 #include "harness/tolerance.hpp"
-#include "reference/cpu_ref.hpp"
 
 namespace fa {
 namespace {
@@ -24,6 +23,7 @@ int units_for(const PathRow& row, const GateContext& ctx) {
 
 std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const Registry& reg, const GateContext& ctx,
                               const std::vector<RecordSink*>& sinks, const ProgressFn& progress) {
+  if (!opt.reference) throw std::invalid_argument("run_sweep: RunOptions::reference is not set");
   std::vector<Record> records;
   size_t total = 0, done = 0;
   for (const auto& row : sweep.rows) total += row.invalid ? 1 : opt.paths.size() * row.splits.size();
@@ -59,7 +59,7 @@ std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const R
           ++done;
           continue;
         }
-        const int G = g.is_auto ? choose_splits(p, units_for(*pr, ctx)) : g.value;
+        const int G = g.is_auto ? choose_splits(p, units_for(*pr, ctx), pr->tiles) : g.value;
         r.g_used = G;
         std::optional<std::string> no = reg.unavailable(*pr, ctx.device);
         if (!no) no = pr->supports(p, G, ctx);
@@ -83,7 +83,7 @@ std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const R
           } else {
             if (!ref) {
               const int64_t n = opt.check_rows > 0 ? opt.check_rows : rows_within_budget(p, ctx.cpu_budget_flops);
-              ref = std::make_unique<Reference>(compute_reference(p, *inputs, sample_rows(p, n, p.seed), true));
+              ref = std::make_unique<Reference>(opt.reference(p, *inputs, sample_rows(p, n, p.seed), true));
             }
             const Metrics m = measure(p, *inputs, *ref, out);
             const Verdict v = judge(m, p.dtype, fixed);

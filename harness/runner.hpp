@@ -1,12 +1,14 @@
 // The runner: for each sweep row, every selected path and every requested G, one record. Inputs
 // and the reference are built once per row (lazily, only if some path runs) and shared by all
-// its (path, G) records; each record is handed to the sinks as soon as it is final.
+// its (path, G) records; each record is handed to the sinks as soon as it is final. The oracle
+// comes in through RunOptions::reference (the CLI passes reference/'s compute_reference).
 #pragma once
 #include <functional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "harness/reference_result.hpp"
 #include "harness/registry.hpp"
 #include "harness/results.hpp"
 #include "harness/sweep.hpp"
@@ -20,6 +22,7 @@ struct RunOptions {
   Thresholds thresholds;           // fixed rule when any is set
   int64_t check_rows = 0;          // > 0: validate this many sampled rows; 0: as the CPU budget allows
   std::set<std::string> done;      // resume keys to skip
+  ReferenceFn reference = nullptr; // the oracle validation compares with (required)
 };
 
 using ProgressFn = std::function<void(size_t done, size_t total, const Record& last)>;

@@ -15,14 +15,14 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "harness/path_registry.hpp"
 #include "kernels/gpu_execution.hpp"
-#include "kernels/gpu_paths.hpp"
 #include "kernels/launchers.hpp"
 
 namespace fa::gpu {
 namespace {
 
-constexpr int kThreads = 128, kTile = 64, kRMax = 16, kGroups = kThreads / 32;
+constexpr int kThreads = 128, kTile = kDecodeTile.block_n, kRMax = 16, kGroups = kThreads / 32;
 constexpr int kPad = 16;  // K row padding (elements): rows 8 banks apart, so 16-byte reads of
                           // 4 keys x 2 halves by a quarter-warp hit 32 distinct banks
 
@@ -308,13 +308,28 @@ std::optional<std::string> decode_gate(const Problem& p, int G, const GateContex
   return std::nullopt;
 }
 
+std::string decode_gate_doc() {
+  return fmt::format("{}; S == 1; H/Hk <= {}; any Sk; G = 0", common_gpu_gate_doc(), kRMax);
+}
+
+namespace {
+
 std::optional<std::string> decode_supports(const Problem& p, int G, const GateContext& ctx) {
   if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
   return decode_gate(p, G, ctx);
 }
 
-std::unique_ptr<Execution> decode_prepare(const Problem& p, const HostInputs& in, int, const GateContext& ctx) {
-  return std::make_unique<DecodeExecution>(p, in, ctx);
+PathRow decode_row(const DeviceFacts&) {
+  PathRow r{"decode", "gpu", "S == 1: a block per (batch, kv head, key chunk), split over Sk + combine",
+            decode_gate_doc(), false, decode_supports,
+            [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {
+              return std::make_unique<DecodeExecution>(p, in, ctx);
+            }};
+  r.auto_rank = 50;  // for S == 1 it reads K/V once per GQA group, where tiled reads them per head
+  r.tiles = kDecodeTile;
+  return r;
 }
+FA_REGISTER_PATH(decode_row);
 
+}  // namespace
 }  // namespace fa::gpu

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kernels/gpu.hpp"
-#include "kernels/gpu_paths.hpp"
+#include "kernels/gpu_device.hpp"
 #include "kernels/launchers.hpp"
 
 namespace fa::gpu {
@@ -49,13 +49,19 @@ double copy_bandwidth_gbps(size_t bytes, int reps) {
   return 2.0 * double(bytes) / (double(ms[ms.size() / 2]) * 1e-3) / 1e9;
 }
 
+namespace {
+constexpr int64_t kMaxD = 256;  // the largest head dimension any GPU path specialises for
+}  // namespace
+
 std::optional<std::string> common_gpu_gate(const Problem& p, const GateContext& ctx) {
   if (!ctx.device.gpu) return ctx.device.gpu_absent_why;
   if (p.dtype == DType::fp32) return std::string("GPU paths take fp16/bf16 inputs");
-  if (p.D > 256) return fmt::format("D={} > 256", p.D);
+  if (p.D > kMaxD) return fmt::format("D={} > {}", p.D, kMaxD);
   if (p.B * p.H * p.S > (int64_t(1) << 31) - 1) return std::string("B*H*S exceeds 2^31 rows");
   return std::nullopt;
 }
+
+std::string common_gpu_gate_doc() { return fmt::format("fp16/bf16; D <= {}", kMaxD); }
 
 namespace {
 __global__ void probe_kernel(int* x) {

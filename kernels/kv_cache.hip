@@ -4,8 +4,8 @@
 // contents after the append as well as the output.
 #include <fmt/format.h>
 
+#include "harness/path_registry.hpp"
 #include "kernels/gpu_execution.hpp"
-#include "kernels/gpu_paths.hpp"
 #include "kernels/launchers.hpp"
 
 namespace fa::gpu {
@@ -36,15 +36,22 @@ class KvCacheExecution : public DecodeExecution {
   }
 };
 
-}  // namespace
-
 std::optional<std::string> kv_cache_supports(const Problem& p, int G, const GateContext& ctx) {
   if (!p.kv_cache) return std::string("needs a kv_cache problem (kv_cache = 1)");
   return decode_gate(p, G, ctx);
 }
 
-std::unique_ptr<Execution> kv_cache_prepare(const Problem& p, const HostInputs& in, int, const GateContext& ctx) {
-  return std::make_unique<KvCacheExecution>(p, in, ctx);
+PathRow kv_cache_row(const DeviceFacts&) {
+  PathRow r{"kv-cache", "gpu", "append the new token's K/V at the cache offset, then decode",
+            "kv_cache = 1; " + decode_gate_doc(), false, kv_cache_supports,
+            [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {
+              return std::make_unique<KvCacheExecution>(p, in, ctx);
+            }};
+  r.auto_rank = 60;  // the only GPU path whose gate admits kv_cache problems
+  r.tiles = kDecodeTile;
+  return r;
 }
+FA_REGISTER_PATH(kv_cache_row);
 
+}  // namespace
 }  // namespace fa::gpu

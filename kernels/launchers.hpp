@@ -7,13 +7,16 @@
 
 namespace fa::gpu {
 
-// Tiled FA-2 forward. a.G > 1: grid.z carries the split, outputs are fp32 partials.
+// Tiled FA-2 forward. a.G > 1: grid.z carries the split, outputs are fp32 partials. Its tile:
+// 64-row blocks (D = 64, 80, 128; the generic D <= 256 kernel halves them) and 32-key tiles.
+constexpr TileShape kTiledTile{64, 32};
 void launch_tiled(const AttnArgs& a, DType t, Stream s);
 // Folds a.G partial (O, LSE) per row into O (dtype) and LSE; rows whose splits are all empty
 // get O = 0 and LSE = -inf.
 void launch_combine(const AttnArgs& a, DType t, Stream s);
 // The decode execution (kernels/decode.hip): Sk cut into one wave of chunks, decode + combine.
 // kv-cache derives from it and enqueues its append first (before_decode).
+constexpr TileShape kDecodeTile{1, 64};  // one query token a block, 64-key tiles
 struct DecodeChunks {
   int keys, count;  // keys per chunk (whole tiles), chunks per (batch, kv head)
 };
@@ -33,10 +36,13 @@ class DecodeExecution : public GpuExecution {
   DecodeChunks chunks_;
 };
 
-// decode's gate without the kv_cache exclusion (kv-cache shares it).
+// decode's gate without the kv_cache exclusion (kv-cache shares it), and what it admits in words.
 std::optional<std::string> decode_gate(const Problem& p, int G, const GateContext& ctx);
+std::string decode_gate_doc();
 
-// The gate every GPU path shares: a device, 16-bit dtype, D <= 256.
+// The gate every GPU path shares: a device, 16-bit dtype, D <= 256; and what it admits in words,
+// the start of every GPU row's gate_doc.
 std::optional<std::string> common_gpu_gate(const Problem& p, const GateContext& ctx);
+std::string common_gpu_gate_doc();
 
 }  // namespace fa::gpu

@@ -8,9 +8,9 @@
 // (kernels/tile_loop.hpp). G > 1 writes fp32 partials that kernels/combine.hip folds.
 #include <fmt/format.h>
 
+#include "harness/path_registry.hpp"
 #include "kernels/fragment_layout.hpp"
 #include "kernels/gpu_execution.hpp"
-#include "kernels/gpu_paths.hpp"
 #include "kernels/launchers.hpp"
 #include "kernels/mma_sm80.hpp"
 #include "kernels/tile_loop.hpp"
@@ -293,8 +293,6 @@ class MmaExecution : public GpuExecution {
   }
 };
 
-}  // namespace
-
 std::optional<std::string> mma_supports(const Problem& p, int G, const GateContext& ctx) {
   if (auto no = common_gpu_gate(p, ctx)) return no;
   if (!ctx.device.has_mma_sm80)
@@ -307,8 +305,19 @@ std::optional<std::string> mma_supports(const Problem& p, int G, const GateConte
   return std::nullopt;
 }
 
-std::unique_ptr<Execution> mma_prepare(const Problem& p, const HostInputs& in, int G, const GateContext& ctx) {
-  return std::make_unique<MmaExecution>(p, in, G, ctx);
+PathRow mma_row(const DeviceFacts&) {
+  PathRow r{"mma", "gpu",
+            "tensor-core FlashAttention-2 (mma.sync m16n8k16): S/P in registers, cp.async K/V ring, split-K",
+            fmt::format("{}; sm_80+ (mma.sync); D in 64, 80, 96, 128, 256; G in 0, 2, 4, 8, 16", common_gpu_gate_doc()),
+            false, mma_supports,
+            [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
+              return std::make_unique<MmaExecution>(p, in, G, ctx);
+            }};
+  r.auto_rank = 45;  // tensor cores: far ahead of tiled/splitk wherever its gate admits
+  r.tiles = TileShape{128, 64};
+  return r;
 }
+FA_REGISTER_PATH(mma_row);
 
+}  // namespace
 }  // namespace fa::gpu

@@ -9,9 +9,9 @@
 
 #include <algorithm>
 
+#include "harness/path_registry.hpp"
 #include "kernels/fragment_layout.hpp"
 #include "kernels/gpu_execution.hpp"
-#include "kernels/gpu_paths.hpp"
 #include "kernels/launchers.hpp"
 #include "kernels/mma_sm80.hpp"
 #include "kernels/tile_loop.hpp"
@@ -265,8 +265,6 @@ class MmaDecodeExecution : public GpuExecution {
   int chunk_keys_, chunks_ = 1;
 };
 
-}  // namespace
-
 std::optional<std::string> mma_decode_supports(const Problem& p, int G, const GateContext& ctx) {
   if (auto no = common_gpu_gate(p, ctx)) return no;
   if (!ctx.device.has_mma_sm80)
@@ -281,8 +279,20 @@ std::optional<std::string> mma_decode_supports(const Problem& p, int G, const Ga
   return std::nullopt;
 }
 
-std::unique_ptr<Execution> mma_decode_prepare(const Problem& p, const HostInputs& in, int, const GateContext& ctx) {
-  return std::make_unique<MmaDecodeExecution>(p, in, ctx, decode_chunk_keys(p, p.dtype, ctx.device.units));
+PathRow mma_decode_row(const DeviceFacts&) {
+  PathRow r{"mma-decode", "gpu",
+            "flash-decoding on tensor cores: the GQA group x S packed into one 16-row tile, key chunks + combine",
+            fmt::format("{}; sm_80+ (mma.sync); D in 64, 128; S*H/Hk <= 16; G = 0 (own key chunks: G_used)",
+                        common_gpu_gate_doc()),
+            false, mma_decode_supports,
+            [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {
+              return std::make_unique<MmaDecodeExecution>(p, in, ctx, decode_chunk_keys(p, p.dtype, ctx.device.units));
+            }};
+  r.auto_rank = 55;  // S*H/Hk <= 16: reads K/V once per group on tensor cores, ahead of the scalar decode
+  r.tiles = TileShape{16, 32};
+  return r;
 }
+FA_REGISTER_PATH(mma_decode_row);
 
+}  // namespace
 }  // namespace fa::gpu

@@ -7,8 +7,8 @@
 
 #include <cmath>
 
+#include "harness/path_registry.hpp"
 #include "kernels/gpu_execution.hpp"
-#include "kernels/gpu_paths.hpp"
 #include "kernels/launchers.hpp"
 
 namespace fa::gpu {
@@ -103,8 +103,6 @@ class NaiveExecution : public GpuExecution {
   DeviceBuffer scores_;
 };
 
-}  // namespace
-
 std::optional<std::string> naive_supports(const Problem& p, int G, const GateContext& ctx) {
   if (auto no = common_gpu_gate(p, ctx)) return no;
   if (G > 1) return std::string("naive has no split-K (G must be 0)");
@@ -113,8 +111,17 @@ std::optional<std::string> naive_supports(const Problem& p, int G, const GateCon
   return std::nullopt;
 }
 
-std::unique_ptr<Execution> naive_prepare(const Problem& p, const HostInputs& in, int, const GateContext& ctx) {
-  return std::make_unique<NaiveExecution>(p, in, ctx);
+PathRow naive_row(const DeviceFacts&) {
+  PathRow r{"naive", "gpu", "3-pass GPU oracle: QK^T to fp32 scores, softmax, PV",
+            fmt::format("{}; any Sk; G = 0; scores (B*H*S*Sk*4 bytes) must fit", common_gpu_gate_doc()), false,
+            naive_supports,
+            [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {
+              return std::make_unique<NaiveExecution>(p, in, ctx);
+            }};
+  r.auto_rank = 20;  // scores go through memory: chosen only where no tiled kernel applies
+  return r;
 }
+FA_REGISTER_PATH(naive_row);
 
+}  // namespace
 }  // namespace fa::gpu

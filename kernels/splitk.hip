@@ -3,8 +3,8 @@
 // folds them. G in {2, 4, 8, 16}.
 #include <fmt/format.h>
 
+#include "harness/path_registry.hpp"
 #include "kernels/gpu_execution.hpp"
-#include "kernels/gpu_paths.hpp"
 #include "kernels/launchers.hpp"
 
 namespace fa::gpu {
@@ -23,8 +23,6 @@ class SplitkExecution : public GpuExecution {
   }
 };
 
-}  // namespace
-
 std::optional<std::string> splitk_supports(const Problem& p, int G, const GateContext& ctx) {
   if (auto no = common_gpu_gate(p, ctx)) return no;
   if (G < 2 || G > 16 || (G & (G - 1))) return fmt::format("splitk needs G in 2, 4, 8, 16 (got {})", G);
@@ -33,8 +31,17 @@ std::optional<std::string> splitk_supports(const Problem& p, int G, const GateCo
   return std::nullopt;
 }
 
-std::unique_ptr<Execution> splitk_prepare(const Problem& p, const HostInputs& in, int G, const GateContext& ctx) {
-  return std::make_unique<SplitkExecution>(p, in, G, ctx);
+PathRow splitk_row(const DeviceFacts&) {
+  PathRow r{"splitk", "gpu", "G tiled producers write fp32 partial O/LSE; a combine kernel folds them",
+            fmt::format("{}; G in 2,4,8,16", common_gpu_gate_doc()), false, splitk_supports,
+            [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
+              return std::make_unique<SplitkExecution>(p, in, G, ctx);
+            }};
+  r.auto_rank = 40;  // its gate admits only G > 1, where tiled and naive cannot run
+  r.tiles = kTiledTile;
+  return r;
 }
+FA_REGISTER_PATH(splitk_row);
 
+}  // namespace
 }  // namespace fa::gpu

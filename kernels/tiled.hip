@@ -7,13 +7,13 @@
 #include <fmt/format.h>
 
 #include "kernels/gpu_execution.hpp"
-#include "kernels/gpu_paths.hpp"
+#include "harness/path_registry.hpp"
 #include "kernels/launchers.hpp"
 
 namespace fa::gpu {
 namespace {
 
-constexpr int kBN = 32;
+constexpr int kBN = kTiledTile.block_n, kRows = kTiledTile.block_m;
 
 template <typename T, int DMAX, int TPR, int kBM, bool EXACT>
 __global__ void __launch_bounds__(kBM * TPR) tiled_fwd(AttnArgs a) {
@@ -126,13 +126,15 @@ void launch_tiled(const AttnArgs& a, DType t, Stream st) {
   with_dtype(t, [&](auto tr) {
     using T = decltype(tr);
     switch (a.D) {
-      case 64: return launch<T, 64, 4, 64, true>(a, st);
-      case 80: return launch<T, 80, 4, 64, true>(a, st);
-      case 128: return launch<T, 128, 4, 64, true>(a, st);
-      default: return launch<T, 256, 8, 32, false>(a, st);
+      case 64: return launch<T, 64, 4, kRows, true>(a, st);
+      case 80: return launch<T, 80, 4, kRows, true>(a, st);
+      case 128: return launch<T, 128, 4, kRows, true>(a, st);
+      default: return launch<T, 256, 8, kRows / 2, false>(a, st);
     }
   });
 }
+
+namespace {
 
 std::optional<std::string> tiled_supports(const Problem& p, int G, const GateContext& ctx) {
   if (auto no = common_gpu_gate(p, ctx)) return no;
@@ -142,8 +144,17 @@ std::optional<std::string> tiled_supports(const Problem& p, int G, const GateCon
   return std::nullopt;
 }
 
-std::unique_ptr<Execution> tiled_prepare(const Problem& p, const HostInputs& in, int, const GateContext& ctx) {
-  return std::make_unique<TiledExecution>(p, in, ctx);
+PathRow tiled_row(const DeviceFacts&) {
+  PathRow r{"tiled", "gpu", "scalar FlashAttention-2: Q in registers, K/V tiles in shared memory",
+            fmt::format("{} (64/80/128 specialised); G = 0", common_gpu_gate_doc()), false, tiled_supports,
+            [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {
+              return std::make_unique<TiledExecution>(p, in, ctx);
+            }};
+  r.auto_rank = 30;
+  r.tiles = kTiledTile;
+  return r;
 }
+FA_REGISTER_PATH(tiled_row);
 
+}  // namespace
 }  // namespace fa::gpu

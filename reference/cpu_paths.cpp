@@ -1,13 +1,14 @@
-// CPU executions: outputs poisoned before each run, host-clock timing, cold mode evicts the caches
-// by streaming a buffer larger than any last-level cache through them.
-#include "reference/cpu_paths.hpp"
-
+// The CPU paths' rows: cpu-ref (the oracle, timed only) and cpu-flash (tiled online softmax with
+// split-K), both within the CPU work budget. Executions poison outputs before each run, time with
+// the host clock, and in cold mode evict the caches by streaming a buffer larger than any
+// last-level cache through them.
 #include <fmt/format.h>
 
 #include <chrono>
 #include <cstring>
 #include <limits>
 
+#include "harness/path_registry.hpp"
 #include "reference/cpu_flash.hpp"
 #include "reference/cpu_ref.hpp"
 
@@ -141,15 +142,9 @@ class CpuFlashExecution : public CpuExecution {
   std::vector<float> k_cache_, v_cache_;
 };
 
-}  // namespace
-
 std::optional<std::string> cpu_ref_supports(const Problem& p, int G, const GateContext& ctx) {
   if (G > 1) return std::string("the oracle has no split-K (G must be 0)");
   return over_budget(p, ctx);
-}
-
-std::unique_ptr<Execution> cpu_ref_prepare(const Problem& p, const HostInputs& in, int, const GateContext&) {
-  return std::make_unique<CpuRefExecution>(p, in);
 }
 
 std::optional<std::string> cpu_flash_supports(const Problem& p, int G, const GateContext& ctx) {
@@ -157,8 +152,28 @@ std::optional<std::string> cpu_flash_supports(const Problem& p, int G, const Gat
   return over_budget(p, ctx);
 }
 
-std::unique_ptr<Execution> cpu_flash_prepare(const Problem& p, const HostInputs& in, int G, const GateContext&) {
-  return std::make_unique<CpuFlashExecution>(p, in, G);
+PathRow cpu_ref_row(const DeviceFacts&) {
+  PathRow r{"cpu-ref", "cpu", "Eigen reference, fp64 accumulation; the oracle (timed, not validated)",
+            "any problem within --cpu-budget; G = 0", true, cpu_ref_supports,
+            [](const Problem& p, const HostInputs& in, int, const GateContext&) -> std::unique_ptr<Execution> {
+              return std::make_unique<CpuRefExecution>(p, in);
+            }};
+  r.auto_rank = 0;  // the oracle is timed, never dispatched to
+  return r;
 }
+FA_REGISTER_PATH(cpu_ref_row);
 
+PathRow cpu_flash_row(const DeviceFacts&) {
+  PathRow r{"cpu-flash", "cpu", "tiled online softmax on the CPU (fp32), split-K + combine",
+            "any problem within --cpu-budget; G in 0,2,4,8,16; kv_cache", false, cpu_flash_supports,
+            [](const Problem& p, const HostInputs& in, int G, const GateContext&) -> std::unique_ptr<Execution> {
+              return std::make_unique<CpuFlashExecution>(p, in, G);
+            }};
+  r.auto_rank = 10;  // the last resort: any GPU path that admits a problem is preferred
+  r.tiles = {kCpuBlockM, kCpuBlockN};
+  return r;
+}
+FA_REGISTER_PATH(cpu_flash_row);
+
+}  // namespace
 }  // namespace fa

@@ -25,7 +25,6 @@ int64_t block_rows(int64_t Sk) { return std::clamp<int64_t>((int64_t(1) << 22) /
 Reference compute_reference(const Problem& p, const HostInputs& in, std::vector<int64_t> rows, bool low_precision) {
   Reference ref;
   ref.rows = std::move(rows);
-  ref.D = p.D;
   ref.H = p.H;
   const size_t R = ref.rows.size();
   ref.o.assign(size_t(p.B * p.H) * R * size_t(p.D), 0.0);

@@ -4,25 +4,11 @@
 // tolerance. Works on any subset of query rows, blocked so memory stays bounded at Sk = 65536;
 // parallel over heads and row blocks with OpenMP.
 #pragma once
-#include <cstdint>
-#include <vector>
-
-#include "harness/inputs.hpp"
-#include "harness/problem.hpp"
+#include "harness/reference_result.hpp"
 
 namespace fa {
 
-struct Reference {
-  std::vector<int64_t> rows;  // checked query rows, sorted
-  std::vector<double> o;      // [B][H][rows][D], fp64
-  std::vector<double> lse;    // [B][H][rows]; -inf for fully masked rows
-  std::vector<float> o_lp;    // low-precision reference, same shape (empty if not computed)
-  std::vector<float> lse_lp;
-  int64_t D = 0, H = 0;
-
-  size_t row_index(int64_t b, int64_t h, size_t r) const { return (size_t(b * H + h) * rows.size() + r); }
-};
-
+// Has the signature of ReferenceFn (harness/reference_result.hpp): the runner's oracle.
 Reference compute_reference(const Problem& p, const HostInputs& in, std::vector<int64_t> rows, bool low_precision);
 
 }  // namespace fa

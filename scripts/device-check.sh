@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One batch on a GPU machine, for binaries built elsewhere (BIN, default build/dev): the gpu test
-# label, the edge and Whisper sweeps over every GPU path, llm-d64 TFLOP/s, decode bandwidth next
-# to a device copy, and compute-sanitizer memcheck + racecheck over sweeps/edge.csv. Writes CSVs
-# and logs under OUT (default /tmp/fa-bench-device) and prints a short table last.
+# label, the edge and Whisper sweeps and llm-d64 TFLOP/s over every GPU path (the rows `fa-bench
+# list --names gpu` names, auto included), decode bandwidth next to a device copy, and
+# compute-sanitizer memcheck + racecheck over sweeps/edge.csv. Writes CSVs and logs under OUT
+# (default /tmp/fa-bench-device) and prints a short table last.
 # Usage: BIN=build/dev OUT=/tmp/x scripts/device-check.sh [steps...]
 #   steps: tests edge whisper llm bandwidth memcheck racecheck (default: all)
 set -uo pipefail
@@ -11,7 +12,7 @@ bin=${BIN:-build/dev}
 out=${OUT:-/tmp/fa-bench-device}
 mkdir -p "$out"
 export FABENCH_SOURCE_DIR=$PWD
-gpu_paths=naive,tiled,decode,kv-cache,splitk,auto
+gpu_paths=$("$bin/fa-bench" list --names gpu | paste -sd, -)
 steps=${*:-tests edge whisper llm bandwidth memcheck racecheck}
 declare -A result
 
@@ -35,7 +36,7 @@ for s in $steps; do
             -o "$out/edge.csv" --no-table ;;
     whisper) run_step whisper 300 "$bin/fa-bench" sweep sweeps/whisper.csv --paths "$gpu_paths" --time-cap 0.1 \
                -o "$out/whisper.csv" ;;
-    llm) run_step llm 420 "$bin/fa-bench" sweep sweeps/llm-d64.csv --paths naive,tiled,splitk,auto --time-cap 0.3 \
+    llm) run_step llm 420 "$bin/fa-bench" sweep sweeps/llm-d64.csv --paths "$gpu_paths" --time-cap 0.3 \
            --min-samples 5 -o "$out/llm.csv" ;;
     bandwidth) run_step bandwidth 300 "$bin/bench-decode" ;;
     memcheck) run_step memcheck 420 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/fa-bench" sweep \

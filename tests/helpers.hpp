@@ -1,5 +1,6 @@
 // Test helpers: an independent fp64 triple-loop attention (no Eigen, no blocking, no shared code
-// with reference/), temporary files, and the edge-covering problem set the CPU tests iterate.
+// with reference/), temporary files, the edge-covering problem set the CPU tests iterate, and the
+// built-in rows of the CPU paths.
 #pragma once
 #include <cmath>
 #include <cstdio>
@@ -7,12 +8,14 @@
 #include <fstream>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <unistd.h>
 #include <vector>
 
 #include "harness/inputs.hpp"
 #include "harness/problem.hpp"
+#include "paths/builtin.hpp"
 
 namespace fa::test {
 
@@ -102,6 +105,14 @@ inline std::vector<Problem> edge_and_random_problems(int n_random, uint64_t seed
 inline std::string source_dir() {
   const char* env = std::getenv("FABENCH_SOURCE_DIR");
   return env ? env : FABENCH_SOURCE_DIR;
+}
+
+// A row of the built-in registry as seen without a GPU (enough for the CPU paths).
+inline const PathRow& cpu_row(const std::string& name) {
+  static const Registry reg = builtin_registry(DeviceFacts{});
+  const PathRow* r = reg.find(name);
+  if (!r) throw std::logic_error("no built-in path " + name);
+  return *r;
 }
 
 inline std::string temp_file(const std::string& suffix, const std::string& text) {

@@ -1,6 +1,6 @@
 // The fa-bench binary end to end: a sweep writes its CSV and exits 0; bad input exits 2 with a
 // message naming file:line and the field, before measuring anything; an invalid row inside a good
-// sweep is recorded while the other rows run.
+// sweep is recorded while the other rows run; `list --names` prints one kind of path for scripts.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/file.h>
@@ -330,4 +330,17 @@ TEST(Cli, ABadGOnTheCommandLineIsBlamedOnTheFlag) {
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_NE(r.output.find("field '--G'"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find(sweep + ":2"), std::string::npos) << r.output;
+}
+
+TEST(Cli, ListNamesPrintsThePathsOfOneKindOneALine) {
+  std::string gpu = FABENCH_GPU_PATHS;  // CMakeLists.txt's GPU path list, in its order
+  for (char& c : gpu)
+    if (c == ',') c = '\n';
+  gpu += "\n";
+  const Result g = run("list --names gpu");
+  EXPECT_EQ(g.status, 0);
+  EXPECT_TRUE(g.output == gpu || g.output == gpu + "auto\n") << g.output;  // auto is gpu where one answers
+  const Result c = run("list --names cpu");
+  EXPECT_EQ(c.status, 0);
+  EXPECT_EQ(c.output.rfind("cpu-ref\ncpu-flash\n", 0), 0u) << c.output;
 }

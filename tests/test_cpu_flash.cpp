@@ -10,13 +10,13 @@
 #include "harness/tolerance.hpp"
 #include "helpers.hpp"
 #include "reference/cpu_flash.hpp"
-#include "reference/cpu_paths.hpp"
+#include "reference/cpu_ref.hpp"
 
 using namespace fa;
 
 static RunOutputs run_flash(const Problem& p, const HostInputs& in, int G) {
   GateContext ctx;
-  auto exec = cpu_flash_prepare(p, in, G, ctx);
+  auto exec = test::cpu_row("cpu-flash").prepare(p, in, G, ctx);
   exec->poison();
   exec->run();
   return exec->read_back();
@@ -96,7 +96,7 @@ TEST(CpuFlash, KvCacheProblemsAppendTheNewTokensAndReportTheCache) {
   p.B = 2, p.H = 4, p.Hk = 2, p.S = 1, p.Sk = 130, p.D = 32, p.kv_cache = true;
   const HostInputs in = make_inputs(p);
   GateContext ctx;
-  auto exec = cpu_flash_prepare(p, in, 0, ctx);
+  auto exec = test::cpu_row("cpu-flash").prepare(p, in, 0, ctx);
   exec->poison();
   RunOutputs before = exec->read_back();
   const Strides ks = kv_strides(p);
@@ -115,10 +115,11 @@ TEST(CpuFlash, TheGateSkipsProblemsOverTheCpuBudgetWithAReason) {
   p.H = p.Hk = 16, p.S = p.Sk = 40000, p.D = 64;
   GateContext ctx;
   ctx.cpu_budget_flops = 1e9;
-  const auto why = cpu_flash_supports(p, 0, ctx);
+  const auto& supports = test::cpu_row("cpu-flash").supports;
+  const auto why = supports(p, 0, ctx);
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("--cpu-budget"), std::string::npos);
   ctx.cpu_budget_flops = 1e15;
-  EXPECT_FALSE(cpu_flash_supports(p, 0, ctx));
-  EXPECT_TRUE(cpu_flash_supports(p, 3, ctx)) << "G=3 is not a split count";
+  EXPECT_FALSE(supports(p, 0, ctx));
+  EXPECT_TRUE(supports(p, 3, ctx)) << "G=3 is not a split count";
 }

@@ -1,32 +1,43 @@
-// GPU paths against the CPU reference: every GPU path on the edge sweep and on randomized small
-// problems, with every G its gate admits; the record's verdict must be pass. Labelled `gpu`;
-// skips with the reason where no GPU answers (or the build has no GPU backend).
+// GPU paths against the CPU reference: every GPU row of the registry (auto included) on the edge
+// sweep and on randomized small problems, with every G its gate admits; the record's verdict must
+// be pass. Labelled `gpu`; skips with the reason where no GPU answers (or no GPU backend is built).
 #include <gtest/gtest.h>
 
-#include "harness/registry.hpp"
 #include "harness/row_sample.hpp"
 #include "harness/runner.hpp"
 #include "harness/tolerance.hpp"
 #include "helpers.hpp"
+#include "paths/builtin.hpp"
+#include "reference/cpu_ref.hpp"
 
 using namespace fa;
 
 namespace {
 
-const char* const kGpuPaths[] = {"naive", "tiled", "decode", "kv-cache", "splitk", "mma", "mma-decode", "auto"};
-
 struct Fixture {
   GateContext ctx;
   Registry reg;
+  std::vector<std::string> paths;  // every row of kind gpu: a new path is tested without a new line
 };
 
 Fixture& gpu() {
   static Fixture f = [] {
     GateContext ctx;
     ctx.device = probe_device();
-    return Fixture{ctx, Registry::builtin(ctx.device)};
+    Fixture x{ctx, builtin_registry(ctx.device), {}};
+    for (const auto& r : x.reg.rows())
+      if (r.kind == "gpu") x.paths.push_back(r.name);
+    return x;
   }();
   return f;
+}
+
+RunOptions validate_only() {
+  RunOptions o;
+  o.paths = gpu().paths;
+  o.time_paths = false;
+  o.reference = compute_reference;
+  return o;
 }
 
 struct NullSink : RecordSink {
@@ -43,11 +54,8 @@ TEST(GpuPaths, EveryPathPassesTheEdgeSweep) {
   Sweep s = load_sweep(test::source_dir() + "/sweeps/edge.csv", Overrides{});
   for (auto& r : s.rows) r.splits = {SplitRequest{}, SplitRequest{false, 2}, SplitRequest{false, 4},
                                      SplitRequest{false, 16}, SplitRequest{true, 0}};
-  RunOptions o;
-  o.paths.assign(std::begin(kGpuPaths), std::end(kGpuPaths));
-  o.time_paths = false;
   NullSink sink;
-  const auto recs = run_sweep(s, o, gpu().reg, gpu().ctx, {&sink});
+  const auto recs = run_sweep(s, validate_only(), gpu().reg, gpu().ctx, {&sink});
   std::map<std::string, int> ran;
   for (const auto& r : recs) {
     EXPECT_TRUE(r.status == Status::pass || r.status == Status::skip)
@@ -58,7 +66,7 @@ TEST(GpuPaths, EveryPathPassesTheEdgeSweep) {
     }
     if (r.status == Status::pass) ++ran[r.path];
   }
-  for (const char* p : kGpuPaths) EXPECT_GT(ran[p], 0) << p << " never ran on the edge sweep";
+  for (const auto& p : gpu().paths) EXPECT_GT(ran[p], 0) << p << " never ran on the edge sweep";
 }
 
 TEST(GpuPaths, EveryPathPassesRandomizedSmallProblems) {
@@ -78,11 +86,8 @@ TEST(GpuPaths, EveryPathPassesRandomizedSmallProblems) {
       s.rows.push_back(r);
     }
   }
-  RunOptions o;
-  o.paths.assign(std::begin(kGpuPaths), std::end(kGpuPaths));
-  o.time_paths = false;
   NullSink sink;
-  const auto recs = run_sweep(s, o, gpu().reg, gpu().ctx, {&sink});
+  const auto recs = run_sweep(s, validate_only(), gpu().reg, gpu().ctx, {&sink});
   int passes = 0;
   for (const auto& r : recs) {
     EXPECT_TRUE(r.status == Status::pass || r.status == Status::skip)

@@ -1,9 +1,12 @@
 // The runner: one record per (problem, path, G), invalid rows recorded without stopping the
 // sweep, records handed to sinks as they finish, G=auto resolved and recorded, resume skips done
-// records, and path failures (error, oom) become records while the sweep goes on.
+// records, G=auto counts with the path's own tiles, and path failures (error, oom) become records
+// while the sweep goes on.
 #include <gtest/gtest.h>
 
 #include "harness/runner.hpp"
+#include "paths/builtin.hpp"
+#include "reference/cpu_ref.hpp"
 
 using namespace fa;
 
@@ -35,6 +38,7 @@ RunOptions opts(std::vector<std::string> paths) {
   o.paths = std::move(paths);
   o.timing.min_samples = 2;
   o.timing.time_cap_s = 0.01;
+  o.reference = compute_reference;
   return o;
 }
 
@@ -45,7 +49,7 @@ TEST(Runner, AnInvalidRowIsRecordedAndTheOtherRowsStillRun) {
   s.rows = {row(10, 20, {SplitRequest{}}, 2), row(0, 20, {SplitRequest{}}, 3), row(5, 5, {SplitRequest{false, 2}}, 4)};
   Capture sink;
   const GateContext ctx = cpu_ctx(2);
-  const auto recs = run_sweep(s, opts({"cpu-flash"}), Registry::builtin(ctx.device), ctx, {&sink});
+  const auto recs = run_sweep(s, opts({"cpu-flash"}), builtin_registry(ctx.device), ctx, {&sink});
   ASSERT_EQ(recs.size(), 3u);
   EXPECT_EQ(recs[0].status, Status::pass) << recs[0].reason;
   EXPECT_EQ(recs[1].status, Status::invalid);
@@ -64,7 +68,7 @@ TEST(Runner, GAutoIsResolvedByTheHeuristicAndRecorded) {
   s.rows = {row(1, 4096, {SplitRequest{true, 0}}, 2)};
   const GateContext ctx = cpu_ctx(8);  // 2 heads x 1 row block: 4 splits fill 8 threads
   Capture sink;
-  const auto recs = run_sweep(s, opts({"cpu-flash", "cpu-ref"}), Registry::builtin(ctx.device), ctx, {&sink});
+  const auto recs = run_sweep(s, opts({"cpu-flash", "cpu-ref"}), builtin_registry(ctx.device), ctx, {&sink});
   ASSERT_EQ(recs.size(), 2u);
   EXPECT_EQ(recs[0].g_used, 4);
   EXPECT_EQ(recs[0].status, Status::pass);
@@ -72,12 +76,41 @@ TEST(Runner, GAutoIsResolvedByTheHeuristicAndRecorded) {
   EXPECT_NE(recs[1].reason.find("G=auto chose 4"), std::string::npos) << recs[1].reason;
 }
 
+TEST(Runner, GAutoCountsKeyTilesWithThePathsOwnTileShape) {
+  // S=1, Sk=256, 2 heads on 8 threads: 64-key tiles give 4 tiles (2 splits at most); 32-key tiles
+  // give 8 tiles, so 4 splits fill the machine.
+  const GateContext ctx = cpu_ctx(8);
+  Registry reg = builtin_registry(ctx.device);
+  PathRow narrow = *reg.find("cpu-flash");
+  narrow.name = "cpu-flash-32";
+  narrow.tiles = TileShape{64, 32};
+  reg.add(narrow);
+  Sweep s;
+  s.rows = {row(1, 256, {SplitRequest{true, 0}}, 2)};
+  Capture sink;
+  const auto recs = run_sweep(s, opts({"cpu-flash", "cpu-flash-32"}), reg, ctx, {&sink});
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0].g_used, 2);
+  EXPECT_EQ(recs[1].g_used, 4);
+  EXPECT_EQ(recs[1].status, Status::pass) << recs[1].reason;
+}
+
+TEST(Runner, WithoutAReferenceFunctionItRefusesToRun) {
+  const GateContext ctx = cpu_ctx(2);
+  RunOptions o = opts({"cpu-flash"});
+  o.reference = nullptr;
+  Sweep s;
+  s.rows = {row(7, 9, {SplitRequest{}}, 2)};
+  Capture sink;
+  EXPECT_THROW(run_sweep(s, o, builtin_registry(ctx.device), ctx, {&sink}), std::invalid_argument);
+}
+
 TEST(Runner, AutoRecordsThePathItRan) {
   Sweep s;
   s.rows = {row(7, 9, {SplitRequest{}}, 2)};
   const GateContext ctx = cpu_ctx(2);
   Capture sink;
-  const auto recs = run_sweep(s, opts({"auto"}), Registry::builtin(ctx.device), ctx, {&sink});
+  const auto recs = run_sweep(s, opts({"auto"}), builtin_registry(ctx.device), ctx, {&sink});
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(recs[0].status, Status::pass);
   EXPECT_EQ(recs[0].ran_path, "cpu-flash");
@@ -91,14 +124,14 @@ TEST(Runner, ResumeSkipsRecordsAlreadyDone) {
   Record done{s.rows[0].problem, {}, "cpu-flash", "", SplitRequest{}};
   o.done.insert(done.resume_key());
   Capture sink;
-  const auto recs = run_sweep(s, o, Registry::builtin(ctx.device), ctx, {&sink});
+  const auto recs = run_sweep(s, o, builtin_registry(ctx.device), ctx, {&sink});
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(recs[0].g_req.value, 2);
 }
 
 TEST(Runner, ErrorsAndOutOfMemoryBecomeRecordsAndTheSweepGoesOn) {
   const GateContext ctx = cpu_ctx(2);
-  Registry reg = Registry::builtin(ctx.device);
+  Registry reg = builtin_registry(ctx.device);
   auto ok = [](const Problem&, int, const GateContext&) { return std::optional<std::string>(); };
   reg.add(PathRow{"throws", "cpu", "", "", false, ok,
                   [](const Problem&, const HostInputs&, int, const GateContext&) -> std::unique_ptr<Execution> {
@@ -125,7 +158,7 @@ TEST(Runner, UnavailableGpuPathsAreSkippedWithTheReason) {
   s.rows = {row(7, 9, {SplitRequest{}}, 2)};
   GateContext ctx = cpu_ctx(2);
   Capture sink;
-  const Registry reg = Registry::builtin(ctx.device);
+  const Registry reg = builtin_registry(ctx.device);
   const auto recs = run_sweep(s, opts({"tiled"}), reg, ctx, {&sink});
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(recs[0].status, Status::skip);

@@ -8,8 +8,8 @@
 #include "harness/metrics.hpp"
 #include "harness/row_sample.hpp"
 #include "harness/tolerance.hpp"
-#include "reference/cpu_flash.hpp"
-#include "reference/cpu_paths.hpp"
+#include "helpers.hpp"
+#include "reference/cpu_ref.hpp"
 
 using namespace fa;
 
@@ -101,7 +101,7 @@ TEST_P(Validator, FailsAFiniteLseWhereTheRowIsMasked) {
   const HostInputs qi = make_inputs(q);
   const Reference qr = compute_reference(q, qi, sample_rows(q, 0, 0), true);
   GateContext ctx;
-  auto exec = cpu_flash_prepare(q, qi, 0, ctx);
+  auto exec = test::cpu_row("cpu-flash").prepare(q, qi, 0, ctx);
   exec->poison();
   exec->run();
   RunOutputs out = exec->read_back();

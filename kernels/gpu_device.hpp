@@ -1,0 +1,15 @@
+// The GPU half as the host sees it (plain C++, no GPU headers): device discovery and the device
+// copy bandwidth, defined in kernels/gpu_runtime.hip. The paths themselves register their rows
+// from their own files (harness/path_registry.hpp). Only built with a GPU backend.
+#pragma once
+#include "harness/path.hpp"
+
+namespace fa::gpu {
+
+DeviceFacts query_device();  // gpu == false with the reason when no device answers
+
+// Device-to-device copy bandwidth in GB/s, counting bytes read plus bytes written: the median of
+// `reps` event-timed copies of `bytes` (the peer for memory-bound paths' GB/s).
+double copy_bandwidth_gbps(size_t bytes, int reps);
+
+}  // namespace fa::gpu

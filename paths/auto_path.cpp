@@ -1,0 +1,60 @@
+// The dispatcher row: candidates ordered by auto_rank (highest first), the first whose gate says
+// yes runs. Rows without a preparer (GPU paths not in this build) are never candidates.
+#include "paths/auto_path.hpp"
+
+#include <algorithm>
+#include <memory>
+
+namespace fa {
+namespace {
+
+class AutoExecution : public Execution {
+ public:
+  AutoExecution(std::unique_ptr<Execution> inner, std::string ran) : inner_(std::move(inner)), ran_(std::move(ran)) {}
+  void poison() override { inner_->poison(); }
+  void run() override { inner_->run(); }
+  double timed_sample_ms(TimingMode m) override { return inner_->timed_sample_ms(m); }
+  RunOutputs read_back() override {
+    RunOutputs out = inner_->read_back();
+    out.ran_path = ran_;
+    return out;
+  }
+
+ private:
+  std::unique_ptr<Execution> inner_;
+  std::string ran_;
+};
+
+}  // namespace
+
+PathRow auto_row(const std::vector<PathRow>& rows, const DeviceFacts& device) {
+  auto order = std::make_shared<std::vector<PathRow>>();
+  for (const auto& r : rows)
+    if (r.auto_rank > 0 && r.prepare) order->push_back(r);
+  std::stable_sort(order->begin(), order->end(),
+                   [](const PathRow& a, const PathRow& b) { return a.auto_rank > b.auto_rank; });
+  std::string doc;
+  for (const auto& r : *order) doc += (doc.empty() ? "" : " > ") + r.name;
+
+  auto pick = [order](const Problem& p, int G, const GateContext& ctx) -> const PathRow* {
+    for (const auto& r : *order)
+      if (!r.supports(p, G, ctx)) return &r;
+    return nullptr;
+  };
+  PathRow a{"auto", device.gpu ? "gpu" : "cpu",
+            "dispatcher: the first path, in auto-rank order, whose gate says yes", doc, false,
+            [pick](const Problem& p, int G, const GateContext& ctx) -> std::optional<std::string> {
+              if (pick(p, G, ctx)) return std::nullopt;
+              return std::string("no path's gate admits this problem");
+            },
+            [pick](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
+              const PathRow* r = pick(p, G, ctx);
+              return std::make_unique<AutoExecution>(r->prepare(p, in, G, ctx), r->name);
+            }};
+  // G=auto is resolved before auto picks a path, so no one path's tile applies: auto keeps the
+  // 64 x 64 the rule assumed before rows carried their tiles.
+  a.tiles = TileShape{64, 64};
+  return a;
+}
+
+}  // namespace fa

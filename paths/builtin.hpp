@@ -1,0 +1,16 @@
+// What this binary has: the device it probes and the registry of every path it knows, assembled
+// from the rows the built sources register (harness/path_registry.hpp), placeholder rows for the
+// GPU paths the build lists but did not compile, and `auto` over them all.
+#pragma once
+#include "harness/registry.hpp"
+
+namespace fa {
+
+// Probes the machine: CPU threads, and the GPU when a backend is built in.
+DeviceFacts probe_device();
+
+// Rows in a fixed order: the oracle, the other CPU rows by name, the GPU rows in the build
+// list's order (FABENCH_GPU_PATHS), any other rows by name, then `auto`.
+Registry builtin_registry(const DeviceFacts& device);
+
+}  // namespace fa

@@ -1,0 +1,94 @@
+// The registry this binary assembles: every self-registered row survives the link (CPU rows always,
+// each listed GPU path in a GPU build), unbuilt GPU paths stay listed and skip with the reason,
+// rows come in a fixed order, and `auto` prefers rows by rank and documents that order.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "harness/path_registry.hpp"
+#include "paths/builtin.hpp"
+
+using namespace fa;
+
+namespace {
+
+std::vector<std::string> listed_gpu_paths() {  // CMakeLists.txt's GPU path list
+  std::vector<std::string> names;
+  std::istringstream in(FABENCH_GPU_PATHS);
+  for (std::string n; std::getline(in, n, ',');) names.push_back(n);
+  return names;
+}
+
+DeviceFacts no_gpu() {
+  DeviceFacts d;
+  d.gpu_absent_why = "no GPU in this test";
+  return d;
+}
+
+}  // namespace
+
+TEST(BuiltinRegistry, EverySelfRegisteredRowSurvivesTheLink) {
+  const Registry reg = builtin_registry(no_gpu());
+  for (const char* name : {"cpu-ref", "cpu-flash", "auto"}) {
+    const PathRow* r = reg.find(name);
+    ASSERT_TRUE(r) << name << " is missing: its object was dropped at link time";
+    EXPECT_TRUE(r->prepare) << name;
+  }
+  size_t expected = 2;  // cpu-ref and cpu-flash
+#ifdef FABENCH_HAS_GPU
+  expected += listed_gpu_paths().size();
+  for (const auto& name : listed_gpu_paths()) {
+    const PathRow* r = reg.find(name);
+    ASSERT_TRUE(r) << name;
+    EXPECT_TRUE(r->prepare) << name << " is listed in CMakeLists.txt but its row did not register";
+    EXPECT_GT(r->auto_rank, 0) << name;
+  }
+#endif
+  EXPECT_EQ(registered_paths().size(), expected);
+}
+
+TEST(BuiltinRegistry, EveryListedGpuPathIsARowEvenWithoutAGpu) {
+  const Registry reg = builtin_registry(no_gpu());
+  Problem p;
+  for (const auto& name : listed_gpu_paths()) {
+    const PathRow* r = reg.find(name);
+    ASSERT_TRUE(r) << name;
+    EXPECT_EQ(r->kind, "gpu");
+    EXPECT_EQ(reg.unavailable(*r, no_gpu()), std::optional<std::string>("no GPU in this test")) << name;
+#ifndef FABENCH_HAS_GPU
+    EXPECT_EQ(r->supports(p, 0, GateContext{no_gpu()}), std::optional<std::string>("no GPU in this test")) << name;
+#endif
+  }
+}
+
+TEST(BuiltinRegistry, RowsComeOracleFirstThenCpuThenTheGpuListThenAuto) {
+  const Registry reg = builtin_registry(no_gpu());
+  std::vector<std::string> want{"cpu-ref", "cpu-flash"};
+  for (const auto& n : listed_gpu_paths()) want.push_back(n);
+  want.push_back("auto");
+  std::vector<std::string> got;
+  for (const auto& r : reg.rows()) got.push_back(r.name);
+  EXPECT_EQ(got, want);
+}
+
+TEST(BuiltinRegistry, AutoTriesRowsByRankAndSaysSoInItsGate) {
+  const Registry reg = builtin_registry(no_gpu());
+  const PathRow& a = *reg.find("auto");
+#ifdef FABENCH_HAS_GPU
+  // Today's order, as a subsequence: a new path slots in by its rank without editing this test.
+  size_t at = 0;
+  for (const char* name : {"kv-cache", "decode", "splitk", "tiled", "naive", "cpu-flash"}) {
+    at = a.gate_doc.find(name, at);
+    ASSERT_NE(at, std::string::npos) << name << " out of order in " << a.gate_doc;
+  }
+  EXPECT_EQ(a.gate_doc.substr(at), "cpu-flash") << "cpu-flash is auto's last resort";
+#else
+  EXPECT_EQ(a.gate_doc, "cpu-flash");  // the GPU rows are placeholders: never candidates
+#endif
+  Problem p;
+  p.H = p.Hk = 2, p.S = 7, p.Sk = 9, p.D = 16;
+  const GateContext ctx{no_gpu()};
+  EXPECT_FALSE(a.supports(p, 0, ctx));
+  EXPECT_FALSE(a.supports(p, 2, ctx)) << "cpu-flash admits G = 2";
+  EXPECT_EQ(a.supports(p, 3, ctx), std::optional<std::string>("no path's gate admits this problem"));
+}
