@@ -108,6 +108,12 @@ std::vector<std::pair<std::string, std::string>> fields(const Record& r, const R
   return f;
 }
 
+// A kill can leave an empty results file (before the header) or a header with no records.
+bool has_content(const std::string& path) {
+  std::ifstream f(path);
+  return f && f.peek() != std::ifstream::traits_type::eof();
+}
+
 std::ofstream open_out(const std::string& path, bool append) {
   std::ofstream f(path, append ? std::ios::app : std::ios::trunc);
   if (!f) throw std::runtime_error(fmt::format("cannot write results file '{}'", path));
@@ -123,18 +129,18 @@ std::vector<std::string> CsvWriter::columns() {
 }
 
 CsvWriter::CsvWriter(const std::string& path, const RunMeta& meta, bool append) : meta_(meta) {
-  const bool had_rows = append && !read_done_keys(path).empty();
+  const bool had_header = append && has_content(path);
   f_ = open_out(path, append);
-  if (had_rows) return;
+  if (had_header) return;
   std::string header;
   for (const auto& c : columns()) header += (header.empty() ? "" : ",") + c;
-  f_ << header << '\n' << std::flush;
+  f_ << header + '\n' << std::flush;
 }
 
 void CsvWriter::write(const Record& r) {
   std::string line;
   for (const auto& kv : fields(r, meta_)) line += (line.empty() ? "" : ",") + csv_escape(kv.second);
-  f_ << line << '\n' << std::flush;
+  f_ << line + '\n' << std::flush;  // one string, one write(): a kill never leaves half a line
 }
 
 JsonLinesWriter::JsonLinesWriter(const std::string& path, const RunMeta& meta, bool append)
@@ -146,18 +152,18 @@ JsonLinesWriter::JsonLinesWriter(const std::string& path, const RunMeta& meta, b
                       {"mem_clock_mhz", meta.mem_clock_mhz}, {"runtime", meta.runtime},
                       {"backend", meta.backend}, {"git_commit", meta.git_commit}, {"compiler", meta.compiler},
                       {"timing_mode", meta.timing_mode}};
-  f_ << nlohmann::json{{"meta", m}}.dump() << '\n' << std::flush;
+  f_ << nlohmann::json{{"meta", m}}.dump() + '\n' << std::flush;
 }
 
 void JsonLinesWriter::write(const Record& r) {
   nlohmann::json j;
   for (const auto& [k, v] : fields(r, meta_)) j[k] = v;
-  f_ << j.dump() << '\n' << std::flush;
+  f_ << j.dump() + '\n' << std::flush;
 }
 
 std::set<std::string> read_done_keys(const std::string& csv_path) {
   std::set<std::string> keys;
-  if (!std::ifstream(csv_path)) return keys;
+  if (!has_content(csv_path)) return keys;
   try {
     io::CSVReader<15, io::trim_chars<>, io::double_quote_escape<',', '"'>> in(csv_path);
     in.read_header(io::ignore_extra_column, "B", "H", "Hk", "S", "Sk", "D", "causal", "dtype", "layout", "seed",
