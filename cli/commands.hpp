@@ -9,5 +9,6 @@ void add_sweep(CLI::App& app, int& status);
 void add_run(CLI::App& app, int& status);
 void add_list(CLI::App& app, int& status);
 void add_info(CLI::App& app, int& status);
+void add_isolated(CLI::App& app, int& status);
 
 }  // namespace fa::cli

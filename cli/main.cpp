@@ -2,7 +2,7 @@
 //   fa-bench sweep sweeps/whisper.csv          every available path, table + fa-bench-results.csv
 //   fa-bench run --B 1 --H 16 --S 1 --Sk 448 --D 64 --paths decode
 //   fa-bench list | fa-bench info
-// Exit status: 0 all pass, 1 any fail/error, 2 usage or input error.
+// Exit status: 0 all pass, 1 any fail/error, 2 usage or input error, 130/143 stopped by SIGINT/SIGTERM.
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   fa::cli::add_run(app, status);
   fa::cli::add_list(app, status);
   fa::cli::add_info(app, status);
+  fa::cli::add_isolated(app, status);
   app.parse_complete_callback([&] {
     spdlog::set_level(quiet ? spdlog::level::warn : verbose >= 2 ? spdlog::level::trace
                                                 : verbose == 1   ? spdlog::level::debug
