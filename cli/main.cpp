@@ -3,7 +3,8 @@
 //   fa-bench run --B 1 --H 16 --S 1 --Sk 448 --D 64 --paths decode
 //   fa-bench list | fa-bench info
 //   fa-bench compare OLD.csv NEW.csv | fa-bench gate --baseline BASE.csv NEW.csv | fa-bench expand FILE
-// Exit status: 0 all pass, 1 any fail/error, 2 usage, input or output error (file named).
+// Exit status: 0 all pass, 1 any fail/error, 2 usage, input or output error (file named),
+// 130/143 stopped by SIGINT/SIGTERM.
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   fa::cli::add_compare(app, status);
   fa::cli::add_gate(app, status);
   fa::cli::add_expand(app, status);
+  fa::cli::add_isolated(app, status);
   app.parse_complete_callback([&] {
     spdlog::set_level(quiet ? spdlog::level::warn : verbose >= 2 ? spdlog::level::trace
                                                 : verbose == 1   ? spdlog::level::debug

@@ -10,6 +10,8 @@
 #include <iostream>
 #include <optional>
 
+#include "cli/interrupt.hpp"
+#include "cli/test_paths.hpp"
 #include "harness/filter.hpp"
 #include "harness/metadata.hpp"
 #include "harness/registry.hpp"
@@ -130,6 +132,12 @@ void add_common_options(CLI::App& cmd, CommonOptions& o) {
       ->capture_default_str();
   cmd.add_option("--baseline", o.baseline, "Path the speedup column divides by (default: naive with a GPU, else cpu-ref)");
   cmd.add_flag("--no-table", o.no_table, "Do not print the markdown summary");
+  cmd.add_flag("--isolate", o.isolate, "Run each record in a child process: a crash or hang becomes an error record");
+  cmd.add_option("--row-timeout", o.row_timeout, "Seconds a record may run before it is killed (implies --isolate)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--repeat-check", o.repeat_check,
+                 "Rerun each record N more times; fail it if any rerun differs bit for bit from the first")
+      ->check(CLI::NonNegativeNumber);
 }
 
 int execute(Sweep sweep, const CommonOptions& o) {
@@ -145,7 +153,8 @@ int execute(Sweep sweep, const CommonOptions& o) {
   ctx.device = probe_device();
   ctx.cpu_budget_flops = o.cpu_budget_gflop * 1e9;
   if (!ctx.device.gpu) spdlog::info("no GPU: {}", ctx.device.gpu_absent_why);
-  const Registry reg = builtin_registry(ctx.device);
+  Registry reg = builtin_registry(ctx.device);
+  add_test_paths(reg);
 
   RunOptions ro;
   ro.paths = resolve_paths(o.paths, sweep, reg, ctx.device);
@@ -157,6 +166,11 @@ int execute(Sweep sweep, const CommonOptions& o) {
   if (o.min_cosine >= 0) ro.thresholds.cosine = o.min_cosine;
   ro.check_rows = o.check_rows;
   ro.reference = compute_reference;
+  ro.repeat_check = o.repeat_check;
+  ro.isolate = o.isolate || o.row_timeout > 0;
+  ro.row_timeout_s = o.row_timeout;
+  const StopOnSignals stop_on_signals;
+  ro.stop = StopOnSignals::received;
 
   // Every output is opened, locked and checked (and a resumed one read) before any is truncated.
   OutputFile csv_out(o.csv, sweep.files);
@@ -192,6 +206,10 @@ int execute(Sweep sweep, const CommonOptions& o) {
   else std::cout << status_counts(records) << "\n";
   spdlog::info("wrote {} records to {}{}", records.size(), o.csv, o.json.empty() ? "" : " and " + o.json);
   if (!earlier.done.empty()) spdlog::info("--resume: {} records were already in {}", earlier.done.size(), o.csv);
+  if (const int sig = StopOnSignals::received()) {
+    spdlog::warn("stopped by signal {} after {} records; --resume finishes the sweep", sig, records.size());
+    return 128 + sig;
+  }
   return combined_exit_status(earlier.exit_status, exit_status(records));
 }
 

@@ -18,7 +18,9 @@ struct CommonOptions {
   std::string timing = "cold";
   double time_cap = 0.5, spread = 0.005;
   int min_samples = 10, max_samples = 1000, warmup = 1;
-  bool no_timing = false, resume = false, no_table = false;
+  bool no_timing = false, resume = false, no_table = false, isolate = false;
+  double row_timeout = 0;
+  int repeat_check = 0;
   std::string csv = "fa-bench-results.csv", json;
 
   Overrides overrides() const;

@@ -42,6 +42,7 @@ Metrics measure(const Problem& p, const HostInputs& in, const Reference& ref, co
   double sum_abs = 0, err2 = 0, ref2 = 0, out2 = 0, dot = 0;
   int64_t n = 0;
   const bool have_lp = !ref.o_lp.empty();
+  BiasAccumulator bias(p.dtype);
   for (int64_t b = 0; b < p.B; ++b)
     for (int64_t h = 0; h < p.H; ++h)
       for (size_t r = 0; r < ref.rows.size(); ++r) {
@@ -58,11 +59,14 @@ Metrics measure(const Problem& p, const HostInputs& in, const Reference& ref, co
           out2 += x * x;
           dot += x * y;
           ++n;
+          bias.add(x, y);
           if (have_lp) m.lp_max_abs = std::max(m.lp_max_abs, std::fabs(double(ref.o_lp[ri * size_t(p.D) + size_t(d)]) - y));
         }
+        bias.end_row();
         m.lse_max_err = std::max(m.lse_max_err, lse_diff(out.lse[size_t(lse_index(p, b, h, s))], ref.lse[ri]));
         if (have_lp) m.lp_lse_err = std::max(m.lp_lse_err, lse_diff(ref.lse_lp[ri], ref.lse[ri]));
       }
+  m.bias = bias.finish();
   m.mean_abs = n ? sum_abs / double(n) : 0.0;
   m.rel_l2 = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
   // Cosine of two zero vectors (every row masked) is taken as 1; of one zero vector, 0.

@@ -85,6 +85,10 @@ std::vector<std::pair<std::string, std::string>> fields(const Record& r, const R
   mf("rows_checked", [](const Metrics& x) { return std::to_string(x.rows_checked); });
   mf("rows_total", [](const Metrics& x) { return std::to_string(x.rows_total); });
   mf("lowprec_max_err", [](const Metrics& x) { return num(x.lp_max_abs); });
+  mf("bias_ulp", [](const Metrics& x) { return num(x.bias.mean_ulp); });
+  f.emplace_back("bias_bound", m ? num(r.bias_bound) : "");
+  f.emplace_back("repeat_runs", r.repeat_runs ? std::to_string(r.repeat_runs) : "");
+  f.emplace_back("repeat_diffs", r.repeat_runs ? std::to_string(r.repeat_diffs) : "");
   const TimingStats* t = r.timing ? &*r.timing : nullptr;
   auto tf = [&](const char* name, auto get) { f.emplace_back(name, t ? get(*t) : std::string()); };
   tf("median_ms", [](const TimingStats& x) { return num(x.median_ms); });

@@ -14,7 +14,7 @@
 
 namespace fa {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 
 enum class Status { pass, fail, skip, invalid, error, oom };
 const char* status_name(Status s);
@@ -34,7 +34,8 @@ struct Record {
   int g_used = 0;
   Status status = Status::skip;
   std::string reason, rule;
-  double tol = 0;
+  double tol = 0, bias_bound = 0;
+  int repeat_runs = 0, repeat_diffs = 0;  // --repeat-check: reruns, and those not bit-identical
   std::optional<Metrics> metrics;
   std::optional<TimingStats> timing;
   double tflops = 0, gbps = 0;

@@ -8,6 +8,8 @@
 #include <new>
 #include <stdexcept>
 
+#include "harness/isolate.hpp"
+#include "harness/repeat_check.hpp"
 #include "harness/row_sample.hpp"
 #include "harness/split_heuristic.hpp"
 #include "harness/tolerance.hpp"
@@ -21,6 +23,67 @@ int units_for(const PathRow& row, const GateContext& ctx) {
 
 }  // namespace
 
+RowData::RowData() = default;
+RowData::~RowData() = default;
+
+void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, const GateContext& ctx, RowData& data) {
+  const Problem& p = r.problem;
+  const std::string& path = r.path;
+  try {
+    if (!data.inputs) data.inputs = std::make_unique<HostInputs>(make_inputs(p));
+    auto exec = pr.prepare(p, *data.inputs, G, ctx);
+    exec->poison();
+    exec->run();
+    RunOutputs out = exec->read_back();
+    if (out.g_used >= 0) r.g_used = out.g_used;
+    r.ran_path = out.ran_path.empty() ? path : out.ran_path;
+    if (pr.oracle) {
+      r.status = Status::pass;
+      r.reason = "oracle (not validated)";
+    } else {
+      if (!data.ref) {
+        const int64_t n = opt.check_rows > 0 ? opt.check_rows : rows_within_budget(p, ctx.cpu_budget_flops);
+        data.ref = std::make_unique<Reference>(opt.reference(p, *data.inputs, sample_rows(p, n, p.seed), true));
+      }
+      const Metrics m = measure(p, *data.inputs, *data.ref, out);
+      const Verdict v = judge(m, p.dtype, opt.thresholds);
+      r.metrics = m;
+      r.rule = v.rule;
+      r.tol = v.tol;
+      r.bias_bound = v.bias_bound;
+      r.status = v.pass ? Status::pass : Status::fail;
+      r.reason = v.reason;
+    }
+    if (opt.repeat_check > 0) {
+      r.repeat_runs = opt.repeat_check;
+      r.repeat_diffs = count_differing_reruns(*exec, out, opt.repeat_check);
+      if (r.repeat_diffs > 0) {
+        r.reason = fmt::format("{} of {} reruns differ bit for bit from the first run{}", r.repeat_diffs,
+                               r.repeat_runs, r.status == Status::fail ? "; " + r.reason : "");
+        r.status = Status::fail;
+      }
+    }
+    if (opt.time_paths) {
+      r.timing = measure_time(opt.timing, [&] { return exec->timed_sample_ms(opt.timing.mode); });
+      const double s = r.timing->median_ms * 1e-3;
+      r.tflops = s > 0 ? p.flops() / s / 1e12 : 0;
+      r.gbps = s > 0 ? p.bytes() / s / 1e9 : 0;
+    }
+  } catch (const OutOfMemory& e) {
+    r.status = Status::oom;
+    r.reason = e.what();
+  } catch (const std::bad_alloc& e) {  // host memory for inputs, reference or a CPU path
+    r.status = Status::oom;
+    r.reason = fmt::format("host allocation failed ({})", e.what());
+  } catch (const std::length_error& e) {
+    r.status = Status::oom;
+    r.reason = fmt::format("host allocation failed ({})", e.what());
+  } catch (const std::exception& e) {
+    r.status = Status::error;
+    r.reason = e.what();
+  }
+}
+
 std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const Registry& reg, const GateContext& ctx,
                               const std::vector<RecordSink*>& sinks, const ProgressFn& progress) {
   if (!opt.reference) throw std::invalid_argument("run_sweep: RunOptions::reference is not set");
@@ -33,9 +96,9 @@ std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const R
     records.push_back(std::move(r));
     if (progress) progress(++done, total, records.back());
   };
-  const Thresholds& fixed = opt.thresholds;
 
   for (const auto& row : sweep.rows) {
+    if (opt.stop && opt.stop()) return records;
     const Problem& p = row.problem;
     if (row.invalid) {
       Record r{p, row.where, "-", "", row.splits.front()};
@@ -49,11 +112,11 @@ std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const R
       emit(std::move(r));
       continue;
     }
-    std::unique_ptr<HostInputs> inputs;
-    std::unique_ptr<Reference> ref;
+    RowData data;
     for (const auto& path : opt.paths) {
       const PathRow* pr = reg.find(path);
       for (const auto& g : row.splits) {
+        if (opt.stop && opt.stop()) return records;
         Record r{p, row.where, path, "", g};
         if (opt.done.count(r.resume_key())) {
           ++done;
@@ -69,49 +132,8 @@ std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const R
           emit(std::move(r));
           continue;
         }
-        try {
-          if (!inputs) inputs = std::make_unique<HostInputs>(make_inputs(p));
-          auto exec = pr->prepare(p, *inputs, G, ctx);
-          exec->poison();
-          exec->run();
-          RunOutputs out = exec->read_back();
-          if (out.g_used >= 0) r.g_used = out.g_used;
-          r.ran_path = out.ran_path.empty() ? path : out.ran_path;
-          if (pr->oracle) {
-            r.status = Status::pass;
-            r.reason = "oracle (not validated)";
-          } else {
-            if (!ref) {
-              const int64_t n = opt.check_rows > 0 ? opt.check_rows : rows_within_budget(p, ctx.cpu_budget_flops);
-              ref = std::make_unique<Reference>(opt.reference(p, *inputs, sample_rows(p, n, p.seed), true));
-            }
-            const Metrics m = measure(p, *inputs, *ref, out);
-            const Verdict v = judge(m, p.dtype, fixed);
-            r.metrics = m;
-            r.rule = v.rule;
-            r.tol = v.tol;
-            r.status = v.pass ? Status::pass : Status::fail;
-            r.reason = v.reason;
-          }
-          if (opt.time_paths) {
-            r.timing = measure_time(opt.timing, [&] { return exec->timed_sample_ms(opt.timing.mode); });
-            const double s = r.timing->median_ms * 1e-3;
-            r.tflops = s > 0 ? p.flops() / s / 1e12 : 0;
-            r.gbps = s > 0 ? p.bytes() / s / 1e9 : 0;
-          }
-        } catch (const OutOfMemory& e) {
-          r.status = Status::oom;
-          r.reason = e.what();
-        } catch (const std::bad_alloc& e) {  // host memory for inputs, reference or a CPU path
-          r.status = Status::oom;
-          r.reason = fmt::format("host allocation failed ({})", e.what());
-        } catch (const std::length_error& e) {
-          r.status = Status::oom;
-          r.reason = fmt::format("host allocation failed ({})", e.what());
-        } catch (const std::exception& e) {
-          r.status = Status::error;
-          r.reason = e.what();
-        }
+        if (opt.isolate) run_isolated(r, G, opt, ctx);
+        else run_record(r, *pr, G, opt, ctx, data);
         if (r.status == Status::fail || r.status == Status::error)
           spdlog::warn("{} {} G={}: {}: {}", p.label(), path, g.str(), status_name(r.status), r.reason);
         emit(std::move(r));

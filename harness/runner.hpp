@@ -1,9 +1,11 @@
 // The runner: for each sweep row, every selected path and every requested G, one record. Inputs
 // and the reference are built once per row (lazily, only if some path runs) and shared by all
 // its (path, G) records; each record is handed to the sinks as soon as it is final. The oracle
-// comes in through RunOptions::reference (the CLI passes reference/'s compute_reference).
+// comes in through RunOptions::reference (the CLI passes reference/'s compute_reference). With
+// `isolate` each record runs in a child process (harness/isolate.hpp); `stop` ends the sweep early.
 #pragma once
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -23,7 +25,24 @@ struct RunOptions {
   int64_t check_rows = 0;          // > 0: validate this many sampled rows; 0: as the CPU budget allows
   std::set<std::string> done;      // resume keys to skip
   ReferenceFn reference = nullptr; // the oracle validation compares with (required)
+  int repeat_check = 0;            // > 0: rerun each record this many times and compare bit for bit
+  bool isolate = false;            // run each record in a child process
+  double row_timeout_s = 0;        // > 0 (with isolate): a record's child is killed after this long
+  std::function<int()> stop;       // non-zero (the signal): write nothing more after the current record
 };
+
+struct Reference;
+// The inputs and reference of one sweep row, built on first use and shared by its records.
+struct RowData {
+  RowData();
+  ~RowData();
+  std::unique_ptr<HostInputs> inputs;
+  std::unique_ptr<Reference> ref;
+};
+
+// Runs one record whose gate said yes, in this process: prepare, poison, run, read back,
+// validate, repeat-check, time. Fills r's outcome (status, reason, metrics, timing, ...).
+void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, const GateContext& ctx, RowData& data);
 
 using ProgressFn = std::function<void(size_t done, size_t total, const Record& last)>;
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test run (what .ci/run calls): builds the CPU-only binary twice (native and portable,
-# FABENCH_NATIVE=OFF) and runs every test on each, then checks
+# The test run (what .ci/run calls): builds the CPU-only binary three times (native, portable
+# FABENCH_NATIVE=OFF, and ASan + UBSan FABENCH_SANITIZE=ON) and runs every CPU test on each,
+# fuzzes the input parsers (scripts/fuzz.sh, FUZZ_SECONDS each), then checks
 # that the GPU builds still compile: cuda (nvcc; sm_80 + sm_90a), hip (Debian clang-15 + ROCm 5.2;
 # gfx90a + gfx940, linked) and the gfx942/gfx1100 ISA check (clang-19). A GPU step is skipped with
 # a printed reason only where its compiler is absent. GPU tests (ctest label `gpu`) skip themselves
@@ -25,6 +26,16 @@ cpu_tests build/cpu
 # (its SSE exp returned 2.9e-39 for -inf where the AVX-512 one returns 0), so it is tested too.
 step "cpu build, portable (FABENCH_NATIVE=OFF) and tests"
 cpu_tests build/cpu-portable -DFABENCH_NATIVE=OFF
+# Any ASan or UBSan report aborts its test (-fno-sanitize-recover), so a finding fails the step.
+step "cpu build, ASan + UBSan (FABENCH_SANITIZE=ON) and tests"
+cpu_tests build/asan -DFABENCH_SANITIZE=ON
+
+if command -v clang++-19 >/dev/null && [[ -f /usr/lib/llvm-19/lib/clang/19/lib/linux/libclang_rt.fuzzer-x86_64.a ]]; then
+  step "fuzz the CSV, YAML and --filter parsers (libFuzzer, ${FUZZ_SECONDS:-30} s each)"
+  scripts/fuzz.sh
+else
+  step "fuzzing skipped: clang++-19 or libclang-rt-19-dev not found (scripts/setup.sh)"
+fi
 
 if command -v nvcc >/dev/null; then
   step "cuda build (sm_80, sm_90a)"

@@ -168,7 +168,7 @@ TEST(Runner, UnavailableGpuPathsAreSkippedWithTheReason) {
 
 TEST(Runner, AHostAllocationThatFailsIsAnOomRecordAndTheSweepGoesOn) {
   const GateContext ctx = cpu_ctx(2);
-  Registry reg = Registry::builtin(ctx.device);
+  Registry reg = builtin_registry(ctx.device);
   auto ok = [](const Problem&, int, const GateContext&) { return std::optional<std::string>(); };
   reg.add(PathRow{"too-long", "cpu", "", "", false, ok,
                   [](const Problem&, const HostInputs&, int, const GateContext&) -> std::unique_ptr<Execution> {
@@ -196,12 +196,12 @@ TEST(Runner, ResumeDoesNotRecordAnInvalidRowTwice) {
   s.rows = {row(0, 9, {SplitRequest{}}, 2)};
   const GateContext ctx = cpu_ctx(2);
   Capture first;
-  const auto recs = run_sweep(s, opts({"cpu-flash"}), Registry::builtin(ctx.device), ctx, {&first});
+  const auto recs = run_sweep(s, opts({"cpu-flash"}), builtin_registry(ctx.device), ctx, {&first});
   ASSERT_EQ(recs.size(), 1u);
   RunOptions o = opts({"cpu-flash"});
   o.done.insert(recs[0].resume_key());
   Capture again;
-  EXPECT_TRUE(run_sweep(s, o, Registry::builtin(ctx.device), ctx, {&again}).empty());
+  EXPECT_TRUE(run_sweep(s, o, builtin_registry(ctx.device), ctx, {&again}).empty());
 }
 
 TEST(Runner, ResumeKeysTellApartRowsThatDifferOnlyByName) {

@@ -1,0 +1,26 @@
+// `fa-bench isolated-record --job JSON --result-fd N` (hidden): the child process of --isolate.
+// Runs one record in-process and writes its outcome as JSON to fd N (harness/isolate.hpp).
+#include "cli/commands.hpp"
+#include "cli/test_paths.hpp"
+#include "harness/isolate.hpp"
+#include "paths/builtin.hpp"
+#include "reference/cpu_ref.hpp"
+
+namespace fa::cli {
+
+void add_isolated(CLI::App& app, int& status) {
+  auto* cmd = app.add_subcommand(kIsolatedCommand, "One record for --isolate (internal)")->group("");
+  auto job = std::make_shared<std::string>();
+  auto fd = std::make_shared<int>(-1);
+  cmd->add_option("--job", *job)->required();
+  cmd->add_option("--result-fd", *fd)->required();
+  cmd->callback([job, fd, &status] {
+    status = run_isolated_child(*job, *fd, probe_device, compute_reference, [](const DeviceFacts& device) {
+      Registry reg = builtin_registry(device);
+      add_test_paths(reg);
+      return reg;
+    });
+  });
+}
+
+}  // namespace fa::cli
