@@ -52,9 +52,9 @@ __device__ inline u32x2 load8(const uint16_t* p) { return *reinterpret_cast<cons
 #endif
 
 // DMAX: the compiled head dim (64, 128, 256); D <= DMAX runs with the 32-dim blocks past D skipped.
-// gfx942 (clang-19, device libraries linked): 164 / 244 / 406 VGPRs (arch + AGPR) for DMAX 64 /
-// 128 / 256, no scratch. O^T as 16-float vectors indexed [db][i] spilled 192-640 B under clang-15
-// when the epilogue left the unrolled loop with `break`; a guarded body keeps them in registers.
+// gfx942 (clang-19, device libraries linked): 168 / 248 / 406 VGPRs (arch + AGPR; bf16: 4 fewer)
+// for DMAX 64 / 128 / 256, no scratch. Under clang-15 the O^T vectors spilled 192-640 B while
+// the epilogue left its unrolled loop with `break`; a guarded body keeps them in registers.
 template <typename T, int DMAX>
 __global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
 #if FA_HAS_MFMA_GFX9

@@ -55,8 +55,8 @@ __device__ inline uint32_t shfl_xor_bits(uint32_t v, int mask) {
 #endif
 
 // DMAX: the compiled head dim (64, 128, 256); D <= DMAX runs with the 16-dim blocks past D skipped.
-// gfx1100 (clang-19, device libraries linked): 131 / 195 / 197 VGPRs for DMAX 64 / 128 / 256
-// (fp16), no scratch.
+// gfx1100 (clang-19, device libraries linked): 146 / 210 / 212 VGPRs for DMAX 64 / 128 / 256
+// (fp16; bf16 15 fewer), no scratch.
 template <typename T, int DMAX>
 __global__ void __launch_bounds__(kWaves * kWave) wmma_fwd(AttnArgs a) {
 #if FA_HAS_WMMA_GFX11
