@@ -91,8 +91,10 @@ void check_last_launch(const char* kernel_name, const char* file, int line);
 #define FA_GPU_CHECK_LAUNCH(kernel_name) ::fa::gpu::check_last_launch(kernel_name, __FILE__, __LINE__)
 
 // ---- capability predicates (device code: the arch being compiled) ---------------------------
+// gfx11 WMMA only: gfx12's WMMA has other builtins and no half-wave replication of A and B
+// (clang-19 cannot select the gfx11 16x16x16 builtins for gfx1201).
 #if defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__) || defined(__gfx1103__) || \
-    defined(__gfx1150__) || defined(__gfx1151__) || defined(__gfx1200__) || defined(__gfx1201__)
+    defined(__gfx1150__) || defined(__gfx1151__)
 #define FA_HAS_WMMA_GFX11 1
 #else
 #define FA_HAS_WMMA_GFX11 0
