@@ -99,8 +99,8 @@ void check_last_launch(const char* kernel_name, const char* file, int line);
 #else
 #define FA_HAS_WMMA_GFX11 0
 #endif
-#if defined(__gfx908__) || defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || \
-    defined(__gfx942__) || defined(__gfx950__)
+// gfx90a and later: gfx908 (MI100) lacks the 4-element bf16 MFMA (v_mfma_f32_32x32x8bf16_1k).
+#if defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__) || defined(__gfx950__)
 #define FA_HAS_MFMA_GFX9 1
 #else
 #define FA_HAS_MFMA_GFX9 0
