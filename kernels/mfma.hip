@@ -167,7 +167,7 @@ void launch_mfma(const AttnArgs& a, DType t, Stream st) {
 
 std::optional<std::string> mfma_supports(const Problem& p, int G, const GateContext& ctx) {
   if (auto no = common_gpu_gate(p, ctx)) return no;
-  if (!ctx.device.has_mfma_gfx9) return fmt::format("mfma needs a CDNA gfx9 GPU with MFMA (this device: {})", ctx.device.arch);
+  if (!ctx.device.has_mfma_gfx9) return fmt::format("mfma needs a CDNA GPU with gfx90a+ MFMA (this device: {})", ctx.device.arch);
   if (p.D % 32 || p.D < 64) return fmt::format("mfma needs D % 32 == 0 and 64 <= D <= 256 (got D={})", p.D);
   return mc::split_gate("mfma", p, G);
 }
