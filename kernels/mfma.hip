@@ -17,8 +17,9 @@ namespace {
 [[maybe_unused]] constexpr int kKPad = 4, kVStride = kBN + 4;
 
 // What the index math below assumes of the layout, checked at compile time: an operand's 4 slots
-// are 4 consecutive k (one 8-byte load), accumulator slots pair up as adjacent rows (one store of
-// two columns of O), and P's B slots are the lane's own accumulator slots.
+// are 4 consecutive k (one 8-byte load), a lane's accumulator column is its B column (one query
+// row a lane), accumulator slots pair up as adjacent rows (one store of two columns of O), and
+// P's B slots are the lane's own accumulator slots.
 constexpr bool layout_as_assumed() {
   for (int lane = 0; lane < kWave; ++lane) {
     for (int i = 0; i < 4; ++i) {
@@ -27,6 +28,8 @@ constexpr bool layout_as_assumed() {
       for (int kb = 0; kb < kBN / 8; ++kb)
         if (frag::mfma_32x32x8_b_from_c(lane, kb, i).lane != lane) return false;
     }
+    for (int i = 0; i < 16; ++i)
+      if (frag::mfma_32x32x8_c(lane, i).col != frag::mfma_32x32x8_b(lane, 0).col) return false;
     for (int i = 0; i < 16; i += 2)
       if (frag::mfma_32x32x8_c(lane, i + 1).row != frag::mfma_32x32x8_c(lane, i).row + 1) return false;
   }
@@ -52,7 +55,7 @@ __device__ inline u32x2 load8(const uint16_t* p) { return *reinterpret_cast<cons
 #endif
 
 // DMAX: the compiled head dim (64, 128, 256); D <= DMAX runs with the 32-dim blocks past D skipped.
-// gfx942 (clang-19, device libraries linked): 168 / 248 / 406 VGPRs (arch + AGPR; bf16: 4 fewer)
+// gfx942 (clang-19, device libraries linked): 152 / 232 / 393 VGPRs (arch + AGPR; bf16 alike)
 // for DMAX 64 / 128 / 256, no scratch. Under clang-15 the O^T vectors spilled 192-640 B while
 // the epilogue left its unrolled loop with `break`; a guarded body keeps them in registers.
 template <typename T, int DMAX>
@@ -70,11 +73,11 @@ __global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
 
   // Q^T as the B operand of S^T = K Q^T, kept in registers: chunk j holds dims 8j + (b.row ..+3).
   const frag::Coord qb = frag::mfma_32x32x8_b(lane, 0);
-  const int qrow = wc.q0 + qb.col;
-  const uint16_t* qp = a.q + c.b * a.q_sb + int64_t(qrow < a.S ? qrow : 0) * a.q_ss + c.h * a.q_sh + qb.row;
+  const int row = wc.q0 + qb.col;  // the query row of this lane's Q^T, S^T and O^T columns
+  const uint16_t* qp = a.q + c.b * a.q_sb + int64_t(row < a.S ? row : 0) * a.q_ss + c.h * a.q_sh + qb.row;
   u32x2 q[DMAX / 8];
 #pragma unroll
-  for (int j = 0; j < DMAX / 8; ++j) q[j] = (qrow < a.S && j < 4 * nd) ? load8(qp + 8 * j) : u32x2{0u, 0u};
+  for (int j = 0; j < DMAX / 8; ++j) q[j] = (row < a.S && j < 4 * nd) ? load8(qp + 8 * j) : u32x2{0u, 0u};
 
   f32x16 o[DB];
 #pragma unroll
@@ -94,11 +97,10 @@ __global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
       if (j < 4 * nd) mfma<T>(s, load8(ks + ka.row * KS + 8 * j + ka.col), q[j]);
 
     if (kv0 + kBN > wk.unmasked) {  // the causal diagonal or the range's last tile
+      const int n = tile::tile_cols_visible(a, row, kv0, kr.end, kBN);
 #pragma unroll
-      for (int i = 0; i < 16; ++i) {
-        const frag::Coord sc = frag::mfma_32x32x8_c(lane, i);
-        if (!tile::key_visible(a, wc.q0 + sc.col, kv0 + sc.row, kr.end)) s[i] = -INFINITY;
-      }
+      for (int i = 0; i < 16; ++i)
+        if (frag::mfma_32x32x8_c(lane, i).row >= n) s[i] = -INFINITY;
     }
     float tmax = s[0];
 #pragma unroll
@@ -129,7 +131,6 @@ __global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
     }
   }
 
-  const int row = wc.q0 + qb.col;
   l += shfl_xor(l, 32, kWave);
   if (row >= a.S) return;
   const tile::RowEnd re = tile::row_end(m, l, a.scale_log2);

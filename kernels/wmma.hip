@@ -18,8 +18,9 @@ namespace {
 [[maybe_unused]] constexpr int kPad = 8, kVStride = kBN + kPad;
 
 // What the index math below assumes of the layout, checked at compile time: an input operand's
-// 16 slots are its k in order (one 32-byte load), P's B slots come from the lane or its partner
-// (lane ^ 16), and partners hold adjacent accumulator rows (one exchange pairs two columns of O).
+// 16 slots are its k in order (one 32-byte load), a lane's accumulator column is its B column
+// (one query row a lane), P's B slots come from the lane or its partner (lane ^ 16), and partners
+// hold adjacent accumulator rows (one exchange pairs two columns of O).
 constexpr bool layout_as_assumed() {
   for (int lane = 0; lane < kWave; ++lane) {
     for (int i = 0; i < 16; ++i) {
@@ -27,8 +28,10 @@ constexpr bool layout_as_assumed() {
       const int src = frag::wmma_16x16x16_b_from_c(lane, i).lane;
       if (src != lane && src != (lane ^ 16)) return false;
     }
-    for (int v = 0; v < 8; ++v)
+    for (int v = 0; v < 8; ++v) {
+      if (frag::wmma_16x16x16_c(lane, v).col != frag::wmma_16x16x16_b(lane, 0).col) return false;
       if ((frag::wmma_16x16x16_c(lane, v).row ^ 1) != frag::wmma_16x16x16_c(lane ^ 16, v).row) return false;
+    }
   }
   return true;
 }
@@ -55,7 +58,7 @@ __device__ inline uint32_t shfl_xor_bits(uint32_t v, int mask) {
 #endif
 
 // DMAX: the compiled head dim (64, 128, 256); D <= DMAX runs with the 16-dim blocks past D skipped.
-// gfx1100 (clang-19, device libraries linked): 146 / 210 / 212 VGPRs for DMAX 64 / 128 / 256
+// gfx1100 (clang-19, device libraries linked): 154 / 218 / 220 VGPRs for DMAX 64 / 128 / 256
 // (fp16; bf16 15 fewer), no scratch.
 template <typename T, int DMAX>
 __global__ void __launch_bounds__(kWaves * kWave) wmma_fwd(AttnArgs a) {
@@ -104,13 +107,12 @@ __global__ void __launch_bounds__(kWaves * kWave) wmma_fwd(AttnArgs a) {
         if (j < nd) wmma<T>(s[t], load32(ks + (16 * t + ka.row) * KS + 16 * j), kQInRegs ? q[j] : load32(qp + 16 * j));
     }
     if (kv0 + kBN > wk.unmasked) {  // the causal diagonal or the range's last tile
+      const int n = tile::tile_cols_visible(a, row, kv0, kr.end, kBN);
 #pragma unroll
       for (int t = 0; t < KT; ++t)
 #pragma unroll
-        for (int v = 0; v < 8; ++v) {
-          const frag::Coord sc = frag::wmma_16x16x16_c(lane, v);
-          if (!tile::key_visible(a, wc.q0 + sc.col, kv0 + 16 * t + sc.row, kr.end)) s[t][v] = -INFINITY;
-        }
+        for (int v = 0; v < 8; ++v)
+          if (16 * t + frag::wmma_16x16x16_c(lane, v).row >= n) s[t][v] = -INFINITY;
     }
     float tmax = -INFINITY;
 #pragma unroll
