@@ -85,6 +85,10 @@ __global__ void __launch_bounds__(kWaves * kWave) wmma_fwd(AttnArgs a) {
 #pragma unroll
     for (int j = 0; j < DB; ++j) q[j] = (row < a.S && j < nd) ? load32(qp + 16 * j) : u32x8{};
   }
+  auto q_chunk = [&](int j) {  // rows past S read row 0: finite, and never stored
+    if constexpr (kQInRegs) return q[j];
+    else return load32(qp + 16 * j);
+  };
 
   f32x8 o[DB];
 #pragma unroll
@@ -104,7 +108,7 @@ __global__ void __launch_bounds__(kWaves * kWave) wmma_fwd(AttnArgs a) {
       s[t] = f32x8{};
 #pragma unroll
       for (int j = 0; j < DB; ++j)
-        if (j < nd) wmma<T>(s[t], load32(ks + (16 * t + ka.row) * KS + 16 * j), kQInRegs ? q[j] : load32(qp + 16 * j));
+        if (j < nd) wmma<T>(s[t], load32(ks + (16 * t + ka.row) * KS + 16 * j), q_chunk(j));
     }
     if (kv0 + kBN > wk.unmasked) {  // the causal diagonal or the range's last tile
       const int n = tile::tile_cols_visible(a, row, kv0, kr.end, kBN);
