@@ -1,7 +1,9 @@
 // Fragment layouts of the matrix instructions the matrix-core paths use: for each operand (A, B,
 // accumulator C) which row and column a lane's slot holds. One named constexpr function per
 // instruction, usable in device code (index math) and on the host (layout tests, CPU emulation).
-// Plain C++ apart from FA_HD, so tests include it without a GPU compiler.
+// Plain C++ apart from FA_HD, so tests include it without a GPU compiler. A slot is a 16-bit
+// element (inputs) or an fp32 register (accumulator), numbered in register order, low half first.
+// Tested by tests/test_fragment_layout.cpp (ownership, table entries, emulated tile products).
 #pragma once
 #include "harness/conventions.hpp"
 
@@ -9,6 +11,10 @@ namespace fa::frag {
 
 struct Coord {
   int row, col;
+};
+// A register slot of one lane: where a value lives in the wave's registers.
+struct Slot {
+  int lane, slot;
 };
 
 // ---- NVIDIA mma.sync.aligned.m16n8k16 (sm80+), fp16/bf16 inputs, fp32 accumulator ----------
@@ -21,5 +27,34 @@ FA_HD constexpr Coord mma_m16n8k16_a(int lane, int i) {
 FA_HD constexpr Coord mma_m16n8k16_b(int lane, int i) { return {2 * (lane % 4) + (i & 1) + 8 * (i >> 1), lane / 4}; }
 // C/D (16x8 fp32) is 4 registers: slot i = 0..3.
 FA_HD constexpr Coord mma_m16n8k16_c(int lane, int i) { return {lane / 4 + 8 * (i >> 1), 2 * (lane % 4) + (i & 1)}; }
+
+// ---- AMD CDNA v_mfma_f32_32x32x8f16 / v_mfma_f32_32x32x8bf16_1k (gfx90a, gfx94x), wave64 ----
+// AMD "CDNA3 Instruction Set Architecture" reference guide, chapter "Matrix Arithmetic
+// Instructions", and the AMD Matrix Instruction Calculator (ROCm/amd_matrix_instruction_calculator
+// 2ef9189, `-a cdna3 -i v_mfma_f32_32x32x8_f16 -d`): A[i][k] lane 32 * (k / 4) + i, VGPR
+// (k / 2) % 2, half k % 2; B likewise with j for i; D[i][j] lane 32 * ((i / 4) % 2) + j,
+// VGPR 4 * (i / 8) + i % 4. The bf16_1k variant has the same layout. D = A * B + C with
+// A 32x8 (2 VGPRs, slot i = 0..3), B 8x32 (2 VGPRs), C/D 32x32 fp32 (16 VGPRs, slot i = 0..15).
+FA_HD constexpr Coord mfma_32x32x8_a(int lane, int i) { return {lane % 32, 4 * (lane / 32) + i}; }
+FA_HD constexpr Coord mfma_32x32x8_b(int lane, int i) { return {4 * (lane / 32) + i, lane % 32}; }
+FA_HD constexpr Coord mfma_32x32x8_c(int lane, int i) { return {8 * (i / 4) + 4 * (lane / 32) + i % 4, lane % 32}; }
+// An accumulator fed back as the B operand of the next product (its rows become k, in blocks of
+// 8): B slot i of k-block kb is the same lane's C slot 4 * kb + i, so P never leaves registers.
+FA_HD constexpr Slot mfma_32x32x8_b_from_c(int lane, int kb, int i) { return {lane, 4 * kb + i}; }
+
+// ---- AMD RDNA3 v_wmma_f32_16x16x16_f16 / _bf16 (gfx11), wave32 ------------------------------
+// AMD "RDNA3 Instruction Set Architecture" reference guide, section "Wave Matrix Multiply
+// Accumulate (WMMA)", and the calculator (`-a rdna3 -i v_wmma_f32_16x16x16_f16 -d`, wave32):
+// A[i][k] in lanes i and i + 16, VGPR k / 2, half k % 2; B[k][j] in lanes j and j + 16; D[i][j]
+// lane 16 * (i % 2) + j, VGPR i / 2. The inputs are replicated: lanes l and l + 16 must hold the
+// same 16 elements. The fp32 accumulator's rows interleave by half-wave: lane / 16 is the row
+// parity. A 16x16 (8 VGPRs, slot i = 0..15), B 16x16 (8 VGPRs), C/D 16x16 fp32 (8 VGPRs).
+FA_HD constexpr Coord wmma_16x16x16_a(int lane, int i) { return {lane % 16, i}; }
+FA_HD constexpr Coord wmma_16x16x16_b(int lane, int i) { return {i, lane % 16}; }
+FA_HD constexpr Coord wmma_16x16x16_c(int lane, int i) { return {2 * i + lane / 16, lane % 16}; }
+// An accumulator fed back as the B operand (its rows become k): B slot i (k = i) comes from the
+// half-wave whose parity is i % 2, C slot i / 2; half of a lane's B slots are its partner's
+// (lane ^ 16), so one exchange across the half-waves builds the replicated operand.
+FA_HD constexpr Slot wmma_16x16x16_b_from_c(int lane, int i) { return {16 * (i % 2) + lane % 16, i / 2}; }
 
 }  // namespace fa::frag

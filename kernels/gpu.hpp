@@ -91,14 +91,16 @@ void check_last_launch(const char* kernel_name, const char* file, int line);
 #define FA_GPU_CHECK_LAUNCH(kernel_name) ::fa::gpu::check_last_launch(kernel_name, __FILE__, __LINE__)
 
 // ---- capability predicates (device code: the arch being compiled) ---------------------------
+// gfx11 WMMA only: gfx12's WMMA has other builtins and no half-wave replication of A and B
+// (clang-19 cannot select the gfx11 16x16x16 builtins for gfx1201).
 #if defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__) || defined(__gfx1103__) || \
-    defined(__gfx1150__) || defined(__gfx1151__) || defined(__gfx1200__) || defined(__gfx1201__)
+    defined(__gfx1150__) || defined(__gfx1151__)
 #define FA_HAS_WMMA_GFX11 1
 #else
 #define FA_HAS_WMMA_GFX11 0
 #endif
-#if defined(__gfx908__) || defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || \
-    defined(__gfx942__) || defined(__gfx950__)
+// gfx90a and later: gfx908 (MI100) lacks the 4-element bf16 MFMA (v_mfma_f32_32x32x8bf16_1k).
+#if defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__) || defined(__gfx950__)
 #define FA_HAS_MFMA_GFX9 1
 #else
 #define FA_HAS_MFMA_GFX9 0

@@ -98,8 +98,8 @@ DeviceFacts query_device() {
   f.mem_clock_mhz = pr.memoryClockRate / 1000;
   f.runtime = fmt::format("HIP {}", rt);
   const std::string a = f.arch;
-  f.has_mfma_gfx9 = a.rfind("gfx908", 0) == 0 || a.rfind("gfx90a", 0) == 0 || a.rfind("gfx94", 0) == 0 || a.rfind("gfx95", 0) == 0;
-  f.has_wmma_gfx11 = a.rfind("gfx11", 0) == 0 || a.rfind("gfx12", 0) == 0;
+  f.has_mfma_gfx9 = a.rfind("gfx90a", 0) == 0 || a.rfind("gfx94", 0) == 0 || a.rfind("gfx95", 0) == 0;
+  f.has_wmma_gfx11 = a.rfind("gfx11", 0) == 0;  // gfx12's WMMA differs (kernels/gpu.hpp)
   hipFuncAttributes attr;
   const Error probe = hipFuncGetAttributes(&attr, reinterpret_cast<const void*>(probe_kernel));
 #else
