@@ -10,6 +10,7 @@
 #include "harness/row_sample.hpp"
 #include "harness/tolerance.hpp"
 #include "reference/cpu_flash.hpp"
+#include "reference/cpu_ref.hpp"
 
 using namespace fa;
 
