@@ -233,21 +233,22 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
 #endif
 }
 
-// The traits table. TFLOP/s: H100, bf16, cold L2, medians, one run each (torch flash/cuDNN in the
-// same session: aiter-4 (8,16,16,8192,8192,64) 317/475, whisper-enc-b4 261/352, (2,16,16,8192,8192,128)
-// 354/617, its causal twin 314/550).
+// The traits table. TFLOP/s: H100, cold L2, medians (torch flash/cuDNN in the same sessions:
+// aiter-4 (8,16,16,8192,8192,64) bf16 317/471, whisper-enc-b4 fp16 259/348, (2,16,16,8192,8192,128)
+// bf16 354/617, its causal twin 315/546).
 // D=64, long key ranges: 128x128, Q re-read from shared memory: aiter-4 318 (128x64 with Q in
 //   registers 302; 64x64 3 stages 253; 64x128 216). 64 bytes of spill, which cost less than the
-//   extra softmax rounds of 64-key tiles.
+//   extra softmax rounds of 64-key tiles. With the constant-stride copies: 324-332.
 // D=64, short key ranges (< 4096 keys a block): 128x64, Q in registers: whisper-enc-b4 240 vs 233.
-// D=128: 128x32: 318 (128x64 307, spilling 92 B at the 255-register cap; 128x32 with 3 stages 309;
-//   64x64 276; 64x32 3 stages 219). Causal: 279.
+// D=128: 128x64 (40 B of spill at the 255-register cap): (2,16,16,8192,8192,128) 330, causal 295,
+//   FlyDSL's 64-head causal 315; 128x32 313 / 278 / 296 in the same run (before the constant-stride
+//   copies, 128x64 spilled 92 B and lost: 307 vs 318). 128x32 3 stages 309; 64x64 276.
 // D=80/96/256: by register count alone (no spill), not yet measured against a peer.
 using Mma64Long = MmaTraits<64, 128, 128, 4, 2, false>;
 using Mma64Short = MmaTraits<64, 128, 64, 4, 2, true>;
 using Mma80 = MmaTraits<80, 128, 64, 4, 2, false>;
 using Mma96 = MmaTraits<96, 128, 64, 4, 2, false>;
-using Mma128 = MmaTraits<128, 128, 32, 4, 2, false>;
+using Mma128 = MmaTraits<128, 128, 64, 4, 2, false>;
 using Mma256 = MmaTraits<256, 64, 32, 4, 2, false>;
 constexpr int kLongKeys = 4096;  // keys a block visits from which Mma64Long pays
 
