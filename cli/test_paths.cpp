@@ -1,13 +1,20 @@
-// The `test-crash` row: a cpu-flash execution that faults in run() on the rows named for it.
-// Kept out of harness/ and reference/ so that it moves to its own registration unchanged.
+// Test-only rows (FABENCH_TEST_PATHS=1): `test-crash` (cpu-flash that faults in run() on the rows
+// named for it), `test-gpu-fault` (mma, after a device fault on rows named `fault`), and
+// `test-rtz-<path>` (the path's output with round-toward-zero stores emulated: see below).
 #include "cli/test_paths.hpp"
 
 #include <signal.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 
 #include <stdexcept>
+
+#include "harness/rng.hpp"
+#ifdef FABENCH_HAS_GPU
+#include "kernels/gpu_device.hpp"
+#endif
 
 namespace fa::cli {
 namespace {
@@ -35,6 +42,62 @@ class FaultingExecution : public Execution {
   std::string mode_;
 };
 
+// Round-toward-zero stores, emulated on a correct (round-to-nearest) output: where RN rounded
+// away from zero, RTZ would have stored the neighbour one ulp nearer zero. That happens for about
+// half of the elements, so a seeded half of them moves one ulp toward zero: the mean signed error
+// becomes -0.5 ulp, RTZ's, while max error grows by at most one ulp.
+class RtzExecution : public Execution {
+ public:
+  explicit RtzExecution(std::unique_ptr<Execution> inner) : inner_(std::move(inner)) {}
+  void poison() override { inner_->poison(); }
+  void run() override { inner_->run(); }
+  RunOutputs read_back() override {
+    RunOutputs out = inner_->read_back();
+    const uint32_t magnitude = out.o.dtype == DType::fp32 ? 0x7fffffffu : 0x7fffu;
+    for (int64_t i = 0; i < out.o.size(); ++i) {
+      const uint32_t b = out.o.bits(i);
+      const bool finite_nonzero = (b & magnitude) != 0 && std::isfinite(from_bits(out.o.dtype, b));
+      const bool coin = philox4x32_10({uint32_t(i), uint32_t(uint64_t(i) >> 32), 0u, 0u}, {0x5eedu, 0u})[0] & 1u;
+      if (finite_nonzero && coin) out.o.set_bits(i, b - 1);
+    }
+    return out;
+  }
+  double timed_sample_ms(TimingMode m) override { return inner_->timed_sample_ms(m); }
+
+ private:
+  std::unique_ptr<Execution> inner_;
+};
+
+#ifdef FABENCH_HAS_GPU
+class GpuFaultExecution : public Execution {
+ public:
+  GpuFaultExecution(std::unique_ptr<Execution> inner, bool fault) : inner_(std::move(inner)), fault_(fault) {}
+  void poison() override { inner_->poison(); }
+  void run() override {
+    if (fault_) gpu::fault_device_for_test();
+    inner_->run();
+  }
+  RunOutputs read_back() override { return inner_->read_back(); }
+  double timed_sample_ms(TimingMode m) override { return inner_->timed_sample_ms(m); }
+
+ private:
+  std::unique_ptr<Execution> inner_;
+  bool fault_;
+};
+#endif
+
+// A row that runs `base` through `wrap`.
+template <typename Wrap>
+void add_wrapped(Registry& reg, const std::string& base, const std::string& name, const std::string& summary, Wrap wrap) {
+  const PathRow* b = reg.find(base);
+  if (!b || !b->prepare) return;
+  auto prepare = b->prepare;
+  reg.add(PathRow{name, b->kind, summary, "as " + base, false, b->supports,
+                  [prepare, wrap](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) {
+                    return wrap(p, prepare(p, in, G, ctx));
+                  }});
+}
+
 }  // namespace
 
 void add_test_paths(Registry& reg) {
@@ -49,6 +112,17 @@ void add_test_paths(Registry& reg) {
                     return std::unique_ptr<Execution>(
                         std::make_unique<FaultingExecution>(prepare(p, in, G, ctx), p.name));
                   }});
+  for (const char* base : {"cpu-flash", "mma"})
+    add_wrapped(reg, base, std::string("test-rtz-") + base, "test only: " + std::string(base) + " with RTZ stores",
+                [](const Problem&, std::unique_ptr<Execution> e) -> std::unique_ptr<Execution> {
+                  return std::make_unique<RtzExecution>(std::move(e));
+                });
+#ifdef FABENCH_HAS_GPU
+  add_wrapped(reg, "mma", "test-gpu-fault", "test only: mma after a device fault on rows named fault",
+              [](const Problem& p, std::unique_ptr<Execution> e) -> std::unique_ptr<Execution> {
+                return std::make_unique<GpuFaultExecution>(std::move(e), p.name == "fault");
+              });
+#endif
 }
 
 }  // namespace fa::cli

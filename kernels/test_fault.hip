@@ -1,0 +1,20 @@
+// Test only: a kernel that writes to an address no allocation owns, so that a device fault can be
+// planted in a sweep (cli/test_paths.cpp, `test-gpu-fault`, FABENCH_TEST_PATHS=1) and --isolate
+// shown turning it into one `error` record while the rest of the sweep passes. Not a path.
+#include "kernels/gpu.hpp"
+#include "kernels/gpu_device.hpp"
+
+namespace fa::gpu {
+namespace {
+
+__global__ void write_where_nothing_is(float* p) { p[threadIdx.x] = 1.f; }
+
+}  // namespace
+
+void fault_device_for_test() {
+  write_where_nothing_is<<<1, 32>>>(reinterpret_cast<float*>(uintptr_t(64)));  // the null page
+  FA_GPU_CHECK(last_error());
+  FA_GPU_CHECK(stream_sync(nullptr));  // the illegal address surfaces here and throws
+}
+
+}  // namespace fa::gpu
