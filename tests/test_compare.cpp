@@ -30,7 +30,7 @@ Record timed(const std::string& name, const std::string& path, double ms, double
 ResultsFile written(const std::vector<Record>& rs) {
   const auto path = test::temp_file(".csv", "");
   {
-    CsvWriter w(path, RunMeta{}, false);
+    CsvWriter w(OutputFile(path, {}), RunMeta{}, false);
     for (const auto& r : rs) w.write(r);
   }
   return read_results_csv(path);
@@ -145,7 +145,7 @@ TEST(Compare, GeomeanRatiosCoverAllTimedPairsAndEachPath) {
 
 TEST(ResultsReader, ABadCellNamesFileLineAndColumn) {
   const auto good = test::temp_file(".csv", "");
-  { CsvWriter w(good, RunMeta{}, false); w.write(timed("p", "x", 1.0)); w.write(timed("q", "x", 1.0)); }
+  { CsvWriter w(OutputFile(good, {}), RunMeta{}, false); w.write(timed("p", "x", 1.0)); w.write(timed("q", "x", 1.0)); }
   std::ifstream in(good);
   std::string header, row1, row2;
   std::getline(in, header), std::getline(in, row1), std::getline(in, row2);

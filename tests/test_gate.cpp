@@ -27,7 +27,7 @@ Record timed(const std::string& name, double ms, Status st = Status::pass, int s
 ResultsFile written(const std::vector<Record>& rs) {
   const auto path = test::temp_file(".csv", "");
   {
-    CsvWriter w(path, RunMeta{}, false);
+    CsvWriter w(OutputFile(path, {}), RunMeta{}, false);
     for (const auto& r : rs) w.write(r);
   }
   return read_results_csv(path);
