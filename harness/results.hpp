@@ -9,6 +9,7 @@
 
 #include "harness/metrics.hpp"
 #include "harness/output_file.hpp"
+#include "harness/peaks.hpp"
 #include "harness/sweep.hpp"
 #include "harness/timing.hpp"
 
@@ -24,6 +25,7 @@ struct RunMeta {
   int units = 0, cpu_threads = 0, sm_clock_mhz = 0, mem_clock_mhz = 0;
   size_t device_memory = 0;
   std::string timing_mode;
+  std::string shard;  // "i/n" under --shard; empty otherwise
 };
 
 struct Record {
@@ -38,6 +40,8 @@ struct Record {
   std::optional<Metrics> metrics;
   std::optional<TimingStats> timing;
   double tflops = 0, gbps = 0;
+  std::optional<Roofline> roof;  // timed GPU records on an arch harness/peaks.cpp knows
+  int device_index = -1;         // the GPU ordinal under --devices; -1 otherwise
   std::string time;  // when the record finished (UTC, ISO 8601)
 
   std::string resume_key() const;  // row name + problem identity + path + requested G

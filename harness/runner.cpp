@@ -8,8 +8,10 @@
 #include <new>
 #include <stdexcept>
 
+#include "harness/peaks.hpp"
 #include "harness/row_sample.hpp"
 #include "harness/split_heuristic.hpp"
+#include "harness/timed_run.hpp"
 #include "harness/tolerance.hpp"
 #include "reference/cpu_ref.hpp"
 
@@ -70,7 +72,7 @@ std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const R
           continue;
         }
         try {
-          if (!inputs) inputs = std::make_unique<HostInputs>(make_inputs(p));
+          if (!inputs) inputs = std::make_unique<HostInputs>(opt.inputs ? opt.inputs(p) : make_inputs(p));
           auto exec = pr->prepare(p, *inputs, G, ctx);
           exec->poison();
           exec->run();
@@ -93,11 +95,14 @@ std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const R
             r.status = v.pass ? Status::pass : Status::fail;
             r.reason = v.reason;
           }
+          if (opt.keep_outputs) opt.keep_outputs(r, *inputs, out);
           if (opt.time_paths) {
-            r.timing = measure_time(opt.timing, [&] { return exec->timed_sample_ms(opt.timing.mode); });
+            r.timing = time_execution(*exec, opt.timing);
             const double s = r.timing->median_ms * 1e-3;
             r.tflops = s > 0 ? p.flops() / s / 1e12 : 0;
             r.gbps = s > 0 ? p.bytes() / s / 1e9 : 0;
+            if (pr->kind == "gpu" && ctx.device.gpu)
+              r.roof = roofline(p.flops(), p.bytes(), r.timing->median_ms, peak_for(ctx.device.arch));
           }
         } catch (const OutOfMemory& e) {
           r.status = Status::oom;

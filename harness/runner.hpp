@@ -20,6 +20,10 @@ struct RunOptions {
   Thresholds thresholds;           // fixed rule when any is set
   int64_t check_rows = 0;          // > 0: validate this many sampled rows; 0: as the CPU budget allows
   std::set<std::string> done;      // resume keys to skip
+  // Where a problem's inputs come from (--load-tensors); empty: make_inputs, from the seed.
+  std::function<HostInputs(const Problem&)> inputs;
+  // Sees every record's inputs and outputs once validated, before timing (--save-tensors).
+  std::function<void(const Record&, const HostInputs&, const RunOutputs&)> keep_outputs;
 };
 
 using ProgressFn = std::function<void(size_t done, size_t total, const Record& last)>;

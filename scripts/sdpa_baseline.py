@@ -34,7 +34,8 @@ COLUMNS = (
     "schema run_id time name B H Hk S Sk D causal dtype layout kv_cache scale seed path ran_path G_req G_used "
     "status reason rule tol max_abs_err mean_abs_err rel_l2 cosine lse_max_err nan_inf unwritten cache_mismatch "
     "rows_checked rows_total lowprec_max_err median_ms min_ms max_ms spread samples timing_mode stopped_by "
-    "tflops gbps flops bytes device arch git_commit sweep_file sweep_line"
+    "batch timing_note tflops gbps pct_peak bound flops bytes device arch sm_clock_mhz mem_clock_mhz shard "
+    "device_index git_commit sweep_file sweep_line"
 ).split()
 
 BACKENDS = ("flash", "efficient", "cudnn", "math")
