@@ -12,5 +12,6 @@ void add_info(CLI::App& app, int& status);
 void add_compare(CLI::App& app, int& status);
 void add_gate(CLI::App& app, int& status);
 void add_expand(CLI::App& app, int& status);
+void add_merge(CLI::App& app, int& status);
 
 }  // namespace fa::cli

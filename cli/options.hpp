@@ -20,6 +20,9 @@ struct CommonOptions {
   int min_samples = 10, max_samples = 1000, warmup = 1;
   bool no_timing = false, resume = false, no_table = false;
   std::string csv = "fa-bench-results.csv", json;
+  // Outputs, exit rules and scale-out (cli/run_extras.cpp)
+  std::string table = "both", markdown, shard, devices, save_tensors, load_tensors;
+  bool fail_on_skip = false;
 
   Overrides overrides() const;
 };
