@@ -15,7 +15,7 @@
 
 namespace fa {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;  // 2: batch, timing_note, pct_peak, bound, clocks, shard, device_index
 
 enum class Status { pass, fail, skip, invalid, error, oom };
 const char* status_name(Status s);

@@ -7,7 +7,8 @@
 set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config git
       libcli11-dev libeigen3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libfccp-dev
-      nlohmann-json3-dev libgtest-dev)
+      nlohmann-json3-dev libgtest-dev
+      python3-matplotlib)  # scripts/plot.py and the .npy cross-checks in the tests (brings numpy)
 if [[ "${1:-}" == "--amd" ]]; then
   pkgs+=(hipcc libamdhip64-dev clang-15 libomp-15-dev clang-19)
 fi

@@ -221,7 +221,7 @@ TEST(Cli, ResumeRefusesAFileOfAnotherSchemaColumnsTimingOrDeviceAndLeavesItUntou
     std::string text, expect, extra;
   };
   const Case cases[] = {
-      {header + "\n" + replace(row, "1,", "0,"), "schema", ""},                              // schema 0 rows
+      {header + "\n0" + row.substr(row.find(',')), "schema", ""},                      // schema 0 rows
       {replace(header, "B,H,", "H,B,") + "\n" + row, "columns", ""},                        // reordered
       {header + ",extra\n" + replace(row, "\n", ",x\n"), "columns", ""},                    // extra column
       {good, "timing mode", " --timing hot"},                                              // cold file, hot run

@@ -201,3 +201,17 @@ TEST(CliOutputs, SavedTensorsRunAgainWithLoadTensorsAndWrongShapesAreRefused) {
   const auto script = fa::test::temp_file(".py", py);
   EXPECT_EQ(std::system((python + " " + script + " " + rec).c_str()), 0);
 }
+
+TEST(CliOutputs, PlotScriptWritesThroughputSpeedupAndSplitPngs) {
+  const std::string python = fa::test::python_with("matplotlib");
+  if (python.empty()) GTEST_SKIP() << "matplotlib is not installed (scripts/setup.sh installs it)";
+  const auto csv = fa::test::temp_file(".csv", "");
+  ASSERT_EQ(run_fa_bench("run --B 1 --H 2 --S 1,16 --Sk 64 --D 16 --G 0,2 --paths cpu-flash,cpu-ref --time-cap 0.001 "
+                         "--min-samples 2 --no-table -o " + csv).status, 0);
+  const std::string dir = temp_dir();
+  const auto r = std::system((python + " " + fa::test::source_dir() + "/scripts/plot.py " + csv + " -o " + dir +
+                              " --baseline cpu-ref > /dev/null").c_str());
+  ASSERT_EQ(r, 0);
+  for (const char* png : {"throughput.png", "speedup.png", "splits.png"})
+    EXPECT_EQ(slurp(dir + "/" + png).substr(1, 3), "PNG") << png;
+}
