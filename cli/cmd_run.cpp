@@ -1,5 +1,8 @@
-// `fa-bench run`: one problem from flags, through the same runner as a sweep.
+// `fa-bench run`: problems from flags, through the same runner as a sweep. Shape flags take lists
+// (`--S 64,128 --B 1,4`): the run covers their cartesian product, in flag order, last flag fastest.
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
@@ -7,7 +10,7 @@
 namespace fa::cli {
 
 void add_run(CLI::App& app, int& status) {
-  auto* cmd = app.add_subcommand("run", "Run one problem given by flags");
+  auto* cmd = app.add_subcommand("run", "Run the problems given by flags (lists: their cartesian product)");
   struct Shape {
     std::string B, H, Hk, S, Sk, D, layout, scale, name;
     bool causal = false, kv_cache = false;
@@ -36,8 +39,27 @@ void add_run(CLI::App& app, int& status) {
       if (!v->empty()) raw.cells[k] = *v;
     raw.cells["causal"] = sh->causal ? "1" : "0";
     raw.cells["kv_cache"] = sh->kv_cache ? "1" : "0";
+    // Each list-valued cell multiplies the rows so far.
+    std::vector<RawRow> grid{raw};
+    for (const char* k : {"B", "H", "Hk", "S", "Sk", "D", "layout", "scale"}) {
+      if (!raw.cells.count(k)) continue;
+      std::string text = raw.cells.at(k);
+      std::replace(text.begin(), text.end(), ',', '|');
+      const auto values = split_list(text);
+      std::vector<RawRow> next;
+      for (const auto& g : grid)
+        for (const auto& v : values) {
+          next.push_back(g);
+          next.back().cells[k] = v;
+        }
+      grid = std::move(next);
+      check_row_cap(grid.size(), opts->overrides(), SourceLoc{"command line", 0});
+    }
     Sweep sweep;
-    sweep.rows = build_rows(raw, {}, opts->overrides());
+    for (const auto& g : grid) {
+      auto rows = build_rows(g, {}, opts->overrides());
+      sweep.rows.insert(sweep.rows.end(), rows.begin(), rows.end());
+    }
     status = execute(std::move(sweep), *opts);
   });
 }

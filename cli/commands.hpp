@@ -13,5 +13,6 @@ void add_compare(CLI::App& app, int& status);
 void add_gate(CLI::App& app, int& status);
 void add_expand(CLI::App& app, int& status);
 void add_isolated(CLI::App& app, int& status);
+void add_merge(CLI::App& app, int& status);
 
 }  // namespace fa::cli

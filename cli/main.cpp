@@ -3,8 +3,10 @@
 //   fa-bench run --B 1 --H 16 --S 1 --Sk 448 --D 64 --paths decode
 //   fa-bench list | fa-bench info
 //   fa-bench compare OLD.csv NEW.csv | fa-bench gate --baseline BASE.csv NEW.csv | fa-bench expand FILE
+//   fa-bench sweep F --shard 0/4 -o part0.csv ... ; fa-bench merge part*.csv -o all.csv --expect F --shards 4
 // Exit status: 0 all pass, 1 any fail/error, 2 usage, input or output error (file named),
 // 130/143 stopped by SIGINT/SIGTERM.
+#include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -22,6 +24,9 @@ int main(int argc, char** argv) {
   bool quiet = false;
   app.add_flag("-v,--verbose", verbose, "More log output (-vv: trace)");
   app.add_flag("-q,--quiet", quiet, "Warnings and errors only");
+  app.set_version_flag("--version", fmt::format("fa-bench {} (commit {}, backend {})", FABENCH_VERSION,
+                                                FABENCH_GIT_COMMIT, FABENCH_BACKEND));
+  app.fallthrough();  // global flags also after the subcommand (`fa-bench sweep F -q`); set before adding them
   int status = 0;
   fa::cli::add_sweep(app, status);
   fa::cli::add_run(app, status);
@@ -31,6 +36,7 @@ int main(int argc, char** argv) {
   fa::cli::add_gate(app, status);
   fa::cli::add_expand(app, status);
   fa::cli::add_isolated(app, status);
+  fa::cli::add_merge(app, status);
   app.parse_complete_callback([&] {
     spdlog::set_level(quiet ? spdlog::level::warn : verbose >= 2 ? spdlog::level::trace
                                                 : verbose == 1   ? spdlog::level::debug
@@ -41,6 +47,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);

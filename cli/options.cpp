@@ -12,6 +12,7 @@
 
 #include "cli/interrupt.hpp"
 #include "cli/test_paths.hpp"
+#include "cli/run_outputs.hpp"
 #include "harness/filter.hpp"
 #include "harness/metadata.hpp"
 #include "harness/registry.hpp"
@@ -71,8 +72,9 @@ class ProgressLine {
     if (!on_) return;
     const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     const double eta = done ? el / double(done) * double(total - done) : 0;
-    std::cerr << fmt::format("\r\033[K[{}/{}] ETA {}:{:02d}  {} {} G={} {}", done, total, int(eta) / 60, int(eta) % 60,
-                             last.problem.label(), last.path, last.g_req.str(), status_name(last.status))
+    std::cerr << fmt::format("\r\033[K[{}/{}] ETA {}:{:02d}  {} {} G={} {}{}", done, total, int(eta) / 60, int(eta) % 60,
+                             last.problem.label(), last.path, last.g_req.str(), status_name(last.status),
+                             last.timing && !last.timing->note.empty() ? " (" + last.timing->note + ")" : "")
               << std::flush;
     shown_ = true;
   }
@@ -138,6 +140,7 @@ void add_common_options(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("--repeat-check", o.repeat_check,
                  "Rerun each record N more times; fail it if any rerun differs bit for bit from the first")
       ->check(CLI::NonNegativeNumber);
+  add_run_output_options(cmd, o);
 }
 
 int execute(Sweep sweep, const CommonOptions& o) {
@@ -147,8 +150,12 @@ int execute(Sweep sweep, const CommonOptions& o) {
     for (auto& r : sweep.rows)
       if (keep(r.problem)) rows.push_back(std::move(r));
     spdlog::info("--filter kept {} of {} rows", rows.size(), sweep.rows.size());
+    if (rows.empty())
+      throw InputError(SourceLoc{"command line", 0}, "--filter", fmt::format("'{}' keeps none of the {} rows", o.filter, sweep.rows.size()));
     sweep.rows = std::move(rows);
   }
+  const std::string shard = apply_shard(sweep, o);
+  const std::vector<int> devices = requested_devices(o);
   GateContext ctx;
   ctx.device = probe_device();
   ctx.cpu_budget_flops = o.cpu_budget_gflop * 1e9;
@@ -171,6 +178,7 @@ int execute(Sweep sweep, const CommonOptions& o) {
   ro.row_timeout_s = o.row_timeout;
   const StopOnSignals stop_on_signals;
   ro.stop = StopOnSignals::received;
+  hook_tensors(ro, o, sweep);
 
   // Every output is opened, locked and checked (and a resumed one read) before any is truncated.
   OutputFile csv_out(o.csv, sweep.files);
@@ -179,7 +187,8 @@ int execute(Sweep sweep, const CommonOptions& o) {
     if (same_file(o.json, o.csv)) throw WriteError(fmt::format("--json and -o name the same file '{}'", o.json));
     json_out.emplace(o.json, sweep.files);
   }
-  const RunMeta meta = collect_meta(ctx.device, ro.timing.mode);
+  RunMeta meta = collect_meta(ctx.device, ro.timing.mode);
+  meta.shard = shard;
   ResumeState earlier;
   if (o.resume) {
     earlier = read_resume(o.csv, meta);
@@ -198,19 +207,17 @@ int execute(Sweep sweep, const CommonOptions& o) {
   std::vector<Record> records;
   {
     ProgressLine line(isatty(2) && spdlog::get_level() <= spdlog::level::info);
-    records = run_sweep(sweep, ro, reg, ctx, sinks,
-                        [&](size_t d, size_t t, const Record& r) { line(d, t, r); });
+    records = run_records(sweep, ro, reg, ctx, sinks, devices, [&](size_t d, size_t t, const Record& r) { line(d, t, r); });
   }
   const std::string baseline = !o.baseline.empty() ? o.baseline : ctx.device.gpu ? "naive" : "cpu-ref";
-  if (!o.no_table) print_markdown(std::cout, records, baseline);
-  else std::cout << status_counts(records) << "\n";
+  print_outputs(records, baseline, o);
   spdlog::info("wrote {} records to {}{}", records.size(), o.csv, o.json.empty() ? "" : " and " + o.json);
   if (!earlier.done.empty()) spdlog::info("--resume: {} records were already in {}", earlier.done.size(), o.csv);
   if (const int sig = StopOnSignals::received()) {
     spdlog::warn("stopped by signal {} after {} records; --resume finishes the sweep", sig, records.size());
     return 128 + sig;
   }
-  return combined_exit_status(earlier.exit_status, exit_status(records));
+  return apply_fail_on_skip(combined_exit_status(earlier.exit_status, exit_status(records)), records, o);
 }
 
 }  // namespace fa::cli

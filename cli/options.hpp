@@ -22,6 +22,9 @@ struct CommonOptions {
   double row_timeout = 0;
   int repeat_check = 0;
   std::string csv = "fa-bench-results.csv", json;
+  // Outputs, exit rules and scale-out (cli/run_extras.cpp)
+  std::string table = "both", markdown, shard, devices, save_tensors, load_tensors;
+  bool fail_on_skip = false;
 
   Overrides overrides() const;
 };

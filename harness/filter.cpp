@@ -149,6 +149,27 @@ class Parser {
 
 Value eval_value(const Filter::Node& n, const Problem& p);
 
+[[noreturn]] void filter_error(const std::string& msg) { throw InputError(SourceLoc{"command line", 0}, "--filter", msg); }
+
+// A word compared with a word: one side must be a column, and a dtype or layout can only equal
+// a value it can take. Without this, `dtpye==bf16` or `dtype==fp8` kept zero rows silently.
+void check_words(const Filter::Node& a, const Filter::Node& b) {
+  using K = Filter::Node::Kind;
+  if (a.kind != K::Col && b.kind != K::Col) {
+    std::string cols;
+    for (auto c : kNumericCols) cols += std::string(cols.empty() ? "" : " ") + c;
+    for (auto c : kWordCols) cols += std::string(" ") + c;
+    filter_error(fmt::format("unknown column '{}' (columns: {})", a.text, cols));
+  }
+  const Filter::Node& col = a.kind == K::Col ? a : b;
+  const Filter::Node& word = a.kind == K::Col ? b : a;
+  if (word.kind != K::Word) return;
+  if (col.text == "dtype" && !parse_dtype(word.text))
+    filter_error(fmt::format("dtype is never '{}' (fp16, bf16, fp32)", word.text));
+  if (col.text == "layout" && !parse_layout(word.text))
+    filter_error(fmt::format("layout is never '{}' (bshd, bhsd)", word.text));
+}
+
 bool truthy(const Value& v) { return std::holds_alternative<double>(v) ? std::get<double>(v) != 0 : !std::get<std::string>(v).empty(); }
 
 Value eval_value(const Filter::Node& n, const Problem& p) {
@@ -169,6 +190,7 @@ Value eval_value(const Filter::Node& n, const Problem& p) {
       }
       const std::string& op = n.text;
       if (std::holds_alternative<std::string>(a)) {
+        check_words(*n.a, *n.b);
         if (op == "==") return double(a == b);
         if (op == "!=") return double(a != b);
         throw InputError(SourceLoc{"command line", 0}, "--filter", "words compare only with == and !=");
@@ -185,11 +207,17 @@ Value eval_value(const Filter::Node& n, const Problem& p) {
   return 0.0;
 }
 
+// Every comparison once, on a default problem: type and value errors surface at parse time, not
+// mid-sweep, including those behind a `||` or `&&` that evaluation would short-circuit.
+void check_tree(const Filter::Node& n) {
+  if (n.a) check_tree(*n.a);
+  if (n.b) check_tree(*n.b);
+  if (n.kind == Filter::Node::Cmp) eval_value(n, Problem{});
+}
+
 }  // namespace
 
-Filter::Filter(const std::string& expr) : root_(Parser(expr).parse()) {
-  eval_value(*root_, Problem{});  // type errors surface at parse time, not mid-sweep
-}
+Filter::Filter(const std::string& expr) : root_(Parser(expr).parse()) { check_tree(*root_); }
 Filter::~Filter() = default;
 Filter::Filter(Filter&&) noexcept = default;
 bool Filter::operator()(const Problem& p) const { return truthy(eval_value(*root_, p)); }

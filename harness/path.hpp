@@ -51,6 +51,13 @@ class Execution {
   virtual RunOutputs read_back() = 0;
   // One timed call (milliseconds); in cold mode caches are flushed first, outside the timing.
   virtual double timed_sample_ms(TimingMode mode) = 0;
+  // n back-to-back calls timed as one (milliseconds for all n); cold mode flushes once, before.
+  // The default times them one by one and sums; GPU paths put one pair of events around n launches.
+  virtual double timed_batch_ms(TimingMode mode, int n) {
+    double ms = 0;
+    for (int i = 0; i < n; ++i) ms += timed_sample_ms(mode);
+    return ms;
+  }
 };
 
 // A device allocation failed: the runner records `oom` and goes on.

@@ -7,6 +7,8 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "harness/json_cell.hpp"
+
 namespace fa {
 
 const char* status_name(Status s) {
@@ -98,12 +100,20 @@ std::vector<std::pair<std::string, std::string>> fields(const Record& r, const R
   tf("samples", [](const TimingStats& x) { return std::to_string(x.samples); });
   tf("timing_mode", [](const TimingStats& x) { return x.mode; });
   tf("stopped_by", [](const TimingStats& x) { return x.stopped_by; });
+  tf("batch", [](const TimingStats& x) { return std::to_string(x.batch); });
+  tf("timing_note", [](const TimingStats& x) { return x.note; });
   f.emplace_back("tflops", t ? num(r.tflops) : "");
   f.emplace_back("gbps", t ? num(r.gbps) : "");
+  f.emplace_back("pct_peak", r.roof ? num(r.roof->pct_peak) : "");
+  f.emplace_back("bound", r.roof ? r.roof->bound : "");
   f.emplace_back("flops", num(p.flops()));
   f.emplace_back("bytes", num(p.bytes()));
   f.emplace_back("device", meta.device);
   f.emplace_back("arch", meta.arch);
+  f.emplace_back("sm_clock_mhz", meta.sm_clock_mhz ? std::to_string(meta.sm_clock_mhz) : "");
+  f.emplace_back("mem_clock_mhz", meta.mem_clock_mhz ? std::to_string(meta.mem_clock_mhz) : "");
+  f.emplace_back("shard", meta.shard);
+  f.emplace_back("device_index", r.device_index >= 0 ? std::to_string(r.device_index) : "");
   f.emplace_back("git_commit", meta.git_commit);
   f.emplace_back("sweep_file", r.where.file);
   f.emplace_back("sweep_line", std::to_string(r.where.line));
@@ -139,7 +149,8 @@ std::string meta_json(const RunMeta& meta) {
                       {"device_memory", meta.device_memory}, {"sm_clock_mhz", meta.sm_clock_mhz},
                       {"mem_clock_mhz", meta.mem_clock_mhz}, {"runtime", meta.runtime},
                       {"backend", meta.backend}, {"git_commit", meta.git_commit}, {"compiler", meta.compiler},
-                      {"timing_mode", meta.timing_mode}};
+                      {"timing_mode", meta.timing_mode},
+                      {"shard", meta.shard.empty() ? nlohmann::json() : nlohmann::json(meta.shard)}};
   return nlohmann::json{{"meta", m}}.dump();
 }
 
@@ -151,7 +162,7 @@ JsonLinesWriter::JsonLinesWriter(OutputFile out, const RunMeta& meta, bool appen
 
 void JsonLinesWriter::write(const Record& r) {
   nlohmann::json j;
-  for (const auto& [k, v] : fields(r, meta_)) j[k] = v;
+  for (const auto& [k, v] : fields(r, meta_)) j[k] = json_cell(k, v);
   out_.write(j.dump() + '\n');
 }
 

@@ -9,12 +9,13 @@
 
 #include "harness/metrics.hpp"
 #include "harness/output_file.hpp"
+#include "harness/peaks.hpp"
 #include "harness/sweep.hpp"
 #include "harness/timing.hpp"
 
 namespace fa {
 
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;  // 2: bias_ulp, bias_bound, repeat_*; 3: batch, timing_note, pct_peak, bound, clocks, shard, device_index
 
 enum class Status { pass, fail, skip, invalid, error, oom };
 const char* status_name(Status s);
@@ -24,6 +25,7 @@ struct RunMeta {
   int units = 0, cpu_threads = 0, sm_clock_mhz = 0, mem_clock_mhz = 0;
   size_t device_memory = 0;
   std::string timing_mode;
+  std::string shard;  // "i/n" under --shard; empty otherwise
 };
 
 struct Record {
@@ -39,6 +41,8 @@ struct Record {
   std::optional<Metrics> metrics;
   std::optional<TimingStats> timing;
   double tflops = 0, gbps = 0;
+  std::optional<Roofline> roof;  // timed GPU records on an arch harness/peaks.cpp knows
+  int device_index = -1;         // the GPU ordinal under --devices; -1 otherwise
   std::string time;  // when the record finished (UTC, ISO 8601)
 
   std::string resume_key() const;  // row name + problem identity + path + requested G

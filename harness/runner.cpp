@@ -10,8 +10,10 @@
 
 #include "harness/isolate.hpp"
 #include "harness/repeat_check.hpp"
+#include "harness/peaks.hpp"
 #include "harness/row_sample.hpp"
 #include "harness/split_heuristic.hpp"
+#include "harness/timed_run.hpp"
 #include "harness/tolerance.hpp"
 
 namespace fa {
@@ -30,7 +32,7 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
   const Problem& p = r.problem;
   const std::string& path = r.path;
   try {
-    if (!data.inputs) data.inputs = std::make_unique<HostInputs>(make_inputs(p));
+    if (!data.inputs) data.inputs = std::make_unique<HostInputs>(opt.inputs ? opt.inputs(p) : make_inputs(p));
     auto exec = pr.prepare(p, *data.inputs, G, ctx);
     exec->poison();
     exec->run();
@@ -63,11 +65,14 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
         r.status = Status::fail;
       }
     }
+    if (opt.keep_outputs) opt.keep_outputs(r, *data.inputs, out);
     if (opt.time_paths) {
-      r.timing = measure_time(opt.timing, [&] { return exec->timed_sample_ms(opt.timing.mode); });
+      r.timing = time_execution(*exec, opt.timing);
       const double s = r.timing->median_ms * 1e-3;
       r.tflops = s > 0 ? p.flops() / s / 1e12 : 0;
       r.gbps = s > 0 ? p.bytes() / s / 1e9 : 0;
+      if (pr.kind == "gpu" && ctx.device.gpu)
+        r.roof = roofline(p.flops(), p.bytes(), r.timing->median_ms, peak_for(ctx.device.arch));
     }
   } catch (const OutOfMemory& e) {
     r.status = Status::oom;

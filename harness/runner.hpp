@@ -29,6 +29,10 @@ struct RunOptions {
   bool isolate = false;            // run each record in a child process
   double row_timeout_s = 0;        // > 0 (with isolate): a record's child is killed after this long
   std::function<int()> stop;       // non-zero (the signal): write nothing more after the current record
+  // Where a problem's inputs come from (--load-tensors); empty: make_inputs, from the seed.
+  std::function<HostInputs(const Problem&)> inputs;
+  // Sees every record's inputs and outputs once validated, before timing (--save-tensors).
+  std::function<void(const Record&, const HostInputs&, const RunOutputs&)> keep_outputs;
 };
 
 struct Reference;

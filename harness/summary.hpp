@@ -9,7 +9,12 @@
 
 namespace fa {
 
+// The detail tables: one per problem, a row per (path, G).
 void print_markdown(std::ostream& os, const std::vector<Record>& records, const std::string& baseline);
+// The chosen tables (detail first, then the compact grid of harness/compact_table.hpp), then the
+// status counts line.
+enum class Tables { none, detail, compact, both };
+void print_tables(std::ostream& os, const std::vector<Record>& records, const std::string& baseline, Tables which);
 std::string status_counts(const std::vector<Record>& records);
 
 }  // namespace fa

@@ -1,20 +1,20 @@
 // Sampling loop and statistics for path timing.
 #include "harness/timing.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <vector>
 
 namespace fa {
 
 TimingStats measure_time(const TimingPolicy& policy, const std::function<double()>& sample) {
-  using clock = std::chrono::steady_clock;
   for (int i = 0; i < policy.warmup; ++i) sample();
   std::vector<double> xs;
   double sum = 0, sum2 = 0;
   TimingStats st;
-  const auto start = clock::now();
+  const int floor = std::max(1, std::min(policy.min_samples, policy.max_samples));
   while (true) {
     const double x = sample();
     xs.push_back(x);
@@ -24,7 +24,8 @@ TimingStats measure_time(const TimingPolicy& policy, const std::function<double(
     const double mean = sum / n;
     const double var = std::max(0.0, sum2 / n - mean * mean) * (n > 1 ? n / (n - 1) : 0.0);
     st.spread = mean > 0 ? std::sqrt(var) / mean : 0.0;
-    if (int(xs.size()) >= policy.min_samples && st.spread <= policy.target_spread) {
+    const bool floor_met = int(xs.size()) >= floor;
+    if (floor_met && st.spread <= policy.target_spread) {
       st.stopped_by = "spread";
       break;
     }
@@ -32,7 +33,7 @@ TimingStats measure_time(const TimingPolicy& policy, const std::function<double(
       st.stopped_by = "max-samples";
       break;
     }
-    if (std::chrono::duration<double>(clock::now() - start).count() >= policy.time_cap_s) {
+    if (floor_met && sum * 1e-3 >= policy.time_cap_s) {
       st.stopped_by = "cap";
       break;
     }
@@ -45,6 +46,9 @@ TimingStats measure_time(const TimingPolicy& policy, const std::function<double(
   st.max_ms = xs.back();
   st.mean_ms = sum / double(n);
   st.mode = timing_mode_name(policy.mode);
+  if (st.spread > policy.target_spread)
+    st.note = fmt::format("noisy: spread {:.1f}% > {:.1f}% after {} samples ({})", 100 * st.spread,
+                          100 * policy.target_spread, st.samples, st.stopped_by);
   return st;
 }
 

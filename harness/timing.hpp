@@ -1,7 +1,9 @@
 // Noise-driven timing: warm-up, then samples until the relative spread (stddev / mean) is at or
-// under the target with at least min_samples, or the time cap or max_samples is reached. Reports
-// median, min, max, spread, the sample count, the mode (cold: caches flushed before each sample;
-// hot: not) and what stopped the loop.
+// under the target, with at least min_samples whatever the cap says (the floor), or until the time
+// cap (measured time only: cache flushes and launch overhead sit outside it) or max_samples.
+// Reports median, min, max, spread, the sample count, the mode (cold: caches flushed before each
+// sample; hot: not), launches per sample (batch), what stopped the loop, and a note when the
+// samples stayed noisier than the target.
 #pragma once
 #include <functional>
 #include <string>
@@ -13,17 +15,19 @@ inline const char* timing_mode_name(TimingMode m) { return m == TimingMode::cold
 
 struct TimingPolicy {
   int warmup = 1;
-  int min_samples = 10;
+  int min_samples = 10;  // a floor: the cap never stops the loop below it
   int max_samples = 1000;
   double target_spread = 0.005;
-  double time_cap_s = 0.5;  // wall time for the samples of one record (at least one sample)
+  double time_cap_s = 0.5;  // measured seconds of samples for one record, once min_samples are in
   TimingMode mode = TimingMode::cold;
 };
 
 struct TimingStats {
   double median_ms = 0, min_ms = 0, max_ms = 0, mean_ms = 0, spread = 0;
   int samples = 0;
+  int batch = 1;  // launches per sample; each sample is the batch's time divided by it
   std::string mode, stopped_by;  // stopped_by: spread | cap | max-samples
+  std::string note;              // "noisy: spread 3.1% > 0.5% after 10 samples (cap)"; empty when quiet
 };
 
 // `sample` runs one timed sample and returns its milliseconds.

@@ -226,10 +226,11 @@ __global__ void __launch_bounds__(kThreads) decode_fwd(AttnArgs a, int chunk_key
   }
 }
 
-// Opts the kernel into its shared memory (above 48 KiB), once per instantiation.
+// Opts the kernel into its shared memory (above 48 KiB), once per instantiation and thread: the
+// attribute is per device, and under --devices each worker thread keeps one device.
 template <typename T, int DMAX>
 void opt_in_smem() {
-  static const bool attr_set = [] {
+  static thread_local const bool attr_set = [] {
     FA_GPU_CHECK(set_max_dynamic_smem(decode_fwd<T, DMAX, true>, DecodeSmem<DMAX>::bytes(kRMax)));
     FA_GPU_CHECK(set_max_dynamic_smem(decode_fwd<T, DMAX, false>, DecodeSmem<DMAX>::bytes(kRMax)));
     return true;

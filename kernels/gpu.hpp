@@ -39,6 +39,7 @@ inline Error event_elapsed_ms(float* ms, Event a, Event b) { return hipEventElap
 inline Error stream_sync(Stream s) { return hipStreamSynchronize(s); }
 inline Error last_error() { return hipGetLastError(); }
 inline Error device_count(int* n) { return hipGetDeviceCount(n); }
+inline Error set_device(int ordinal) { return hipSetDevice(ordinal); }  // per host thread
 inline Error runtime_version(int* v) { return hipRuntimeGetVersion(v); }
 template <typename K>
 Error set_max_dynamic_smem(K kernel, int bytes) {
@@ -68,6 +69,7 @@ inline Error event_elapsed_ms(float* ms, Event a, Event b) { return cudaEventEla
 inline Error stream_sync(Stream s) { return cudaStreamSynchronize(s); }
 inline Error last_error() { return cudaGetLastError(); }
 inline Error device_count(int* n) { return cudaGetDeviceCount(n); }
+inline Error set_device(int ordinal) { return cudaSetDevice(ordinal); }  // per host thread
 inline Error runtime_version(int* v) { return cudaRuntimeGetVersion(v); }
 template <typename K>
 Error set_max_dynamic_smem(K kernel, int bytes) {

@@ -35,6 +35,7 @@ class GpuExecution : public Execution {
   void run() override;
   RunOutputs read_back() override;
   double timed_sample_ms(TimingMode mode) override;
+  double timed_batch_ms(TimingMode mode, int n) override;  // n launches between one pair of events
 
  protected:
   virtual void launch() = 0;   // enqueue the path's kernels on stream_

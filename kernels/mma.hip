@@ -254,7 +254,7 @@ constexpr int kLongKeys = 4096;  // keys a block visits from which Mma64Long pay
 
 template <typename T, typename K>
 void launch_cfg(const AttnArgs& a, Stream st) {
-  static const bool smem_ok = [] {
+  static thread_local const bool smem_ok = [] {  // per device: one per --devices worker thread
     FA_GPU_CHECK(set_max_dynamic_smem(mma_fwd<T, K>, K::SMEM));
     return true;
   }();

@@ -8,7 +8,8 @@
 set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config git
       libcli11-dev libeigen3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libfccp-dev
-      nlohmann-json3-dev libgtest-dev clang-19 libclang-rt-19-dev)
+      nlohmann-json3-dev libgtest-dev clang-19 libclang-rt-19-dev
+      python3-matplotlib)  # scripts/plot.py and the .npy cross-checks in the tests (brings numpy)
 if [[ "${1:-}" == "--amd" ]]; then
   pkgs+=(hipcc libamdhip64-dev clang-15 libomp-15-dev)
 fi

@@ -115,6 +115,13 @@ inline const PathRow& cpu_row(const std::string& name) {
   return *r;
 }
 
+// A Python interpreter that imports `module` ("python3" first, then the system's), or "" if none.
+inline std::string python_with(const std::string& module) {
+  for (const char* py : {"python3", "/usr/bin/python3"})
+    if (std::system((std::string(py) + " -c 'import " + module + "' 2>/dev/null").c_str()) == 0) return py;
+  return "";
+}
+
 inline std::string temp_file(const std::string& suffix, const std::string& text) {
   char tmpl[] = "/tmp/fa-bench-test-XXXXXX";
   const int fd = mkstemp(tmpl);

@@ -61,3 +61,24 @@ TEST(Filter, NestingBeyondTheDepthLimitIsAnInputErrorNotAStackOverflow) {
   }
   EXPECT_TRUE(Filter(std::string(50, '(') + "S>0" + std::string(50, ')'))(prob(1, DType::fp16, false)));
 }
+
+TEST(Filter, AMisspeltWordColumnIsAnErrorNotAFilterThatKeepsNothing) {
+  try {
+    Filter("dtpye==bf16");
+    FAIL() << "dtpye==bf16 parsed";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field, "--filter");
+    EXPECT_NE(std::string(e.what()).find("unknown column 'dtpye'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Filter, AValueAColumnCanNeverTakeIsAnError) {
+  EXPECT_THROW(Filter("dtype==fp8"), InputError);
+  EXPECT_THROW(Filter("layout!=bsdh"), InputError);
+  EXPECT_NO_THROW(Filter("dtype==bf16 && layout==bhsd"));
+}
+
+TEST(Filter, ErrorsBehindAShortCircuitSurfaceAtParseTimeToo) {
+  EXPECT_THROW(Filter("S>0 || dtype==fp8"), InputError);
+  EXPECT_THROW(Filter("S<0 && Sq>3"), InputError);
+}

@@ -61,7 +61,38 @@ TEST(Results, JsonLinesStartWithMetaThenOneObjectPerRecord) {
   const auto r = nlohmann::json::parse(lines[1]);
   EXPECT_EQ(r["path"], "decode");
   EXPECT_EQ(r["G_req"], "4");
-  EXPECT_EQ(r["Hk"], "2");
+  EXPECT_EQ(r["Hk"], 2);
+}
+
+TEST(Results, JsonLinesCarryNumbersBooleansAndNullsNotStrings) {
+  const auto path = test::temp_file(".jsonl", "");
+  Record rec = record("cpu-flash", Status::pass, "");
+  rec.problem.causal = true;
+  rec.problem.seed = 18446744073709551615ull;  // all 64 bits survive
+  rec.problem.name = "123";                    // a name that looks like a number stays text
+  rec.timing = TimingStats{};
+  rec.timing->median_ms = 0.25;
+  rec.timing->samples = 10;
+  rec.tflops = 1.5;
+  {
+    JsonLinesWriter w(OutputFile(path, {}), RunMeta{}, false);
+    w.write(rec);
+  }
+  const auto r = nlohmann::json::parse(lines_of(path).at(1));
+  EXPECT_TRUE(r["B"].is_number_integer());
+  EXPECT_EQ(r["B"], 2);
+  EXPECT_TRUE(r["causal"].is_boolean());
+  EXPECT_EQ(r["causal"], true);
+  EXPECT_EQ(r["kv_cache"], false);
+  EXPECT_TRUE(r["median_ms"].is_number_float());
+  EXPECT_DOUBLE_EQ(r["median_ms"].get<double>(), 0.25);
+  EXPECT_EQ(r["samples"], 10);
+  EXPECT_EQ(r["seed"].get<uint64_t>(), 18446744073709551615ull);
+  EXPECT_EQ(r["name"], "123");
+  EXPECT_EQ(r["G_req"], "4");
+  EXPECT_TRUE(r["max_abs_err"].is_null()) << "no metrics: null, not \"\"";
+  EXPECT_TRUE(r["pct_peak"].is_null());
+  EXPECT_EQ(r["status"], "pass");
 }
 
 TEST(Results, TheMarkdownTableShowsSpeedupOverTheBaseline) {
@@ -74,7 +105,22 @@ TEST(Results, TheMarkdownTableShowsSpeedupOverTheBaseline) {
   fast.timing->median_ms = 2.5;
   fast.metrics = Metrics{};
   std::ostringstream os;
-  print_markdown(os, {base, fast}, "cpu-ref");
+  print_tables(os, {base, fast}, "cpu-ref", Tables::detail);
   EXPECT_NE(os.str().find("| 4.00x |"), std::string::npos) << os.str();
   EXPECT_NE(os.str().find("2 records: 2 pass"), std::string::npos) << os.str();
+}
+
+TEST(Results, TheDetailTableShowsSamplesSpreadBatchAndTheNoiseNote) {
+  Record r = record("cpu-flash", Status::pass, "");
+  r.timing = TimingStats{};
+  r.timing->median_ms = 0.0123;
+  r.timing->samples = 10;
+  r.timing->spread = 0.031;
+  r.timing->batch = 5;
+  r.timing->note = "noisy: spread 3.1% > 0.5% after 10 samples (cap)";
+  r.tflops = 0.00123;
+  std::ostringstream os;
+  print_markdown(os, {r}, "cpu-ref");
+  EXPECT_NE(os.str().find("pass; noisy: spread 3.1% > 0.5% after 10 samples (cap)"), std::string::npos) << os.str();
+  EXPECT_NE(os.str().find("| 0.0123 | 10 (batch=5) | 3.1% | 0.00123 |"), std::string::npos) << os.str();
 }

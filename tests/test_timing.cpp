@@ -1,5 +1,6 @@
 // The sampling loop: warm-up excluded, stops on spread after min_samples, on the cap with noisy
-// samples, on max_samples; statistics are those of the samples.
+// samples (never below min_samples), on max_samples; statistics are those of the samples; a noisy
+// stop is noted.
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -52,4 +53,33 @@ TEST(Timing, MaxSamplesBoundsTheLoopAndTheMedianIsOfTheSortedSamples) {
   EXPECT_DOUBLE_EQ(st.median_ms, 3.0);
   EXPECT_DOUBLE_EQ(st.mean_ms, 3.0);
   EXPECT_EQ(st.mode, "hot");
+}
+
+TEST(Timing, TheTimeCapNeverStopsTheLoopBeforeTheMinimumSamples) {
+  TimingPolicy pol;
+  pol.warmup = 0;
+  pol.min_samples = 10;
+  pol.time_cap_s = 0.001;  // a single 40 ms sample is far over it
+  int i = 0;
+  const TimingStats st = measure_time(pol, [&] { return (++i % 2) ? 40.0 : 44.0; });
+  EXPECT_EQ(st.samples, 10);
+  EXPECT_EQ(st.stopped_by, "cap");
+}
+
+TEST(Timing, ARecordStoppedAboveTheNoiseTargetCarriesANote) {
+  TimingPolicy pol;
+  pol.warmup = 0;
+  pol.min_samples = 4;
+  pol.max_samples = 4;
+  int i = 0;
+  const TimingStats st = measure_time(pol, [&] { return (++i % 2) ? 1.0 : 1.1; });
+  EXPECT_EQ(st.stopped_by, "max-samples");
+  EXPECT_EQ(st.note, "noisy: spread 5.5% > 0.5% after 4 samples (max-samples)");
+}
+
+TEST(Timing, ARecordThatMetTheNoiseTargetHasNoNote) {
+  TimingPolicy pol;
+  const TimingStats st = measure_time(pol, [] { return 2.0; });
+  EXPECT_EQ(st.stopped_by, "spread");
+  EXPECT_EQ(st.note, "");
 }

@@ -1,0 +1,106 @@
+// Output, exit-rule and scale-out flags of `sweep` and `run`, and their glue.
+#include "cli/run_outputs.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <sstream>
+
+#include "harness/device_pool.hpp"
+#include "harness/shard.hpp"
+#include "harness/summary.hpp"
+#include "harness/tensor_files.hpp"
+#include "reference/cpu_ref.hpp"
+#ifdef FABENCH_HAS_GPU
+#include "kernels/gpu_select.hpp"
+#endif
+
+namespace fa::cli {
+
+void add_run_output_options(CLI::App& cmd, CommonOptions& o) {
+  cmd.add_option("--table", o.table, "Tables to print: detail (one per problem), compact (problems x paths), both")
+      ->check(CLI::IsMember({"detail", "compact", "both"}))
+      ->capture_default_str();
+  cmd.add_option("--markdown", o.markdown, "Also write the tables to this markdown file");
+  cmd.add_flag("--fail-on-skip", o.fail_on_skip, "Exit 1 when any record is a skip (CI: nothing may go unrun)");
+  cmd.add_option("--shard", o.shard, "Run shard i of n (i/n): the problems whose index % n == i");
+  cmd.add_option("--devices", o.devices, "GPU ordinals of this host, e.g. 0,1,2,3: one worker per device, one results file");
+  cmd.add_option("--save-tensors", o.save_tensors, "Write each record's Q, K, V, O, LSE and reference O as .npy under DIR");
+  cmd.add_option("--load-tensors", o.load_tensors, "Run on DIR/{q,k,v}.npy instead of seeded inputs (shape and dtype checked)");
+}
+
+std::string apply_shard(Sweep& sweep, const CommonOptions& o) {
+  if (o.shard.empty()) return "";
+  const Shard s = parse_shard(o.shard, "--shard");
+  const size_t all = sweep.rows.size();
+  sweep.rows = take_shard(std::move(sweep.rows), s);
+  spdlog::info("--shard {}: {} of {} problems", s.str(), sweep.rows.size(), all);
+  return s.str();
+}
+
+std::vector<int> requested_devices(const CommonOptions& o) {
+  if (o.devices.empty()) return {};
+  const std::vector<int> devices = parse_devices(o.devices, "--devices");
+#ifndef FABENCH_HAS_GPU
+  throw InputError(SourceLoc{"command line", 0}, "--devices", "no GPU backend in this build (FABENCH_GPU=none)");
+#endif
+  return devices;
+}
+
+void hook_tensors(RunOptions& ro, const CommonOptions& o, const Sweep& sweep) {
+  if (!o.load_tensors.empty()) {
+    const std::string dir = o.load_tensors;
+    for (const auto& row : sweep.rows)
+      if (!row.invalid) load_inputs(dir, row.problem);
+    ro.inputs = [dir](const Problem& p) { return load_inputs(dir, p); };
+  }
+  if (!o.save_tensors.empty()) {
+    const std::string dir = o.save_tensors;
+    ro.keep_outputs = [dir](const Record& r, const HostInputs& in, const RunOutputs& out) {
+      std::vector<int64_t> rows(size_t(r.problem.S));
+      for (size_t i = 0; i < rows.size(); ++i) rows[i] = int64_t(i);
+      save_record_tensors(dir, r, in, out, compute_reference(r.problem, in, rows, false).o);
+    };
+  }
+}
+
+std::vector<Record> run_records(const Sweep& sweep, const RunOptions& ro, const Registry& reg, const GateContext& ctx,
+                                const std::vector<RecordSink*>& sinks, const std::vector<int>& devices,
+                                const ProgressFn& progress) {
+  if (devices.empty()) return run_sweep(sweep, ro, reg, ctx, sinks, progress);
+#ifdef FABENCH_HAS_GPU
+  return run_on_devices(sweep, ro, reg, ctx, sinks, devices, gpu::select_device, progress);
+#else
+  return {};  // requested_devices() refused --devices already
+#endif
+}
+
+void print_outputs(const std::vector<Record>& records, const std::string& baseline, const CommonOptions& o) {
+  const Tables which = o.no_table ? Tables::none
+                       : o.table == "detail" ? Tables::detail
+                       : o.table == "compact" ? Tables::compact
+                                              : Tables::both;
+  std::ostringstream md;
+  print_tables(md, records, baseline, which);
+  std::cout << md.str();
+  if (!o.markdown.empty()) {
+    OutputFile f(o.markdown, {o.csv, o.json});
+    f.truncate();
+    std::ostringstream file;
+    print_tables(file, records, baseline, which == Tables::none ? Tables::both : which);
+    f.write(file.str());
+  }
+}
+
+int apply_fail_on_skip(int status, const std::vector<Record>& records, const CommonOptions& o) {
+  if (!o.fail_on_skip || status != 0) return status;
+  for (const auto& r : records)
+    if (r.status == Status::skip) {
+      spdlog::error("--fail-on-skip: {} {} G={} skipped: {}", r.problem.label(), r.path, r.g_req.str(), r.reason);
+      return 1;
+    }
+  return 0;
+}
+
+}  // namespace fa::cli

@@ -1,0 +1,60 @@
+// Problems x (path, G) throughput grid.
+#include "harness/compact_table.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "harness/sig_digits.hpp"
+
+namespace fa {
+
+bool memory_bound_row(const std::vector<const Record*>& rs) {
+  for (const Record* r : rs)
+    if (r->roof) return r->roof->bound == "memory";
+  return !rs.empty() && rs.front()->problem.S == 1;
+}
+
+namespace {
+
+std::string column_of(const Record& r) { return r.g_req.str() == "0" ? r.path : r.path + " G=" + r.g_req.str(); }
+
+std::string cell(const Record& r, bool memory) {
+  if (!r.timing) return status_name(r.status);
+  const std::string v = sig3(memory ? r.gbps : r.tflops);
+  return r.status == Status::pass ? v : v + " (" + status_name(r.status) + ")";
+}
+
+}  // namespace
+
+void print_compact_table(std::ostream& os, const std::vector<Record>& records) {
+  std::vector<std::string> problems, columns;
+  std::map<std::string, std::vector<const Record*>> by_problem;
+  for (const auto& r : records) {
+    if (r.status == Status::invalid) continue;
+    const std::string key = r.problem.key() + "|" + r.problem.name;
+    if (!by_problem.count(key)) problems.push_back(key);
+    by_problem[key].push_back(&r);
+    if (std::find(columns.begin(), columns.end(), column_of(r)) == columns.end()) columns.push_back(column_of(r));
+  }
+  if (problems.empty()) return;
+  os << "\n### Throughput: TFLOP/s, or GB/s on memory-bound rows\n\n| problem | unit |";
+  for (const auto& c : columns) os << " " << c << " |";
+  os << "\n|---|---|";
+  for (size_t i = 0; i < columns.size(); ++i) os << "---|";
+  os << "\n";
+  for (const auto& key : problems) {
+    const auto& rs = by_problem[key];
+    const bool memory = memory_bound_row(rs);
+    const Problem& p = rs.front()->problem;
+    os << fmt::format("| {} {} | {} |", p.label(), dtype_name(p.dtype), memory ? "GB/s" : "TFLOP/s");
+    for (const auto& c : columns) {
+      const auto it = std::find_if(rs.begin(), rs.end(), [&](const Record* r) { return column_of(*r) == c; });
+      os << " " << (it == rs.end() ? std::string() : cell(**it, memory)) << " |";
+    }
+    os << "\n";
+  }
+}
+
+}  // namespace fa

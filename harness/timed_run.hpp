@@ -1,0 +1,20 @@
+// Times one prepared Execution: a probe call after the warm-up decides between single calls and
+// batches (a call under kBatchBelowMs is timed as n back-to-back launches with n chosen so one
+// batch lasts at least kBatchTargetMs; per-call time = batch time / n, recorded as `batch`), then
+// the noise-driven sampling loop of harness/timing.hpp runs over those samples.
+#pragma once
+#include "harness/path.hpp"
+
+namespace fa {
+
+// 20 us: below it event resolution (~0.5 us) and launch jitter are a visible share of one call.
+constexpr double kBatchBelowMs = 0.020;
+constexpr double kBatchTargetMs = 0.050;
+constexpr int kMaxBatch = 4096;
+
+// Launches per sample for a call that took `probe_ms`: 1 at or above kBatchBelowMs.
+int batch_size_for(double probe_ms);
+
+TimingStats time_execution(Execution& exec, const TimingPolicy& policy);
+
+}  // namespace fa

@@ -1,0 +1,97 @@
+// Timing an Execution: calls under 20 us are timed in batches through timed_batch_ms (one
+// measurement per batch, divided by its size), longer ones one by one; the floor of min_samples
+// holds however slow a sample; the default timed_batch_ms sums single calls.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "harness/timed_run.hpp"
+
+using namespace fa;
+
+namespace {
+
+// An Execution whose timings the test sets: every single call takes `call_ms`; a batch of n takes
+// n * call_ms plus `batch_overhead_ms` (one pair of events around it).
+struct FakeExecution : Execution {
+  double call_ms = 1.0, batch_overhead_ms = 0.0;
+  int singles = 0;
+  std::vector<int> batches;
+  void poison() override {}
+  void run() override {}
+  RunOutputs read_back() override { return {}; }
+  double timed_sample_ms(TimingMode) override {
+    ++singles;
+    return call_ms;
+  }
+  double timed_batch_ms(TimingMode, int n) override {
+    batches.push_back(n);
+    return n * call_ms + batch_overhead_ms;
+  }
+};
+
+// Keeps the default timed_batch_ms.
+struct PlainExecution : Execution {
+  int calls = 0;
+  void poison() override {}
+  void run() override {}
+  RunOutputs read_back() override { return {}; }
+  double timed_sample_ms(TimingMode) override { return ++calls; }
+};
+
+}  // namespace
+
+TEST(TimedRun, BatchSizeMakesABatchLastAtLeastFiftyMicroseconds) {
+  EXPECT_EQ(batch_size_for(0.020), 1);
+  EXPECT_EQ(batch_size_for(5.0), 1);
+  EXPECT_EQ(batch_size_for(0.010), 5);
+  EXPECT_EQ(batch_size_for(0.003), 17);  // 17 * 3 us = 51 us
+  EXPECT_EQ(batch_size_for(0.0), kMaxBatch) << "a call below the clock's resolution";
+}
+
+TEST(TimedRun, AMicrosecondKernelIsTimedInBatchesAndReportedPerLaunch) {
+  FakeExecution ex;
+  ex.call_ms = 0.005;
+  ex.batch_overhead_ms = 0.001;
+  TimingPolicy pol;
+  pol.warmup = 2;
+  pol.min_samples = 10;
+  pol.max_samples = 10;
+  const TimingStats st = time_execution(ex, pol);
+  EXPECT_EQ(st.batch, 10);
+  EXPECT_EQ(ex.singles, 3) << "two warm-ups and the probe run singly";
+  ASSERT_EQ(ex.batches.size(), 10u);
+  for (int n : ex.batches) EXPECT_EQ(n, 10);
+  EXPECT_NEAR(st.median_ms, 0.0051, 1e-12) << "the batch's time divided by its size";
+  EXPECT_EQ(st.samples, 10);
+}
+
+TEST(TimedRun, ALongKernelIsTimedOneLaunchPerSample) {
+  FakeExecution ex;
+  ex.call_ms = 2.0;
+  TimingPolicy pol;
+  const TimingStats st = time_execution(ex, pol);
+  EXPECT_EQ(st.batch, 1);
+  EXPECT_TRUE(ex.batches.empty());
+  EXPECT_DOUBLE_EQ(st.median_ms, 2.0);
+  EXPECT_EQ(st.stopped_by, "spread");
+}
+
+TEST(TimedRun, TheCapCannotUndercutTheMinimumSamples) {
+  FakeExecution ex;
+  ex.call_ms = 100.0;  // one sample alone is twice the cap
+  TimingPolicy pol;
+  pol.time_cap_s = 0.05;
+  pol.target_spread = -1;  // never quiet enough: only the floor and the cap decide
+  pol.min_samples = 10;
+  const TimingStats st = time_execution(ex, pol);
+  EXPECT_EQ(st.samples, 10);
+  EXPECT_EQ(st.stopped_by, "cap");
+  EXPECT_NE(st.note.find("after 10 samples (cap)"), std::string::npos) << st.note;
+}
+
+TEST(TimedRun, TheDefaultBatchSumsSingleCalls) {
+  PlainExecution ex;
+  EXPECT_DOUBLE_EQ(ex.timed_batch_ms(TimingMode::hot, 3), 1.0 + 2.0 + 3.0);
+  EXPECT_EQ(ex.calls, 3);
+}
