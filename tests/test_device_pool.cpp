@@ -10,6 +10,8 @@
 
 #include "harness/device_pool.hpp"
 #include "harness/registry.hpp"
+#include "paths/builtin.hpp"
+#include "reference/cpu_ref.hpp"
 
 using namespace fa;
 
@@ -32,10 +34,11 @@ TEST(DevicePool, EachDeviceGetsItsWorkerAndItsShareOfProblems) {
   }
   GateContext ctx;
   ctx.device.cpu_threads = 1;
-  const Registry reg = Registry::builtin(ctx.device);
+  const Registry reg = builtin_registry(ctx.device);
   RunOptions opt;
   opt.paths = {"cpu-flash"};
   opt.time_paths = false;
+  opt.reference = compute_reference;
   std::mutex mu;
   std::map<int, std::thread::id> selected_on;
   Capture sink;
