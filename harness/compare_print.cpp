@@ -43,21 +43,9 @@ std::vector<std::pair<std::string, std::string>> change_fields(const Comparison&
   auto err = [&](const ReadRecord* r) { return r && r->record.metrics ? num(r->record.metrics->max_abs) : ""; };
   const ReadRecord* o = c ? c->old_rec : missing;
   const ReadRecord* n = c ? c->new_rec : nullptr;
-  return {{"old_file", cmp.old_path},
-          {"new_file", cmp.new_path},
-          {"name", p.name},
-          {"B", std::to_string(p.B)},
-          {"H", std::to_string(p.H)},
-          {"Hk", std::to_string(p.Hk)},
-          {"S", std::to_string(p.S)},
-          {"Sk", std::to_string(p.Sk)},
-          {"D", std::to_string(p.D)},
-          {"causal", std::to_string(int(p.causal))},
-          {"dtype", std::string(dtype_name(p.dtype))},
-          {"layout", std::string(layout_name(p.layout))},
-          {"kv_cache", std::to_string(int(p.kv_cache))},
-          {"scale", fmt::format("{:.9g}", p.scale)},
-          {"seed", std::to_string(p.seed)},
+  std::vector<std::pair<std::string, std::string>> f = {{"old_file", cmp.old_path}, {"new_file", cmp.new_path}};
+  for (auto& kv : problem_fields(p)) f.push_back(std::move(kv));
+  f.insert(f.end(), {
           {"path", any.path},
           {"G_req", any.g_req.str()},
           {"old_status", o ? status_name(o->record.status) : ""},
@@ -74,7 +62,8 @@ std::vector<std::pair<std::string, std::string>> change_fields(const Comparison&
           {"why", c ? c->why : ""},
           {"old_max_abs_err", err(o)},
           {"new_max_abs_err", err(n)},
-          {"accuracy", c ? c->accuracy : ""}};
+          {"accuracy", c ? c->accuracy : ""}});
+  return f;
 }
 
 template <class F>

@@ -32,6 +32,22 @@ std::string csv_escape(const std::string& s) {
   return out + "\"";
 }
 
+std::vector<std::pair<std::string, std::string>> problem_fields(const Problem& p) {
+  return {{"name", p.name},
+          {"B", std::to_string(p.B)},
+          {"H", std::to_string(p.H)},
+          {"Hk", std::to_string(p.Hk)},
+          {"S", std::to_string(p.S)},
+          {"Sk", std::to_string(p.Sk)},
+          {"D", std::to_string(p.D)},
+          {"causal", std::to_string(int(p.causal))},
+          {"dtype", std::string(dtype_name(p.dtype))},
+          {"layout", std::string(layout_name(p.layout))},
+          {"kv_cache", std::to_string(int(p.kv_cache))},
+          {"scale", fmt::format("{:.9g}", p.scale)},
+          {"seed", std::to_string(p.seed)}};
+}
+
 std::string utc_now() {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
@@ -51,20 +67,9 @@ std::vector<std::pair<std::string, std::string>> fields(const Record& r, const R
   std::vector<std::pair<std::string, std::string>> f = {
       {"schema", std::to_string(kSchemaVersion)},
       {"run_id", meta.run_id},
-      {"time", r.time},
-      {"name", p.name},
-      {"B", std::to_string(p.B)},
-      {"H", std::to_string(p.H)},
-      {"Hk", std::to_string(p.Hk)},
-      {"S", std::to_string(p.S)},
-      {"Sk", std::to_string(p.Sk)},
-      {"D", std::to_string(p.D)},
-      {"causal", std::to_string(int(p.causal))},
-      {"dtype", std::string(dtype_name(p.dtype))},
-      {"layout", std::string(layout_name(p.layout))},
-      {"kv_cache", std::to_string(int(p.kv_cache))},
-      {"scale", fmt::format("{:.9g}", p.scale)},
-      {"seed", std::to_string(p.seed)},
+      {"time", r.time}};
+  for (auto& kv : problem_fields(p)) f.push_back(std::move(kv));
+  f.insert(f.end(), {
       {"path", r.path},
       {"ran_path", r.ran_path},
       {"G_req", r.g_req.str()},
@@ -73,7 +78,7 @@ std::vector<std::pair<std::string, std::string>> fields(const Record& r, const R
       {"reason", r.reason},
       {"rule", r.rule},
       {"tol", r.metrics ? num(r.tol) : ""},
-  };
+  });
   const Metrics* m = r.metrics ? &*r.metrics : nullptr;
   auto mf = [&](const char* name, auto get) { f.emplace_back(name, m ? get(*m) : std::string()); };
   mf("max_abs_err", [](const Metrics& x) { return num(x.max_abs); });

@@ -80,6 +80,9 @@ class JsonLinesWriter : public RecordSink {
 std::string meta_json(const RunMeta& meta);  // the JSON Lines meta line, without its newline
 
 std::string csv_escape(const std::string& s);
+// A problem's identity as results columns, name through seed, in the schema's order (shared by the
+// results writers and `compare`'s output, so the two name and format them alike).
+std::vector<std::pair<std::string, std::string>> problem_fields(const Problem& p);
 std::string utc_now();
 
 }  // namespace fa
