@@ -12,24 +12,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli_helpers.hpp"
 #include "helpers.hpp"
 
 namespace {
 
-struct Result {
-  int status;
-  std::string output;
-};
+using Result = fa::test::CliResult;
 
-Result run(const std::string& args) {
-  const std::string cmd = std::string(FABENCH_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  while (fgets(buf.data(), int(buf.size()), p)) out += buf.data();
-  const int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
+Result run(const std::string& args) { return fa::test::run_cli(args); }
 
 int count_lines(const std::string& path) {
   std::ifstream f(path);

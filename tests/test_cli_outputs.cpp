@@ -10,11 +10,10 @@
 #include <set>
 #include <sstream>
 
-#include "binary.hpp"
+#include "cli_helpers.hpp"
 #include "harness/results_reader.hpp"
 #include "helpers.hpp"
 
-using fa::test::run_fa_bench;
 
 namespace {
 
@@ -42,7 +41,7 @@ std::string temp_dir() {
 }  // namespace
 
 TEST(CliOutputs, VersionNamesTheReleaseCommitAndBackend) {
-  const auto r = run_fa_bench("--version");
+  const auto r = fa::test::run_cli("--version");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("fa-bench 0.1 (commit "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("backend none"), std::string::npos) << r.output;
@@ -51,17 +50,17 @@ TEST(CliOutputs, VersionNamesTheReleaseCommitAndBackend) {
 TEST(CliOutputs, GlobalFlagsAreAcceptedAfterTheSubcommand) {
   const auto csv = fa::test::temp_file(".csv", "");
   const std::string args = "run --B 1 --H 2 --S 4 --D 16 -o " + csv + kQuick;
-  const auto loud = run_fa_bench(args);
+  const auto loud = fa::test::run_cli(args);
   ASSERT_EQ(loud.status, 0) << loud.output;
   EXPECT_NE(loud.output.find("[info]"), std::string::npos) << loud.output;
-  const auto quiet = run_fa_bench(args + " -q");
+  const auto quiet = fa::test::run_cli(args + " -q");
   EXPECT_EQ(quiet.status, 0) << quiet.output;
   EXPECT_EQ(quiet.output.find("[info]"), std::string::npos) << quiet.output;
 }
 
 TEST(CliOutputs, RunListsCoverTheCartesianProduct) {
   const auto csv = fa::test::temp_file(".csv", "");
-  const auto r = run_fa_bench("run --B 1,2 --H 2 --S 4,8 --D 16 -o " + csv + kQuick);
+  const auto r = fa::test::run_cli("run --B 1,2 --H 2 --S 4,8 --D 16 -o " + csv + kQuick);
   ASSERT_EQ(r.status, 0) << r.output;
   std::set<std::pair<int64_t, int64_t>> bs;
   for (const auto& rr : fa::read_results_csv(csv).records) bs.insert({rr.record.problem.B, rr.record.problem.S});
@@ -73,13 +72,13 @@ TEST(CliOutputs, FailOnSkipTurnsASkippedRecordIntoExitOne) {
   const auto csv = fa::test::temp_file(".csv", "");
   // A CPU budget below the problem's FLOPs makes cpu-flash skip.
   const std::string args = "run --B 1 --H 2 --S 64 --D 64 --cpu-budget 0.000001 -o " + csv + kQuick;
-  const auto plain = run_fa_bench(args);
+  const auto plain = fa::test::run_cli(args);
   ASSERT_EQ(plain.status, 0) << plain.output;
   ASSERT_NE(statuses(csv).size(), 0u);
   bool any_skip = false;
   for (const auto& [k, st] : statuses(csv)) any_skip |= st == "skip";
   ASSERT_TRUE(any_skip) << slurp(csv);
-  const auto strict = run_fa_bench(args + " --fail-on-skip");
+  const auto strict = fa::test::run_cli(args + " --fail-on-skip");
   EXPECT_EQ(strict.status, 1) << strict.output;
   EXPECT_NE(strict.output.find("--fail-on-skip"), std::string::npos) << strict.output;
 }
@@ -87,7 +86,7 @@ TEST(CliOutputs, FailOnSkipTurnsASkippedRecordIntoExitOne) {
 TEST(CliOutputs, AFilterThatCannotMatchIsAnInputErrorNamingTheFlag) {
   const auto csv = fa::test::temp_file(".csv", "");
   for (const std::string f : {"dtpye==bf16", "dtype==fp8", "S>1000"}) {
-    const auto r = run_fa_bench("run --B 1 --H 2 --S 4 --D 16 -o " + csv + kQuick + " --filter '" + f + "'");
+    const auto r = fa::test::run_cli("run --B 1 --H 2 --S 4 --D 16 -o " + csv + kQuick + " --filter '" + f + "'");
     EXPECT_EQ(r.status, 2) << f << "\n" << r.output;
     EXPECT_NE(r.output.find("field '--filter'"), std::string::npos) << f << "\n" << r.output;
   }
@@ -98,32 +97,32 @@ TEST(CliOutputs, ThreeShardsMergedAreTheUnshardedRecordSet) {
       ".csv", "B,H,S,Sk,D,causal,G,dtype\n1,2,5,9,16,1,0|2,fp16|bf16\n1,2,3,3,16,0,0,fp32\n2,2,1,17,16,0,0|4,fp16\n"
               "1,4,2,2,8,1,0,bf16\n1,2,2,2,0,0,0,fp16\n");  // the last row is invalid (D=0)
   const auto all = fa::test::temp_file(".csv", "");
-  ASSERT_EQ(run_fa_bench("sweep " + sweep + " -o " + all + kQuick).status, 2) << "the invalid row";
+  ASSERT_EQ(fa::test::run_cli("sweep " + sweep + " -o " + all + kQuick).status, 2) << "the invalid row";
   std::vector<std::string> parts;
   for (int i = 0; i < 3; ++i) {
     parts.push_back(fa::test::temp_file(".csv", ""));
-    const auto r = run_fa_bench("sweep " + sweep + " --shard " + std::to_string(i) + "/3 -o " + parts.back() + kQuick);
+    const auto r = fa::test::run_cli("sweep " + sweep + " --shard " + std::to_string(i) + "/3 -o " + parts.back() + kQuick);
     ASSERT_EQ(r.status, i == 2 ? 2 : 0) << "problem 5, the invalid row, is in shard 2\n" << r.output;
     EXPECT_NE(slurp(parts.back()).find("," + std::to_string(i) + "/3,"), std::string::npos) << "records carry the shard";
   }
   const auto merged = fa::test::temp_file(".csv", "");
-  const auto m = run_fa_bench("merge " + parts[0] + " " + parts[1] + " " + parts[2] + " -o " + merged + " --expect " +
+  const auto m = fa::test::run_cli("merge " + parts[0] + " " + parts[1] + " " + parts[2] + " -o " + merged + " --expect " +
                               sweep + " --shards 3");
   ASSERT_EQ(m.status, 0) << m.output;
   EXPECT_EQ(statuses(merged), statuses(all));
   EXPECT_GT(statuses(all).size(), 10u);
 
-  const auto gap = run_fa_bench("merge " + parts[0] + " " + parts[2] + " -o " + merged + " --expect " + sweep +
+  const auto gap = fa::test::run_cli("merge " + parts[0] + " " + parts[2] + " -o " + merged + " --expect " + sweep +
                                 " --shards 3");
   EXPECT_EQ(gap.status, 1) << gap.output;
   EXPECT_NE(gap.output.find("shard 1/3)"), std::string::npos) << gap.output;
   EXPECT_EQ(gap.output.find("shard 0/3)"), std::string::npos) << gap.output;
 
-  const auto same = run_fa_bench("merge " + parts[0] + " " + parts[0] + " -o " + merged);
+  const auto same = fa::test::run_cli("merge " + parts[0] + " " + parts[0] + " -o " + merged);
   EXPECT_EQ(same.status, 0) << "the same lines twice are one record\n" << same.output;
   EXPECT_NE(same.output.find("identical duplicates dropped"), std::string::npos) << same.output;
 
-  const auto clash = run_fa_bench("merge " + all + " " + parts[1] + " -o " + merged);
+  const auto clash = fa::test::run_cli("merge " + all + " " + parts[1] + " -o " + merged);
   EXPECT_EQ(clash.status, 2) << "one record, two different results\n" << clash.output;
   EXPECT_NE(clash.output.find("conflict"), std::string::npos) << clash.output;
 }
@@ -132,11 +131,11 @@ TEST(CliOutputs, BadShardsAndDevicesOnACpuBuildAreInputErrors) {
   const auto csv = fa::test::temp_file(".csv", "");
   const std::string args = "run --B 1 --H 2 --S 4 --D 16 -o " + csv + kQuick;
   for (const std::string s : {"3/3", "1", "a/b", "-1/2"}) {
-    const auto r = run_fa_bench(args + " --shard " + s);
+    const auto r = fa::test::run_cli(args + " --shard " + s);
     EXPECT_EQ(r.status, 2) << s << "\n" << r.output;
     EXPECT_NE(r.output.find("field '--shard'"), std::string::npos) << r.output;
   }
-  const auto d = run_fa_bench(args + " --devices 0,1");
+  const auto d = fa::test::run_cli(args + " --devices 0,1");
   EXPECT_EQ(d.status, 2) << d.output;
   EXPECT_NE(d.output.find("no GPU backend"), std::string::npos) << d.output;
 }
@@ -144,7 +143,7 @@ TEST(CliOutputs, BadShardsAndDevicesOnACpuBuildAreInputErrors) {
 TEST(CliOutputs, TheCompactTableAloneAndAMarkdownFile) {
   const auto csv = fa::test::temp_file(".csv", "");
   const auto md = fa::test::temp_file(".md", "");
-  const auto r = run_fa_bench("run --B 1 --H 2 --S 4,1 --Sk 8 --D 16 --paths cpu-flash,cpu-ref --time-cap 0.001 "
+  const auto r = fa::test::run_cli("run --B 1 --H 2 --S 4,1 --Sk 8 --D 16 --paths cpu-flash,cpu-ref --time-cap 0.001 "
                               "--min-samples 2 --table compact --markdown " + md + " -o " + csv);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("| problem | unit | cpu-flash | cpu-ref |"), std::string::npos) << r.output;
@@ -160,7 +159,7 @@ TEST(CliOutputs, SavedTensorsRunAgainWithLoadTensorsAndWrongShapesAreRefused) {
   const std::string dir = temp_dir();
   const auto csv = fa::test::temp_file(".csv", "");
   const std::string shape = "run --B 1 --H 4 --Hk 2 --S 5 --Sk 9 --D 16 --causal --dtype bf16";
-  const auto r = run_fa_bench(shape + " --paths cpu-flash --no-timing --no-table --save-tensors " + dir + " -o " + csv);
+  const auto r = fa::test::run_cli(shape + " --paths cpu-flash --no-timing --no-table --save-tensors " + dir + " -o " + csv);
   ASSERT_EQ(r.status, 0) << r.output;
   const std::string rec = dir + "/B1_H4_2_S5_Sk9_D16_causal-bf16-bshd-seed1-cpu-flash-G0";
   for (const char* t : {"q", "k", "v", "o", "lse", "ref_o"})
@@ -170,12 +169,12 @@ TEST(CliOutputs, SavedTensorsRunAgainWithLoadTensorsAndWrongShapesAreRefused) {
   EXPECT_NE(slurp(rec + "/k.npy").find("'shape': (1, 9, 2, 16)"), std::string::npos);
   EXPECT_NE(slurp(rec + "/lse.npy").find("'shape': (1, 4, 5)"), std::string::npos);
 
-  const auto again = run_fa_bench(shape + " --seed 99 --paths cpu-flash --no-timing --no-table --load-tensors " + rec +
+  const auto again = fa::test::run_cli(shape + " --seed 99 --paths cpu-flash --no-timing --no-table --load-tensors " + rec +
                                   " -o " + csv);
   EXPECT_EQ(again.status, 0) << again.output;
   EXPECT_EQ(statuses(csv).begin()->second, "pass");
 
-  const auto wrong = run_fa_bench("run --B 1 --H 4 --Hk 2 --S 6 --Sk 9 --D 16 --dtype bf16 --paths cpu-flash --no-timing "
+  const auto wrong = fa::test::run_cli("run --B 1 --H 4 --Hk 2 --S 6 --Sk 9 --D 16 --dtype bf16 --paths cpu-flash --no-timing "
                                   "--no-table --load-tensors " + rec + " -o " + csv);
   EXPECT_EQ(wrong.status, 2) << "checked before anything runs\n" << wrong.output;
   EXPECT_NE(wrong.output.find(rec + "/q.npy"), std::string::npos) << wrong.output;
@@ -206,7 +205,7 @@ TEST(CliOutputs, PlotScriptWritesThroughputSpeedupAndSplitPngs) {
   const std::string python = fa::test::python_with("matplotlib");
   if (python.empty()) GTEST_SKIP() << "matplotlib is not installed (scripts/setup.sh installs it)";
   const auto csv = fa::test::temp_file(".csv", "");
-  ASSERT_EQ(run_fa_bench("run --B 1 --H 2 --S 1,16 --Sk 64 --D 16 --G 0,2 --paths cpu-flash,cpu-ref --time-cap 0.001 "
+  ASSERT_EQ(fa::test::run_cli("run --B 1 --H 2 --S 1,16 --Sk 64 --D 16 --G 0,2 --paths cpu-flash,cpu-ref --time-cap 0.001 "
                          "--min-samples 2 --no-table -o " + csv).status, 0);
   const std::string dir = temp_dir();
   const auto r = std::system((python + " " + fa::test::source_dir() + "/scripts/plot.py " + csv + " -o " + dir +

@@ -9,12 +9,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "binary.hpp"
+#include "cli_helpers.hpp"
 #include "helpers.hpp"
 
 namespace {
 
-using fa::test::run_fa_bench;
 
 std::vector<std::string> lines_of(const std::string& path) {
   std::ifstream f(path);
@@ -63,7 +62,7 @@ class GateOnCpuResults : public ::testing::Test {
   static void SetUpTestSuite() {
     const auto sweep = fa::test::temp_file(".csv", "name,B,H,Hk,S,Sk,D,causal,G\nt1,1,2,1,24,40,32,1,0|2\nt2,1,2,2,16,16,16,0,0\n");
     const auto csv = fa::test::temp_file(".csv", "");
-    const auto r = run_fa_bench("sweep " + sweep + " --paths cpu-flash --timing hot --time-cap 0.05 --no-table -o " + csv);
+    const auto r = fa::test::run_cli("sweep " + sweep + " --paths cpu-flash --timing hot --time-cap 0.05 --no-table -o " + csv);
     ASSERT_EQ(r.status, 0) << r.output;
     base_ = new std::string(edited(csv, 0, [](auto col, auto& cs) {
       cs[col("spread")] = "0.005";
@@ -77,11 +76,11 @@ std::string* GateOnCpuResults::base_ = nullptr;
 
 TEST_F(GateOnCpuResults, AFileAgainstItselfIsAllSameAndTheGatePasses) {
   ASSERT_EQ(lines_of(*base_).size(), 4u) << "three records";
-  const auto c = run_fa_bench("compare " + *base_ + " " + *base_);
+  const auto c = fa::test::run_cli("compare " + *base_ + " " + *base_);
   EXPECT_EQ(c.status, 0) << c.output;
   EXPECT_NE(c.output.find("3 same, 0 slow, 0 fast, 0 ambiguous, 0 untimed; 0 missing, 0 added"), std::string::npos) << c.output;
   EXPECT_NE(c.output.find("| **geomean** (3 records) | all | | | | 1.000 |"), std::string::npos) << c.output;
-  const auto g = run_fa_bench("gate --baseline " + *base_ + " " + *base_);
+  const auto g = fa::test::run_cli("gate --baseline " + *base_ + " " + *base_);
   EXPECT_EQ(g.status, 0) << g.output;
   EXPECT_EQ(g.output.substr(g.output.rfind("gate: ")), "gate: PASS 0 slow, 0 missing, 0 wrong, 0 ambiguous of 3 records\n");
 }
@@ -91,24 +90,24 @@ TEST_F(GateOnCpuResults, APlantedTenPercentSlowdownFailsTheGate) {
     cs[col("median_ms")] = fmt::format("{:.6g}", std::stod(cs[col("median_ms")]) * 1.10);
     return true;
   });
-  const auto g = run_fa_bench("gate --baseline " + *base_ + " " + slow);
+  const auto g = fa::test::run_cli("gate --baseline " + *base_ + " " + slow);
   EXPECT_EQ(g.status, 1) << g.output;
   EXPECT_NE(g.output.find("1.100x the baseline"), std::string::npos) << g.output;
   EXPECT_EQ(g.output.substr(g.output.rfind("gate: ")), "gate: FAIL 1 slow, 0 missing, 0 wrong, 0 ambiguous of 3 records\n");
-  const auto loose = run_fa_bench("gate --threshold 0.15 --baseline " + *base_ + " " + slow);
+  const auto loose = fa::test::run_cli("gate --threshold 0.15 --baseline " + *base_ + " " + slow);
   EXPECT_EQ(loose.status, 0) << "a 15% threshold forgives 10%\n" << loose.output;
 }
 
 TEST_F(GateOnCpuResults, AMissingOrFailedRecordFailsTheGate) {
   const auto dropped = edited(*base_, 3, [](auto, auto&) { return false; });
-  const auto m = run_fa_bench("gate --baseline " + *base_ + " " + dropped);
+  const auto m = fa::test::run_cli("gate --baseline " + *base_ + " " + dropped);
   EXPECT_EQ(m.status, 1) << m.output;
   EXPECT_NE(m.output.find("FAIL 0 slow, 1 missing, 0 wrong, 0 ambiguous of 2 records"), std::string::npos) << m.output;
   const auto failed = edited(*base_, 1, [](auto col, auto& cs) {
     cs[col("status")] = "fail";
     return true;
   });
-  const auto w = run_fa_bench("gate --baseline " + *base_ + " " + failed);
+  const auto w = fa::test::run_cli("gate --baseline " + *base_ + " " + failed);
   EXPECT_EQ(w.status, 1) << w.output;
   EXPECT_NE(w.output.find("FAIL 0 slow, 0 missing, 1 wrong"), std::string::npos) << w.output;
   EXPECT_NE(w.output.find("pass → fail"), std::string::npos) << w.output;
@@ -119,10 +118,10 @@ TEST_F(GateOnCpuResults, FewSamplesAreReportedAndFailOnlyWithStrict) {
     cs[col("samples")] = "2";
     return true;
   });
-  const auto g = run_fa_bench("gate --baseline " + *base_ + " " + few);
+  const auto g = fa::test::run_cli("gate --baseline " + *base_ + " " + few);
   EXPECT_EQ(g.status, 0) << g.output;
   EXPECT_NE(g.output.find("AMBIGUOUS: new has 2 samples < 5"), std::string::npos) << g.output;
-  EXPECT_EQ(run_fa_bench("gate --strict --baseline " + *base_ + " " + few).status, 1);
+  EXPECT_EQ(fa::test::run_cli("gate --strict --baseline " + *base_ + " " + few).status, 1);
 }
 
 TEST_F(GateOnCpuResults, ABadResultsFileExitsTwoNamingFileAndLine) {
@@ -131,11 +130,11 @@ TEST_F(GateOnCpuResults, ABadResultsFileExitsTwoNamingFileAndLine) {
     return true;
   });
   for (const std::string& cmd : {"gate --baseline " + *base_ + " " + bad, "compare " + *base_ + " " + bad}) {
-    const auto r = run_fa_bench(cmd);
+    const auto r = fa::test::run_cli(cmd);
     EXPECT_EQ(r.status, 2) << r.output;
     EXPECT_NE(r.output.find(bad + ":3: field 'median_ms': 'fast' is not a number"), std::string::npos) << r.output;
   }
-  const auto none = run_fa_bench("gate --baseline /nonexistent/base.csv " + *base_);
+  const auto none = fa::test::run_cli("gate --baseline /nonexistent/base.csv " + *base_);
   EXPECT_EQ(none.status, 2) << none.output;
   EXPECT_NE(none.output.find("/nonexistent/base.csv"), std::string::npos) << none.output;
 }
@@ -147,7 +146,7 @@ TEST_F(GateOnCpuResults, CompareTakesMoreFilesAndWritesCsvAndJson) {
   });
   const auto csv = fa::test::temp_file(".csv", "");
   const auto json = fa::test::temp_file(".json", "");
-  const auto r = run_fa_bench("compare " + *base_ + " " + *base_ + " " + slow + " --csv " + csv + " --json " + json);
+  const auto r = fa::test::run_cli("compare " + *base_ + " " + *base_ + " " + slow + " --csv " + csv + " --json " + json);
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("## " + slow + " vs " + *base_), std::string::npos) << r.output;
   const auto rows = lines_of(csv);
@@ -162,7 +161,7 @@ TEST_F(GateOnCpuResults, CompareTakesMoreFilesAndWritesCsvAndJson) {
 }
 
 TEST(Expand, TheCiSweepExpandsToADozenProblemsWithTheirFlops) {
-  const auto r = run_fa_bench("expand " + fa::test::source_dir() + "/sweeps/ci.yaml");
+  const auto r = fa::test::run_cli("expand " + fa::test::source_dir() + "/sweeps/ci.yaml");
   ASSERT_EQ(r.status, 0) << r.output;
   std::stringstream ss(r.output);
   std::vector<std::string> ls;
@@ -175,7 +174,7 @@ TEST(Expand, TheCiSweepExpandsToADozenProblemsWithTheirFlops) {
 
 TEST(Expand, TheCiSweepLoadsAndSkipsOnTheCpuBuild) {
   const auto csv = fa::test::temp_file(".csv", "");
-  const auto r = run_fa_bench("sweep " + fa::test::source_dir() + "/sweeps/ci.yaml --paths cpu-flash --cpu-budget 0.1 "
+  const auto r = fa::test::run_cli("sweep " + fa::test::source_dir() + "/sweeps/ci.yaml --paths cpu-flash --cpu-budget 0.1 "
                               "--no-timing --no-table -o " + csv);
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("24 records: 24 skip"), std::string::npos) << "over the CPU budget, every row skips\n" << r.output;
