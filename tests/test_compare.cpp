@@ -93,7 +93,8 @@ TEST(Compare, FewSamplesOrNoTimingIsAmbiguousAndSaysWhichSide) {
 TEST(Compare, PassToFailAndAThreefoldErrorGrowthAreFlagged) {
   Record failed = timed("p", "x", 1.0);
   failed.status = Status::fail;
-  const auto& f = only_change(pair(timed("p", "x", 1.0), failed));
+  const Comparison c = pair(timed("p", "x", 1.0), failed);  // kept: f refers into it
+  const auto& f = only_change(c);
   EXPECT_TRUE(f.became_wrong);
   EXPECT_EQ(f.accuracy, "pass → fail");
   Record worse = timed("p", "x", 1.0);
