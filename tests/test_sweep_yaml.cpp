@@ -84,6 +84,10 @@ TEST(SweepYaml, AnEmptyListIsAnErrorNotTheDefault) {
 TEST(SweepYaml, ASecondYamlDocumentIsAnError) {
   expect_yaml_error("problems:\n  - {B: 1, H: 2, S: 3, D: 64}\n---\nproblems:\n  - {B: 9, H: 2, S: 3, D: 64}\n", "file", 4);
 }
+TEST(SweepYaml, AStrayFlowEndIsAnErrorNotAHang) {
+  // Found by fuzz/fuzz_sweep_yaml: yaml-cpp's LoadAll never returned on these 11 bytes.
+  expect_yaml_error(", causal: ]", "file", 1);
+}
 TEST(SweepYaml, NanOrNegativeThresholdsAreErrors) {
   expect_yaml_error("thresholds: {max_err: .nan}\nproblems:\n  - {B: 1, H: 2, S: 3, D: 64}\n", "thresholds.max_err", 1);
   expect_yaml_error("thresholds:\n  max_err: -0.5\nproblems:\n  - {B: 1, H: 2, S: 3, D: 64}\n", "thresholds.max_err", 2);
