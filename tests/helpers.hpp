@@ -15,6 +15,7 @@
 
 #include "harness/inputs.hpp"
 #include "harness/problem.hpp"
+#include "harness/results_reader.hpp"
 #include "paths/builtin.hpp"
 
 namespace fa::test {
@@ -130,6 +131,16 @@ inline std::string temp_file(const std::string& suffix, const std::string& text)
   const std::string path = std::string(tmpl) + suffix;
   std::ofstream(path) << text;
   return path;
+}
+
+// Records written through the real CSV writer to a temporary file, then read back.
+inline ResultsFile written(const std::vector<Record>& rs) {
+  const auto path = temp_file(".csv", "");
+  {
+    CsvWriter w(OutputFile(path, {}), RunMeta{}, false);
+    for (const auto& r : rs) w.write(r);
+  }
+  return read_results_csv(path);
 }
 
 }  // namespace fa::test

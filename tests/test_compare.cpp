@@ -27,15 +27,6 @@ Record timed(const std::string& name, const std::string& path, double ms, double
   return r;
 }
 
-ResultsFile written(const std::vector<Record>& rs) {
-  const auto path = test::temp_file(".csv", "");
-  {
-    CsvWriter w(OutputFile(path, {}), RunMeta{}, false);
-    for (const auto& r : rs) w.write(r);
-  }
-  return read_results_csv(path);
-}
-
 const RecordChange& only_change(const Comparison& c) {
   EXPECT_EQ(c.changes.size(), 1u);
   return c.changes.at(0);
@@ -43,8 +34,8 @@ const RecordChange& only_change(const Comparison& c) {
 
 Comparison pair(const Record& o, const Record& n) {
   static std::vector<ResultsFile> keep;  // the comparison points into the files
-  keep.push_back(written({o}));
-  keep.push_back(written({n}));
+  keep.push_back(test::written({o}));
+  keep.push_back(test::written({n}));
   return compare_results(keep[keep.size() - 2], keep.back(), CompareRule{});
 }
 
@@ -107,8 +98,8 @@ TEST(Compare, PassToFailAndAThreefoldErrorGrowthAreFlagged) {
 TEST(Compare, RecordsMatchByNamePathAndGAndTheRestAreMissingOrAdded) {
   Record g4 = timed("p", "x", 1.0);
   g4.g_req = SplitRequest{false, 4};
-  const ResultsFile old_f = written({timed("p", "x", 1.0), timed("q", "x", 1.0), g4, timed("p", "y", 1.0)});
-  const ResultsFile new_f = written({timed("p", "x", 1.1), timed("renamed", "x", 1.0), g4});
+  const ResultsFile old_f = test::written({timed("p", "x", 1.0), timed("q", "x", 1.0), g4, timed("p", "y", 1.0)});
+  const ResultsFile new_f = test::written({timed("p", "x", 1.1), timed("renamed", "x", 1.0), g4});
   const Comparison c = compare_results(old_f, new_f, CompareRule{});
   ASSERT_EQ(c.changes.size(), 2u);
   EXPECT_EQ(c.changes[0].verdict, SpeedVerdict::slow);
@@ -124,16 +115,16 @@ TEST(Compare, ALaterLineOfTheSameRecordReplacesTheEarlierOne) {
   Record err = timed("p", "x", 1.0);
   err.status = Status::error;
   err.timing.reset();
-  const ResultsFile old_f = written({timed("p", "x", 1.0)});
-  const ResultsFile new_f = written({err, timed("p", "x", 1.0)});  // a resumed sweep re-ran the error
+  const ResultsFile old_f = test::written({timed("p", "x", 1.0)});
+  const ResultsFile new_f = test::written({err, timed("p", "x", 1.0)});  // a resumed sweep re-ran the error
   const Comparison c = compare_results(old_f, new_f, CompareRule{});
   EXPECT_EQ(only_change(c).verdict, SpeedVerdict::same);
   EXPECT_EQ(only_change(c).new_rec->at.line, 3);
 }
 
 TEST(Compare, GeomeanRatiosCoverAllTimedPairsAndEachPath) {
-  const ResultsFile old_f = written({timed("a", "x", 1.0), timed("b", "x", 1.0), timed("a", "y", 2.0)});
-  const ResultsFile new_f = written({timed("a", "x", 1.21), timed("b", "x", 1.0), timed("a", "y", 1.0)});
+  const ResultsFile old_f = test::written({timed("a", "x", 1.0), timed("b", "x", 1.0), timed("a", "y", 2.0)});
+  const ResultsFile new_f = test::written({timed("a", "x", 1.21), timed("b", "x", 1.0), timed("a", "y", 1.0)});
   const Comparison c = compare_results(old_f, new_f, CompareRule{});
   ASSERT_EQ(c.geomeans.size(), 3u);
   EXPECT_EQ(c.geomeans[0].path, "all");

@@ -24,30 +24,21 @@ Record timed(const std::string& name, double ms, Status st = Status::pass, int s
   return r;
 }
 
-ResultsFile written(const std::vector<Record>& rs) {
-  const auto path = test::temp_file(".csv", "");
-  {
-    CsvWriter w(OutputFile(path, {}), RunMeta{}, false);
-    for (const auto& r : rs) w.write(r);
-  }
-  return read_results_csv(path);
-}
-
 }  // namespace
 
 TEST(Gate, IdenticalResultsPass) {
-  const ResultsFile base = written({timed("a", 1.0), timed("b", 2.0)});
+  const ResultsFile base = test::written({timed("a", 1.0), timed("b", 2.0)});
   const GateReport g = run_gate(base, base, CompareRule{}, false);
   EXPECT_FALSE(g.failed());
   EXPECT_EQ(g.summary(), "gate: PASS 0 slow, 0 missing, 0 wrong, 0 ambiguous of 2 records");
 }
 
 TEST(Gate, SlowMissingAndWrongEachFailAndAreCounted) {
-  const ResultsFile base = written({timed("a", 1.0), timed("b", 1.0), timed("c", 1.0), timed("d", 1.0)});
+  const ResultsFile base = test::written({timed("a", 1.0), timed("b", 1.0), timed("c", 1.0), timed("d", 1.0)});
   Record skipped = timed("d", 0);
   skipped.timing.reset();
   skipped.status = Status::skip;
-  const ResultsFile cur = written({timed("a", 1.2), timed("b", 1.0, Status::fail), skipped, timed("new", 1.0, Status::error)});
+  const ResultsFile cur = test::written({timed("a", 1.2), timed("b", 1.0, Status::fail), skipped, timed("new", 1.0, Status::error)});
   const GateReport g = run_gate(base, cur, CompareRule{}, false);
   EXPECT_TRUE(g.failed());
   EXPECT_EQ(g.summary(), "gate: FAIL 1 slow, 2 missing, 2 wrong, 1 ambiguous of 4 records")
@@ -60,17 +51,17 @@ TEST(Gate, SlowMissingAndWrongEachFailAndAreCounted) {
 }
 
 TEST(Gate, EachFailureAloneFailsTheGate) {
-  const ResultsFile base = written({timed("a", 1.0), timed("b", 1.0)});
-  EXPECT_TRUE(run_gate(base, written({timed("a", 1.0), timed("b", 1.11)}), CompareRule{}, false).failed());
-  EXPECT_TRUE(run_gate(base, written({timed("a", 1.0)}), CompareRule{}, false).failed());
-  EXPECT_TRUE(run_gate(base, written({timed("a", 1.0), timed("b", 1.0, Status::invalid)}), CompareRule{}, false).failed());
-  EXPECT_FALSE(run_gate(base, written({timed("a", 1.0), timed("b", 0.5)}), CompareRule{}, false).failed())
+  const ResultsFile base = test::written({timed("a", 1.0), timed("b", 1.0)});
+  EXPECT_TRUE(run_gate(base, test::written({timed("a", 1.0), timed("b", 1.11)}), CompareRule{}, false).failed());
+  EXPECT_TRUE(run_gate(base, test::written({timed("a", 1.0)}), CompareRule{}, false).failed());
+  EXPECT_TRUE(run_gate(base, test::written({timed("a", 1.0), timed("b", 1.0, Status::invalid)}), CompareRule{}, false).failed());
+  EXPECT_FALSE(run_gate(base, test::written({timed("a", 1.0), timed("b", 0.5)}), CompareRule{}, false).failed())
       << "faster is not a failure";
 }
 
 TEST(Gate, AmbiguousRecordsFailOnlyWhenStrict) {
-  const ResultsFile base = written({timed("a", 1.0)});
-  const ResultsFile few = written({timed("a", 1.5, Status::pass, 2)});
+  const ResultsFile base = test::written({timed("a", 1.0)});
+  const ResultsFile few = test::written({timed("a", 1.5, Status::pass, 2)});
   EXPECT_FALSE(run_gate(base, few, CompareRule{}, false).failed());
   const GateReport strict = run_gate(base, few, CompareRule{}, true);
   EXPECT_TRUE(strict.failed());
