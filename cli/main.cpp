@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   fa::cli::add_expand(app, status);
   fa::cli::add_isolated(app, status);
   fa::cli::add_merge(app, status);
+  fa::cli::add_fit(app, status);
   app.parse_complete_callback([&] {
     spdlog::set_level(quiet ? spdlog::level::warn : verbose >= 2 ? spdlog::level::trace
                                                 : verbose == 1   ? spdlog::level::debug

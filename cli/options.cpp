@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -140,6 +141,11 @@ void add_common_options(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("--repeat-check", o.repeat_check,
                  "Rerun each record N more times; fail it if any rerun differs bit for bit from the first")
       ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--heuristic", o.heuristic,
+                 "Rule G=auto uses: fa2, aiter or model (default: model where results/heuristics/<arch>.json "
+                 "exists for this device, else fa2)")
+      ->check(CLI::IsMember({"fa2", "aiter", "model"}));
+  cmd.add_option("--heuristic-file", o.heuristic_file, "The model's parameter file (default: found by the device's arch)");
   add_run_output_options(cmd, o);
 }
 
@@ -176,6 +182,11 @@ int execute(Sweep sweep, const CommonOptions& o) {
   ro.repeat_check = o.repeat_check;
   ro.isolate = o.isolate || o.row_timeout > 0;
   ro.row_timeout_s = o.row_timeout;
+  ro.split = make_split_policy(o.heuristic, o.heuristic_file, ctx.device.gpu ? ctx.device.arch : "");
+  if (std::any_of(sweep.rows.begin(), sweep.rows.end(),
+                  [](const SweepRow& r) { return std::any_of(r.splits.begin(), r.splits.end(), [](auto& g) { return g.is_auto; }); }))
+    spdlog::info("G=auto: the {} rule{}", ro.split.kind == SplitRuleKind::model ? "model" : ro.split.kind == SplitRuleKind::aiter ? "aiter" : "fa2",
+                 ro.split.params_file.empty() ? "" : " (" + ro.split.params_file + ")");
   const StopOnSignals stop_on_signals;
   ro.stop = StopOnSignals::received;
   hook_tensors(ro, o, sweep);

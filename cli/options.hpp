@@ -20,6 +20,7 @@ struct CommonOptions {
   int min_samples = 10, max_samples = 1000, warmup = 1;
   bool no_timing = false, resume = false, no_table = false, isolate = false;
   double row_timeout = 0;
+  std::string heuristic, heuristic_file;  // G=auto's rule (empty: model where a parameter file exists, else fa2)
   int repeat_check = 0;
   std::string csv = "fa-bench-results.csv", json;
   // Outputs, exit rules and scale-out (cli/run_extras.cpp)

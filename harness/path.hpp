@@ -65,10 +65,11 @@ struct OutOfMemory : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The tile a path's blocks cover: query rows per block and keys per tile (the split heuristic
-// counts row blocks and key tiles with it).
+// The tile a path's blocks cover: query rows per block and keys per tile, and how many of its
+// blocks one SM/CU holds at once (the split rules count row blocks, key tiles and slots with it).
 struct TileShape {
-  int block_m, block_n;
+  int block_m = 64, block_n = 64;
+  int resident = 1;  // blocks resident per SM/CU (occupancy); 1 where the path does not say
 };
 
 struct PathRow {
@@ -83,7 +84,15 @@ struct PathRow {
   // `auto` tries rows from the highest rank down; 0: never chosen by auto. Ranks are spaced by 10
   // so that a new path can slot in between; `fa-bench list` shows the resulting order.
   int auto_rank = 0;
-  TileShape tiles{64, 64};  // for the split heuristic
+  TileShape tiles{64, 64};  // for the split rules: the tile at G = 0
+  // The tile a run at G uses, where it depends on the problem or G (mma's D=64 kernel changes
+  // with the keys a block visits; occupancy comes from the device). Empty: `tiles` everywhere.
+  std::function<TileShape(const Problem&, int G, const DeviceFacts&)> tile_at;
+  // Non-empty for paths that size their own key split (decode chunks): the rule's name, recorded
+  // as the record's split rule; under G=auto such a path runs with G = 0.
+  std::string own_split_rule;
+
+  TileShape tile_for(const Problem& p, int G, const DeviceFacts& d) const { return tile_at ? tile_at(p, G, d) : tiles; }
 };
 
 }  // namespace fa

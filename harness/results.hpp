@@ -9,13 +9,14 @@
 
 #include "harness/metrics.hpp"
 #include "harness/output_file.hpp"
+#include "harness/path.hpp"
 #include "harness/peaks.hpp"
 #include "harness/sweep.hpp"
 #include "harness/timing.hpp"
 
 namespace fa {
 
-constexpr int kSchemaVersion = 3;  // 2: bias_ulp, bias_bound, repeat_*; 3: batch, timing_note, pct_peak, bound, clocks, shard, device_index
+constexpr int kSchemaVersion = 4;  // 2: bias_ulp, bias_bound, repeat_*; 3: batch, timing_note, pct_peak, bound, clocks, shard, device_index; 4: split_rule, units, tile_m, tile_n, resident
 
 enum class Status { pass, fail, skip, invalid, error, oom };
 const char* status_name(Status s);
@@ -34,6 +35,9 @@ struct Record {
   std::string path, ran_path;
   SplitRequest g_req;
   int g_used = 0;
+  std::string split_rule;  // the rule that chose G (G=auto), or a path's own split rule (decode chunks)
+  int units = 0;           // SMs/CUs (CPU paths: threads) the rules counted
+  TileShape tile{0, 0, 0};  // the path's tile and occupancy at G_used (0s: not known, e.g. other tools' records)
   Status status = Status::skip;
   std::string reason, rule;
   double tol = 0, bias_bound = 0;

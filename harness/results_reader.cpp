@@ -91,6 +91,10 @@ Record parse_record(const Row& row) {
   if (!g) row.fail("G_req", fmt::format("'{}' is not a split count", row.text("G_req")));
   r.g_req = *g;
   r.g_used = int(row.integer_or_zero("G_used"));
+  r.split_rule = row.text("split_rule");
+  r.units = int(row.integer_or_zero("units"));
+  r.tile = TileShape{int(row.integer_or_zero("tile_m")), int(row.integer_or_zero("tile_n")),
+                     int(row.integer_or_zero("resident"))};
   r.status = parse_status(row);
   r.reason = row.text("reason");
   r.rule = row.text("rule");

@@ -12,7 +12,7 @@
 #include "harness/repeat_check.hpp"
 #include "harness/peaks.hpp"
 #include "harness/row_sample.hpp"
-#include "harness/split_heuristic.hpp"
+#include "harness/split_rules.hpp"
 #include "harness/timed_run.hpp"
 #include "harness/tolerance.hpp"
 
@@ -127,16 +127,25 @@ std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const R
           ++done;
           continue;
         }
-        const int G = g.is_auto ? choose_splits(p, units_for(*pr, ctx), pr->tiles) : g.value;
+        r.units = units_for(*pr, ctx);
+        int G = g.value;
+        if (!pr->own_split_rule.empty()) {
+          r.split_rule = pr->own_split_rule;
+          if (g.is_auto) G = 0;  // the path sizes its own split
+        } else if (g.is_auto) {
+          r.split_rule = opt.split.rule_for(*pr);
+          G = opt.split.choose(split_inputs(p, *pr, ctx.device, r.units), *pr);
+        }
         r.g_used = G;
         std::optional<std::string> no = reg.unavailable(*pr, ctx.device);
         if (!no) no = pr->supports(p, G, ctx);
         if (no) {
           r.status = Status::skip;
-          r.reason = g.is_auto ? fmt::format("G=auto chose {}: {}", G, *no) : *no;
+          r.reason = g.is_auto ? fmt::format("G=auto ({}) chose {}: {}", r.split_rule, G, *no) : *no;
           emit(std::move(r));
           continue;
         }
+        r.tile = pr->tile_for(p, G, ctx.device);
         if (opt.isolate) run_isolated(r, G, opt, ctx);
         else run_record(r, *pr, G, opt, ctx, data);
         if (r.status == Status::fail || r.status == Status::error)

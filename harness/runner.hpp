@@ -13,6 +13,7 @@
 #include "harness/reference_result.hpp"
 #include "harness/registry.hpp"
 #include "harness/results.hpp"
+#include "harness/split_rules.hpp"
 #include "harness/sweep.hpp"
 
 namespace fa {
@@ -33,6 +34,7 @@ struct RunOptions {
   std::function<HostInputs(const Problem&)> inputs;
   // Sees every record's inputs and outputs once validated, before timing (--save-tensors).
   std::function<void(const Record&, const HostInputs&, const RunOutputs&)> keep_outputs;
+  SplitPolicy split;  // the rule G=auto uses (--heuristic)
 };
 
 struct Reference;

@@ -328,6 +328,7 @@ PathRow decode_row(const DeviceFacts&) {
             }};
   r.auto_rank = 50;  // for S == 1 it reads K/V once per GQA group, where tiled reads them per head
   r.tiles = kDecodeTile;
+  r.own_split_rule = kDecodeSplitRule;
   return r;
 }
 FA_REGISTER_PATH(decode_row);

@@ -49,6 +49,7 @@ PathRow kv_cache_row(const DeviceFacts&) {
             }};
   r.auto_rank = 60;  // the only GPU path whose gate admits kv_cache problems
   r.tiles = kDecodeTile;
+  r.own_split_rule = kDecodeSplitRule;
   return r;
 }
 FA_REGISTER_PATH(kv_cache_row);

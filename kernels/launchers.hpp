@@ -17,6 +17,9 @@ void launch_combine(const AttnArgs& a, DType t, Stream s);
 // The decode execution (kernels/decode.hip): Sk cut into one wave of chunks, decode + combine.
 // kv-cache derives from it and enqueues its append first (before_decode).
 constexpr TileShape kDecodeTile{1, 64};  // one query token a block, 64-key tiles
+// The decode paths' own split rule (records' split_rule): one full wave of resident blocks, each a
+// run of whole key tiles (decode_chunks, decode_chunk_keys).
+inline constexpr const char* kDecodeSplitRule = "decode-occupancy";
 struct DecodeChunks {
   int keys, count;  // keys per chunk (whole tiles), chunks per (batch, kv head)
 };

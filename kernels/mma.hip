@@ -264,20 +264,46 @@ void launch_cfg(const AttnArgs& a, Stream st) {
   FA_GPU_CHECK_LAUNCH("mma_fwd");
 }
 
+// Calls f(K{}) with the traits a launch of (D, Sk, G) uses; false for a D without a kernel.
+template <typename F>
+bool with_mma_cfg(int64_t D, int64_t Sk, int G, F&& f) {
+  switch (D) {
+    case 64:
+      if (Sk / (G > 1 ? G : 1) >= kLongKeys) f(Mma64Long{});
+      else f(Mma64Short{});
+      return true;
+    case 80: f(Mma80{}); return true;
+    case 96: f(Mma96{}); return true;
+    case 128: f(Mma128{}); return true;
+    case 256: f(Mma256{}); return true;
+    default: return false;
+  }
+}
+
 void launch_mma(const AttnArgs& a, DType t, Stream st) {
   with_dtype(t, [&](auto tr) {
     using T = decltype(tr);
-    switch (a.D) {
-      case 64:
-        if (a.Sk / (a.G > 1 ? a.G : 1) >= kLongKeys) return launch_cfg<T, Mma64Long>(a, st);
-        return launch_cfg<T, Mma64Short>(a, st);
-      case 80: return launch_cfg<T, Mma80>(a, st);
-      case 96: return launch_cfg<T, Mma96>(a, st);
-      case 128: return launch_cfg<T, Mma128>(a, st);
-      case 256: return launch_cfg<T, Mma256>(a, st);
-      default: throw std::logic_error(fmt::format("mma has no kernel for D={} (its gate should have said so)", a.D));
-    }
+    if (!with_mma_cfg(a.D, a.Sk, a.G, [&](auto k) { launch_cfg<T, decltype(k)>(a, st); }))
+      throw std::logic_error(fmt::format("mma has no kernel for D={} (its gate should have said so)", a.D));
   });
+}
+
+// The tile and occupancy a run at G uses, for the split rules (blocks an SM holds: the runtime's
+// occupancy of that kernel configuration).
+TileShape mma_tile(const Problem& p, int G, const DeviceFacts& device) {
+  TileShape tile{128, 64, 1};
+  if (!device.has_mma_sm80 || p.dtype == DType::fp32) return tile;
+  with_dtype(p.dtype, [&](auto tr) {
+    using T = decltype(tr);
+    with_mma_cfg(p.D, p.Sk, G, [&](auto k) {
+      using K = decltype(k);
+      FA_GPU_CHECK(set_max_dynamic_smem(mma_fwd<T, K>, K::SMEM));
+      int per_sm = 0;
+      FA_GPU_CHECK(max_active_blocks(&per_sm, mma_fwd<T, K>, K::THREADS, K::SMEM));
+      tile = TileShape{K::BM, K::BN, std::max(per_sm, 1)};
+    });
+  });
+  return tile;
 }
 
 class MmaExecution : public GpuExecution {
@@ -316,6 +342,7 @@ PathRow mma_row(const DeviceFacts&) {
             }};
   r.auto_rank = 45;  // tensor cores: far ahead of tiled/splitk wherever its gate admits
   r.tiles = TileShape{128, 64};
+  r.tile_at = mma_tile;
   return r;
 }
 FA_REGISTER_PATH(mma_row);

@@ -293,6 +293,7 @@ PathRow mma_decode_row(const DeviceFacts&) {
             }};
   r.auto_rank = 55;  // S*H/Hk <= 16: reads K/V once per group on tensor cores, ahead of the scalar decode
   r.tiles = TileShape{16, 32};
+  r.own_split_rule = kDecodeSplitRule;
   return r;
 }
 FA_REGISTER_PATH(mma_decode_row);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <random>
@@ -132,6 +133,18 @@ inline std::string temp_file(const std::string& suffix, const std::string& text)
   std::ofstream(path) << text;
   return path;
 }
+
+// A temporary directory, removed with everything in it.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/fa-bench-dir-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
 
 // Records written through the real CSV writer to a temporary file, then read back.
 inline ResultsFile written(const std::vector<Record>& rs) {

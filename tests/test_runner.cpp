@@ -73,12 +73,14 @@ TEST(Runner, GAutoIsResolvedByTheHeuristicAndRecorded) {
   EXPECT_EQ(recs[0].g_used, 4);
   EXPECT_EQ(recs[0].status, Status::pass);
   EXPECT_EQ(recs[1].status, Status::skip);
-  EXPECT_NE(recs[1].reason.find("G=auto chose 4"), std::string::npos) << recs[1].reason;
+  EXPECT_NE(recs[1].reason.find("G=auto (fa2) chose 4"), std::string::npos) << recs[1].reason;
+  EXPECT_EQ(recs[0].split_rule, "fa2");  // no parameter file on a CPU: the fa2 rule
+  EXPECT_EQ(recs[0].units, 8);
 }
 
 TEST(Runner, GAutoCountsKeyTilesWithThePathsOwnTileShape) {
-  // S=1, Sk=256, 2 heads on 8 threads: 64-key tiles give 4 tiles (2 splits at most); 32-key tiles
-  // give 8 tiles, so 4 splits fill the machine.
+  // fa2 on S=1, Sk=256, 2 heads, 8 threads (C = 16 slots): 64-key tiles give 4 key tiles, so at most
+  // 4 splits (efficiency 8/16); 32-key tiles give 8, and 8 splits fill the 16 slots exactly.
   const GateContext ctx = cpu_ctx(8);
   Registry reg = builtin_registry(ctx.device);
   PathRow narrow = *reg.find("cpu-flash");
@@ -90,8 +92,9 @@ TEST(Runner, GAutoCountsKeyTilesWithThePathsOwnTileShape) {
   Capture sink;
   const auto recs = run_sweep(s, opts({"cpu-flash", "cpu-flash-32"}), reg, ctx, {&sink});
   ASSERT_EQ(recs.size(), 2u);
-  EXPECT_EQ(recs[0].g_used, 2);
-  EXPECT_EQ(recs[1].g_used, 4);
+  EXPECT_EQ(recs[0].g_used, 4);
+  EXPECT_EQ(recs[1].g_used, 8);
+  EXPECT_EQ(recs[1].tile.block_n, 32);  // the record carries the tile the rule counted
   EXPECT_EQ(recs[1].status, Status::pass) << recs[1].reason;
 }
 

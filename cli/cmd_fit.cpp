@@ -1,0 +1,150 @@
+// `fa-bench fit RESULTS.csv...`: the G rules judged on a sweep that timed every G (--G 0,2,4,8,16)
+// on one path. Writes the fit data (one row per problem: features, each G's time and noise band,
+// best G, tie set, each rule's pick and regret), fits the model's parameters on all problems into
+// results/heuristics/<arch>.json, and prints each rule's scores with the model's held out (k-fold and
+// leave-one-family-out, families by (B, H, D)): the model's in-sample row is shown for contrast only.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "harness/output_file.hpp"
+#include "harness/results_reader.hpp"
+#include "harness/split_fit.hpp"
+
+namespace fa::cli {
+namespace {
+
+std::string fit_csv(const FitData& d, const std::vector<std::pair<std::string, std::vector<int>>>& picks) {
+  std::string out = "name,B,H,Hk,S,Sk,D,causal,dtype,family,units,tile_m,tile_n,resident";
+  for (int g : kSplitChoices) out += fmt::format(",t_G{}", g);
+  for (int g : kSplitChoices) out += fmt::format(",band_G{}", g);
+  out += ",best_G,tie_set";
+  for (const auto& [rule, _] : picks) out += fmt::format(",{}_G,{}_regret", rule, rule);
+  out += '\n';
+  for (size_t i = 0; i < d.problems.size(); ++i) {
+    const FitProblem& fp = d.problems[i];
+    const Problem& p = fp.in.problem;
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_escape(p.name), p.B, p.H, p.Hk, p.S, p.Sk, p.D,
+                       p.causal ? 1 : 0, dtype_name(p.dtype), csv_escape(fp.family), fp.in.units,
+                       fp.in.tiles[0].block_m, fp.in.tiles[0].block_n, fp.in.tiles[0].resident);
+    for (double t : fp.t) out += fmt::format(",{:.6g}", t);
+    for (double b : fp.band) out += fmt::format(",{:.3g}", b);
+    std::string ties;
+    for (int g : fp.tie_set()) ties += (ties.empty() ? "" : ";") + std::to_string(g);
+    out += fmt::format(",{},{}", kSplitChoices[fp.best()], ties);
+    for (const auto& [_, ps] : picks) out += fmt::format(",{},{:.4f}", ps[i], fp.regret(ps[i]));
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_fit(CLI::App& app, int& status) {
+  auto* cmd = app.add_subcommand(
+      "fit", "Fit the G model on a sweep timed at G 0,2,4,8,16; score fa2, aiter and model (held out)");
+  struct Args {
+    std::vector<std::string> files;
+    std::string path, out = "fa-bench-fit.csv", params, report;
+    bool no_params = false;
+    int folds = 5;
+    uint64_t seed = 1;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("files", a->files, "Results CSVs of one device (sweep ... --G 0,2,4,8,16)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--path", a->path, "The path whose timings to fit (default: the one with the most complete problems)");
+  cmd->add_option("-o,--output", a->out, "Fit data CSV, one row per problem")->capture_default_str();
+  cmd->add_option("--params", a->params, "Parameter file to write (default: results/heuristics/<arch>.json)");
+  cmd->add_flag("--no-params", a->no_params, "Score only; write no parameter file");
+  cmd->add_option("--report", a->report, "Also write the scores as markdown to this file");
+  cmd->add_option("--folds", a->folds, "k of the k-fold cross-validation")->check(CLI::Range(2, 100))->capture_default_str();
+  cmd->add_option("--seed", a->seed, "Seed of the k-fold assignment")->capture_default_str();
+  cmd->callback([a, &status] {
+    std::vector<Record> records;
+    std::string arch, device;
+    for (const auto& f : a->files) {
+      ResultsFile rf = read_results_csv(f);
+      if (arch.empty()) arch = rf.arch, device = rf.device;
+      else if (!rf.arch.empty() && rf.arch != arch)
+        throw InputError(SourceLoc{f, 0}, "arch", fmt::format("is '{}' but {} is '{}': fit one device at a time", rf.arch, a->files[0], arch));
+      for (auto& r : rf.records) records.push_back(std::move(r.record));
+    }
+    const FitData d = collect_fit_data(records, a->path);
+    for (const auto& why : d.dropped) spdlog::warn("left out: {}", why);
+    if (d.problems.size() < size_t(a->folds))
+      throw InputError(SourceLoc{a->files[0], 0}, "records",
+                       fmt::format("{} complete problems of path {}: fewer than --folds {}", d.problems.size(), d.path, a->folds));
+    spdlog::info("fit: {} problems of path {} on {} ({}); {} left out", d.problems.size(), d.path, device, arch, d.dropped.size());
+
+    std::vector<int> zero(d.problems.size(), 0), fa2, aiter, oracle;
+    for (const auto& p : d.problems) {
+      fa2.push_back(split_fa2(p.in));
+      aiter.push_back(split_aiter(p.in));
+      oracle.push_back(kSplitChoices[p.best()]);
+    }
+    const std::vector<int> kfold = kfold_picks(d.problems, a->folds, a->seed);
+    const std::vector<int> lofo = lofo_picks(d.problems);
+    const ModelParams all = fit_model(d.problems);
+    std::vector<int> in_sample;
+    for (const auto& p : d.problems) in_sample.push_back(split_model(p.in, all));
+
+    const std::vector<RuleScore> scores = {
+        score_picks("G=0 always", d.problems, zero),
+        score_picks("fa2", d.problems, fa2),
+        score_picks("aiter", d.problems, aiter),
+        score_picks(fmt::format("model, {}-fold held out", a->folds), d.problems, kfold),
+        score_picks("model, leave-one-family-out", d.problems, lofo),
+        score_picks("model, in-sample (not held out)", d.problems, in_sample),
+        score_picks("best G (oracle)", d.problems, oracle),
+    };
+    const std::string table = score_table(scores);
+    std::string params_line;
+    for (size_t i = 0; i < kModelCoefNames.size(); ++i) params_line += fmt::format("{}={:.4g} ", kModelCoefNames[i], all.coef[i]);
+    params_line += fmt::format("margin={:g}", all.margin);
+    std::cout << fmt::format("G rules on {} problems of path `{}` ({}, {}):\n\n{}\nmodel fitted on all: {}\n",
+                             d.problems.size(), d.path, device, arch, table, params_line);
+
+    OutputFile out(a->out, a->files);
+    out.truncate();
+    out.write(fit_csv(d, {{"fa2", fa2}, {"aiter", aiter}, {"model", kfold}, {"model_lofo", lofo}}));
+    spdlog::info("fit data: {}", a->out);
+    if (!a->report.empty()) {
+      OutputFile rep(a->report, a->files);
+      rep.truncate();
+      std::string srcs;
+      for (const auto& f : a->files) srcs += (srcs.empty() ? "" : ", ") + f;
+      rep.write(fmt::format("# G rules on {} ({})\n\n{} problems of path `{}` from {}; {} left out. Regret is "
+                            "t(G_pick) / t(G_best) - 1 on the measured medians; harm: t(G_pick) > 1.02 t(G=0); "
+                            "oracle capture: sum(t0 - t_pick) / sum(t0 - t_best). The model's rows are held out "
+                            "({}-fold, seed {}; leave-one-family-out by (B, H, D)) except the in-sample one.\n\n{}\n"
+                            "Model fitted on all problems: {}\n",
+                            device, arch, d.problems.size(), d.path, srcs, d.dropped.size(), a->folds, a->seed, table,
+                            params_line));
+      spdlog::info("report: {}", a->report);
+    }
+    if (!a->no_params) {
+      const std::string file =
+          !a->params.empty() ? a->params : (std::filesystem::path("results") / "heuristics" / (arch + ".json")).string();
+      if (arch.empty()) throw InputError(SourceLoc{a->files[0], 0}, "arch", "empty: pass --params to name the file");
+      const auto dir = std::filesystem::path(file).parent_path();
+      if (!dir.empty()) std::filesystem::create_directories(dir);
+      HeuristicFile h;
+      h.arch = arch, h.path = d.path, h.device = device, h.units = d.problems.front().in.units;
+      h.params = all;
+      h.problems = int(d.problems.size());
+      std::string srcs;
+      for (const auto& f : a->files) srcs += (srcs.empty() ? "" : ", ") + std::filesystem::path(f).filename().string();
+      h.fitted_from = srcs;
+      save_heuristic_file(file, h);
+      spdlog::info("model parameters: {}", file);
+    }
+    status = 0;
+  });
+}
+
+}  // namespace fa::cli
