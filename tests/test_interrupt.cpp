@@ -70,7 +70,7 @@ TEST(Interrupt, SigintAndSigtermKeepFinishedRecordsAndExitWith128PlusTheSignal) 
   for (const auto& [sig, code] : {std::pair{SIGINT, 130}, std::pair{SIGTERM, 143}}) {
     const auto csv = fa::test::temp_file(".csv", "");
     const pid_t pid = spawn({"sweep", sweep_of(4), "--paths", "cpu-flash", "--timing", "hot", "--time-cap", "0.03",
-                             "--min-samples", "100000", "-o", csv});
+                             "--min-samples", "2", "--max-samples", "10000000", "--spread", "0", "-o", csv});
     wait_for_records(csv, 2);
     kill(pid, sig);
     EXPECT_EQ(wait_status(pid), code) << "signal " << sig;
@@ -101,9 +101,12 @@ TEST(Interrupt, UnderIsolateTheRecordInFlightIsMarkedInterrupted) {
   EXPECT_NE(rows[1].at("reason").find("interrupted by SIGTERM"), std::string::npos) << rows[1].at("reason");
 }
 
+// Records here take their time cap each: --spread 0 never stops the loop, and --min-samples is a
+// floor the cap cannot undercut, so it stays low (at 100000 every record took max-samples: minutes).
 TEST(Interrupt, SigkillAtRandomInstantsLeavesCompleteRecordsThatResumeFinishes) {
   const std::vector<std::string> args = {"sweep", sweep_of(2), "--paths", "cpu-flash", "--timing", "hot", "--time-cap",
-                                         "0.02", "--min-samples", "100000", "--no-table", "-o"};
+                                         "0.02", "--min-samples", "2", "--max-samples", "10000000", "--spread", "0",
+                                         "--no-table", "-o"};
   const size_t total = 12;
   // The full run's length sets the range of kill instants (a little past its end).
   const auto full = fa::test::temp_file(".csv", "");
