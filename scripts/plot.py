@@ -2,11 +2,14 @@
 """Plots from fa-bench results CSVs (matplotlib; scripts/setup.sh --plots installs it).
 
   scripts/plot.py RESULTS.csv [MORE.csv ...] [-o DIR] [--baseline PATH]
+  scripts/plot.py FIT.csv [-o DIR]            (the fit data `fa-bench fit` writes)
 
 Writes into DIR (default plots/):
   throughput.png  TFLOP/s per path across the sweep's problems (GB/s for S == 1 problems), G=0 records
   speedup.png     each path's time against the baseline path's, per problem (bars; > 1 is faster)
   splits.png      median time per G for every (problem, path) timed at more than one G
+  regret.png      from fit data: each rule's per-problem regret t(G_pick)/t(G_best) - 1, sorted
+                  (fa2, aiter, and the model's k-fold and leave-one-family-out held-out picks)
 Only records with a time and status pass are drawn; a plot with nothing to draw is not written.
 """
 import argparse
@@ -27,6 +30,11 @@ def read(paths):
         with open(p, newline="") as f:
             rows += [r for r in csv.DictReader(f) if r.get("median_ms") and r["status"] == "pass"]
     return rows
+
+
+def is_fit(path):
+    with open(path, newline="") as f:
+        return "best_G" in (csv.DictReader(f).fieldnames or [])
 
 
 def problem(r):
@@ -95,6 +103,24 @@ def splits(rows, out):
     return save(fig, out, "splits.png")
 
 
+def regret(fits, out):
+    rules = [("fa2", "fa2"), ("aiter", "aiter"), ("model", "model (k-fold held out)"),
+             ("model_lofo", "model (leave-one-family-out)")]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for col, label in rules:
+        vals = sorted(100 * float(r[f"{col}_regret"]) for r in fits)
+        within5 = sum(v <= 5 for v in vals) / len(vals)
+        ax.plot(range(1, len(vals) + 1), vals, marker=".", label=f"{label}: {100 * within5:.0f}% within 5%")
+    ax.axhline(5, color="grey", linestyle=":", linewidth=1)
+    ax.set_yscale("symlog", linthresh=1)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel(f"problems, sorted by regret ({len(fits)})")
+    ax.set_ylabel("regret, % over the best G")
+    ax.set_title("G rules: per-problem regret")
+    ax.legend(fontsize=7)
+    return save(fig, out, "regret.png")
+
+
 def save(fig, out, name):
     fig.tight_layout()
     path = os.path.join(out, name)
@@ -109,8 +135,16 @@ def main(argv):
     ap.add_argument("-o", "--out", default="plots")
     ap.add_argument("--baseline", default=None, help="path the speedups divide by (default: naive if present, else cpu-ref)")
     a = ap.parse_args(argv)
-    rows = read(a.csv)
     os.makedirs(a.out, exist_ok=True)
+    fits = []
+    for p in a.csv:  # fit data (has best_G) goes to the regret plot; results files to the rest
+        with open(p, newline="") as f:
+            reader = csv.DictReader(f)
+            if "best_G" in (reader.fieldnames or []):
+                fits += list(reader)
+    if fits:
+        print(regret(fits, a.out))
+    rows = read([p for p in a.csv if not is_fit(p)])
     paths = {r["path"] for r in rows}
     baseline = a.baseline or ("naive" if "naive" in paths else "cpu-ref")
     for p in (throughput(rows, a.out), speedup(rows, a.out, baseline), splits(rows, a.out)):

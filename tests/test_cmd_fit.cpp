@@ -78,6 +78,22 @@ TEST(CmdFit, WritesFitDataParametersAndAHeldOutReport) {
   EXPECT_NE(res.output.find("leave-one-family-out"), std::string::npos) << res.output;
 }
 
+TEST(CmdFit, PlotScriptDrawsTheSortedRegretOfEachRule) {
+  const std::string py = test::python_with("matplotlib");
+  if (py.empty()) GTEST_SKIP() << "python3 with matplotlib not found (scripts/setup.sh installs it)";
+  const test::TempDir dir;
+  ModelParams m;
+  m.coef = {3e-4, 1e-4, 2e-3, 1e-3, 5e-3};
+  write_model_results(dir.path + "/r.csv", m);
+  ASSERT_EQ(run_cli(fmt::format("fit {0}/r.csv -o {0}/fit.csv --no-params", dir.path)).status, 0);
+  const std::string cmd =
+      fmt::format("{} {}/scripts/plot.py {}/fit.csv -o {}/plots 2>&1", py, FABENCH_SOURCE_DIR, dir.path, dir.path);
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::string png = slurp(dir.path + "/plots/regret.png");
+  ASSERT_GT(png.size(), 1000u);
+  EXPECT_EQ(png.substr(1, 3), "PNG");
+}
+
 TEST(CmdFit, RefusesRecordsWithoutTheRuleInputs) {
   const test::TempDir dir;
   write_model_results(dir.path + "/r.csv", ModelParams{{1e-3, 0, 0, 0, 0}, 0});

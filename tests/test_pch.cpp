@@ -1,0 +1,1 @@
+// Compiles tests/CMakeLists.txt's shared precompiled header; nothing else.
