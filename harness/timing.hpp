@@ -3,7 +3,7 @@
 // cap (measured time only: cache flushes and launch overhead sit outside it) or max_samples.
 // Reports median, min, max, spread, the sample count, the mode (cold: caches flushed before each
 // sample; hot: not), launches per sample (batch), what stopped the loop, and a note when the
-// samples stayed noisier than the target.
+// samples stayed noisier than the target or (max_samples under min_samples) fewer than min_samples.
 #pragma once
 #include <functional>
 #include <string>
