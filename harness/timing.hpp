@@ -20,6 +20,9 @@ struct TimingPolicy {
   double target_spread = 0.005;
   double time_cap_s = 0.5;  // measured seconds of samples for one record, once min_samples are in
   TimingMode mode = TimingMode::cold;
+  // Test only (--plant-slowdown, FABENCH_TEST_PATHS=1): every timed call is made this fraction
+  // slower by a real delay (harness/timed_run.hpp); 0: off.
+  double planted_slowdown = 0;
 };
 
 struct TimingStats {
