@@ -141,6 +141,7 @@ void add_common_options(CLI::App& cmd, CommonOptions& o) {
                  "Rerun each record N more times; fail it if any rerun differs bit for bit from the first")
       ->check(CLI::NonNegativeNumber);
   add_run_output_options(cmd, o);
+  add_test_options(cmd, o.plant_slowdown);
 }
 
 int execute(Sweep sweep, const CommonOptions& o) {
@@ -179,6 +180,7 @@ int execute(Sweep sweep, const CommonOptions& o) {
   const StopOnSignals stop_on_signals;
   ro.stop = StopOnSignals::received;
   hook_tensors(ro, o, sweep);
+  ro.timing.planted_slowdown = checked_plant_slowdown(o.plant_slowdown, ro.isolate);
 
   // Every output is opened, locked and checked (and a resumed one read) before any is truncated.
   OutputFile csv_out(o.csv, sweep.files);
