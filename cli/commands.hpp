@@ -15,5 +15,6 @@ void add_expand(CLI::App& app, int& status);
 void add_isolated(CLI::App& app, int& status);
 void add_merge(CLI::App& app, int& status);
 void add_fit(CLI::App& app, int& status);
+void add_table(CLI::App& app, int& status);
 
 }  // namespace fa::cli

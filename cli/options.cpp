@@ -147,6 +147,7 @@ void add_common_options(CLI::App& cmd, CommonOptions& o) {
       ->check(CLI::IsMember({"fa2", "aiter", "model"}));
   cmd.add_option("--heuristic-file", o.heuristic_file, "The model's parameter file (default: found by the device's arch)");
   add_run_output_options(cmd, o);
+  add_test_options(cmd, o.plant_slowdown);
 }
 
 int execute(Sweep sweep, const CommonOptions& o) {
@@ -190,6 +191,7 @@ int execute(Sweep sweep, const CommonOptions& o) {
   const StopOnSignals stop_on_signals;
   ro.stop = StopOnSignals::received;
   hook_tensors(ro, o, sweep);
+  ro.timing.planted_slowdown = checked_plant_slowdown(o.plant_slowdown, ro.isolate);
 
   // Every output is opened, locked and checked (and a resumed one read) before any is truncated.
   OutputFile csv_out(o.csv, sweep.files);

@@ -26,6 +26,7 @@ struct CommonOptions {
   // Outputs, exit rules and scale-out (cli/run_extras.cpp)
   std::string table = "both", markdown, shard, devices, save_tensors, load_tensors;
   bool fail_on_skip = false;
+  double plant_slowdown = 0;  // test only (cli/test_paths.hpp)
 
   Overrides overrides() const;
 };

@@ -1,9 +1,11 @@
 // Test-only rows (FABENCH_TEST_PATHS=1): `test-crash` (cpu-flash that faults in run() on the rows
 // named for it), `test-gpu-fault` (mma, after a device fault on rows named `fault`), and
-// `test-rtz-<path>` (the path's output with round-toward-zero stores emulated: see below).
+// `test-rtz-<path>` (the path's output with round-toward-zero stores emulated: see below); and
+// the --plant-slowdown flag, refused unless FABENCH_TEST_PATHS=1.
 #include "cli/test_paths.hpp"
 
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -12,12 +14,18 @@
 #include <stdexcept>
 
 #include "harness/rng.hpp"
+#include "harness/sweep.hpp"
 #ifdef FABENCH_HAS_GPU
 #include "kernels/gpu_device.hpp"
 #endif
 
 namespace fa::cli {
 namespace {
+
+bool test_switch_on() {
+  const char* on = std::getenv("FABENCH_TEST_PATHS");
+  return on && std::string(on) == "1";
+}
 
 class FaultingExecution : public Execution {
  public:
@@ -36,6 +44,8 @@ class FaultingExecution : public Execution {
   }
   RunOutputs read_back() override { return inner_->read_back(); }
   double timed_sample_ms(TimingMode m) override { return inner_->timed_sample_ms(m); }
+  double timed_batch_ms(TimingMode m, int n) override { return inner_->timed_batch_ms(m, n); }
+  bool add_timed_delay(double ms) override { return inner_->add_timed_delay(ms); }
 
  private:
   std::unique_ptr<Execution> inner_;
@@ -63,6 +73,8 @@ class RtzExecution : public Execution {
     return out;
   }
   double timed_sample_ms(TimingMode m) override { return inner_->timed_sample_ms(m); }
+  double timed_batch_ms(TimingMode m, int n) override { return inner_->timed_batch_ms(m, n); }
+  bool add_timed_delay(double ms) override { return inner_->add_timed_delay(ms); }
 
  private:
   std::unique_ptr<Execution> inner_;
@@ -79,6 +91,8 @@ class GpuFaultExecution : public Execution {
   }
   RunOutputs read_back() override { return inner_->read_back(); }
   double timed_sample_ms(TimingMode m) override { return inner_->timed_sample_ms(m); }
+  double timed_batch_ms(TimingMode m, int n) override { return inner_->timed_batch_ms(m, n); }
+  bool add_timed_delay(double ms) override { return inner_->add_timed_delay(ms); }
 
  private:
   std::unique_ptr<Execution> inner_;
@@ -101,8 +115,7 @@ void add_wrapped(Registry& reg, const std::string& base, const std::string& name
 }  // namespace
 
 void add_test_paths(Registry& reg) {
-  const char* on = std::getenv("FABENCH_TEST_PATHS");
-  if (!on || std::string(on) != "1") return;
+  if (!test_switch_on()) return;
   const PathRow* flash = reg.find("cpu-flash");
   if (!flash) throw std::logic_error("test-crash wraps cpu-flash, which is not registered");
   auto prepare = flash->prepare;
@@ -123,6 +136,28 @@ void add_test_paths(Registry& reg) {
                 return std::make_unique<GpuFaultExecution>(std::move(e), p.name == "fault");
               });
 #endif
+}
+
+void add_test_options(CLI::App& cmd, double& plant_slowdown) {
+  cmd.add_option("--plant-slowdown", plant_slowdown,
+                 "Test only (needs FABENCH_TEST_PATHS=1): make every timed sample this fraction slower (0.1 = 10%) "
+                 "with a real delay sized from the path's own undelayed time (GPU paths: a spin kernel between the "
+                 "events; elsewhere: a host busy-wait added to the sample), path names unchanged; each record's "
+                 "timing_note says so")
+      ->check(CLI::Range(0.0, 10.0))
+      ->group("Test only");
+}
+
+double checked_plant_slowdown(double fraction, bool isolate) {
+  if (fraction <= 0) return 0;
+  const SourceLoc cli{"command line", 0};
+  if (!test_switch_on())
+    throw InputError(cli, "--plant-slowdown", "test only: it plants a fake slowdown; set FABENCH_TEST_PATHS=1 to use it");
+  if (isolate)
+    throw InputError(cli, "--plant-slowdown", "not with --isolate or --row-timeout (their child processes run undelayed)");
+  spdlog::warn("--plant-slowdown {}: every timed sample is made {:g}% slower on purpose (test only; timing_note says so)",
+               fraction, 100 * fraction);
+  return fraction;
 }
 
 }  // namespace fa::cli

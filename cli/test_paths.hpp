@@ -1,11 +1,22 @@
 // Test-only paths, registered when FABENCH_TEST_PATHS=1 is in the environment (the CLI tests set
 // it; an isolated child inherits it). `test-crash` runs cpu-flash except on rows named `crash`
 // (SIGSEGV), `abort` (SIGABRT) or `hang` (sleeps until killed): what --isolate must survive.
+// Under the same switch, `--plant-slowdown F` makes every timed sample F slower with a real delay
+// (harness/timed_run.hpp), path names unchanged, so that `gate` can be shown to catch it.
 #pragma once
+#include <CLI/CLI.hpp>
+
 #include "harness/registry.hpp"
 
 namespace fa::cli {
 
 void add_test_paths(Registry& reg);
+
+// Registers --plant-slowdown (test only) on `sweep`/`run`.
+void add_test_options(CLI::App& cmd, double& plant_slowdown);
+
+// The fraction to plant (0: none). Throws InputError naming --plant-slowdown when it is given
+// without FABENCH_TEST_PATHS=1, or with --isolate (whose children would not receive it).
+double checked_plant_slowdown(double fraction, bool isolate);
 
 }  // namespace fa::cli

@@ -1,4 +1,4 @@
-// Problems x (path, G) throughput grid.
+// Problems x (path, G) throughput grid, and its markdown and CSV printers.
 #include "harness/compact_table.hpp"
 
 #include <fmt/format.h>
@@ -28,31 +28,53 @@ std::string cell(const Record& r, bool memory) {
 
 }  // namespace
 
-void print_compact_table(std::ostream& os, const std::vector<Record>& records) {
-  std::vector<std::string> problems, columns;
+CompactGrid compact_grid(const std::vector<Record>& records) {
+  CompactGrid g;
+  std::vector<std::string> problems;
   std::map<std::string, std::vector<const Record*>> by_problem;
   for (const auto& r : records) {
     if (r.status == Status::invalid) continue;
     const std::string key = r.problem.key() + "|" + r.problem.name;
     if (!by_problem.count(key)) problems.push_back(key);
     by_problem[key].push_back(&r);
-    if (std::find(columns.begin(), columns.end(), column_of(r)) == columns.end()) columns.push_back(column_of(r));
+    if (std::find(g.columns.begin(), g.columns.end(), column_of(r)) == g.columns.end()) g.columns.push_back(column_of(r));
   }
-  if (problems.empty()) return;
-  os << "\n### Throughput: TFLOP/s, or GB/s on memory-bound rows\n\n| problem | unit |";
-  for (const auto& c : columns) os << " " << c << " |";
-  os << "\n|---|---|";
-  for (size_t i = 0; i < columns.size(); ++i) os << "---|";
-  os << "\n";
   for (const auto& key : problems) {
     const auto& rs = by_problem[key];
     const bool memory = memory_bound_row(rs);
     const Problem& p = rs.front()->problem;
-    os << fmt::format("| {} {} | {} |", p.label(), dtype_name(p.dtype), memory ? "GB/s" : "TFLOP/s");
-    for (const auto& c : columns) {
+    CompactGrid::Row row{fmt::format("{} {}", p.label(), dtype_name(p.dtype)), memory ? "GB/s" : "TFLOP/s", {}};
+    for (const auto& c : g.columns) {
       const auto it = std::find_if(rs.begin(), rs.end(), [&](const Record* r) { return column_of(*r) == c; });
-      os << " " << (it == rs.end() ? std::string() : cell(**it, memory)) << " |";
+      row.cells.push_back(it == rs.end() ? std::string() : cell(**it, memory));
     }
+    g.rows.push_back(std::move(row));
+  }
+  return g;
+}
+
+void print_compact_table(std::ostream& os, const std::vector<Record>& records) {
+  const CompactGrid g = compact_grid(records);
+  if (g.rows.empty()) return;
+  os << "\n### Throughput: TFLOP/s, or GB/s on memory-bound rows\n\n| problem | unit |";
+  for (const auto& c : g.columns) os << " " << c << " |";
+  os << "\n|---|---|";
+  for (size_t i = 0; i < g.columns.size(); ++i) os << "---|";
+  os << "\n";
+  for (const auto& row : g.rows) {
+    os << fmt::format("| {} | {} |", row.problem, row.unit);
+    for (const auto& c : row.cells) os << " " << c << " |";
+    os << "\n";
+  }
+}
+
+void write_compact_csv(std::ostream& os, const CompactGrid& g) {
+  os << "problem,unit";
+  for (const auto& c : g.columns) os << "," << csv_escape(c);
+  os << "\n";
+  for (const auto& row : g.rows) {
+    os << csv_escape(row.problem) << "," << row.unit;
+    for (const auto& c : row.cells) os << "," << csv_escape(c);
     os << "\n";
   }
 }

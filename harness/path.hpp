@@ -58,6 +58,14 @@ class Execution {
     for (int i = 0; i < n; ++i) ms += timed_sample_ms(mode);
     return ms;
   }
+  // Test only (--plant-slowdown): from now on every timed call also spends `ms_per_call` inside
+  // its timed region (GPU paths: a spin kernel on the same stream, between the events). False
+  // where the execution cannot; time_execution then busy-waits on the host after each sample.
+  // A wrapping Execution forwards it to the one it wraps.
+  virtual bool add_timed_delay(double ms_per_call) {
+    (void)ms_per_call;
+    return false;
+  }
 };
 
 // A device allocation failed: the runner records `oom` and goes on.

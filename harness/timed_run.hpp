@@ -2,7 +2,13 @@
 // batches (a call under kBatchBelowMs is timed as n back-to-back launches with n chosen so one
 // batch lasts at least kBatchTargetMs; per-call time = batch time / n, recorded as `batch`), then
 // the noise-driven sampling loop of harness/timing.hpp runs over those samples.
+// A planted slowdown (TimingPolicy::planted_slowdown, test only) is sized from the median of up to
+// ten undelayed samples and then spent in every later one: inside the timed region where the
+// Execution can (add_timed_delay), else as a host busy-wait added to each sample; the note says
+// which, without commas: "planted slowdown +10% (test only: +0.0123 ms per call in the timed region)".
 #pragma once
+#include <string>
+
 #include "harness/path.hpp"
 
 namespace fa {

@@ -49,6 +49,9 @@ TimingStats measure_time(const TimingPolicy& policy, const std::function<double(
   if (st.spread > policy.target_spread)
     st.note = fmt::format("noisy: spread {:.1f}% > {:.1f}% after {} samples ({})", 100 * st.spread,
                           100 * policy.target_spread, st.samples, st.stopped_by);
+  if (st.samples < policy.min_samples)  // only a max_samples under the floor stops this early
+    st.note += fmt::format("{}{} samples < min-samples {}: max-samples is {}", st.note.empty() ? "" : "; ", st.samples,
+                           policy.min_samples, policy.max_samples);
   return st;
 }
 

@@ -3,7 +3,7 @@
 // cap (measured time only: cache flushes and launch overhead sit outside it) or max_samples.
 // Reports median, min, max, spread, the sample count, the mode (cold: caches flushed before each
 // sample; hot: not), launches per sample (batch), what stopped the loop, and a note when the
-// samples stayed noisier than the target.
+// samples stayed noisier than the target or (max_samples under min_samples) fewer than min_samples.
 #pragma once
 #include <functional>
 #include <string>
@@ -20,6 +20,9 @@ struct TimingPolicy {
   double target_spread = 0.005;
   double time_cap_s = 0.5;  // measured seconds of samples for one record, once min_samples are in
   TimingMode mode = TimingMode::cold;
+  // Test only (--plant-slowdown, FABENCH_TEST_PATHS=1): every timed call is made this fraction
+  // slower by a real delay (harness/timed_run.hpp); 0: off.
+  double planted_slowdown = 0;
 };
 
 struct TimingStats {

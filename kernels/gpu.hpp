@@ -171,6 +171,27 @@ __device__ inline void copy_async_wait() {
 #endif
 }
 
+// A 64-bit device clock for timed waits (the test-only planted delay), whose rate callers measure
+// with events: %globaltimer (nanoseconds) on NVIDIA; on AMD the 100 MHz real-time counter,
+// through s_memrealtime (gfx8-gfx10) or the REALTIME message (gfx11+: 0x83). ROCm 5.2 has no
+// hipDeviceAttributeWallClockRate, and its wall_clock64() returns -1 on gfx11; the cycle counter
+// there (HW_REG_SHADER_CYCLES) is 20 bits wide and wraps within a millisecond.
+__device__ inline uint64_t wall_ticks() {
+#if FA_HIP && __has_builtin(__builtin_amdgcn_s_memrealtime)
+  return __builtin_amdgcn_s_memrealtime();
+#elif FA_HIP && __has_builtin(__builtin_amdgcn_s_sendmsg_rtnl)
+  return __builtin_amdgcn_s_sendmsg_rtnl(0x83);
+#elif FA_HIP && defined(__HIP_DEVICE_COMPILE__)
+#error "wall_ticks: this AMD arch has neither s_memrealtime nor the REALTIME message"
+#elif FA_HIP
+  return 0;  // the host pass of a device function: never runs
+#else
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+#endif
+}
+
 __device__ inline float half_bits_to_float(uint16_t b) { return __half2float(__ushort_as_half(b)); }
 __device__ inline uint16_t float_to_half_bits(float f) { return __half_as_ushort(__float2half_rn(f)); }
 __device__ inline float bf16_bits_to_float(uint16_t b) { return __uint_as_float(uint32_t(b) << 16); }

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "kernels/gpu_execution.hpp"
 
@@ -41,6 +42,13 @@ DeviceBuffer upload(DType t, const std::vector<float>& host) {
   DeviceBuffer d(typed.bytes.size());
   FA_GPU_CHECK(copy_to_device(d.as<void>(), typed.bytes.data(), typed.bytes.size()));
   return d;
+}
+
+// One thread spinning on the device clock: the planted delay (--plant-slowdown, test only).
+__global__ void spin_kernel(uint64_t ticks) {
+  const uint64_t t0 = wall_ticks();
+  while (wall_ticks() - t0 < ticks) {
+  }
 }
 
 }  // namespace
@@ -122,6 +130,27 @@ RunOutputs GpuExecution::read_back() {
 
 double GpuExecution::timed_sample_ms(TimingMode mode) { return timed_batch_ms(mode, 1); }
 
+// The spin's clock rate is measured here, not looked up: spins of k and 2k ticks timed with the
+// events, whose difference cancels the launch and event overhead.
+bool GpuExecution::add_timed_delay(double ms_per_call) {
+  auto spin_ms = [&](uint64_t ticks) {
+    FA_GPU_CHECK(event_record(start_, stream_));
+    spin_kernel<<<1, 1, 0, stream_>>>(ticks);
+    FA_GPU_CHECK_LAUNCH("spin_kernel");
+    FA_GPU_CHECK(event_record(stop_, stream_));
+    FA_GPU_CHECK(stream_sync(stream_));
+    float ms = 0;
+    FA_GPU_CHECK(event_elapsed_ms(&ms, start_, stop_));
+    return double(ms);
+  };
+  constexpr uint64_t k = uint64_t(1) << 20;  // 1 ms at NVIDIA's 1 GHz (ns), 10 ms at AMD's 100 MHz
+  spin_ms(k);                                // first launch: module load
+  const double ms = spin_ms(2 * k) - spin_ms(k);
+  if (!(ms > 0)) throw std::runtime_error("--plant-slowdown: the device clock did not advance during a timed spin");
+  delay_ticks_per_call_ = ms_per_call * double(k) / ms;
+  return true;
+}
+
 double GpuExecution::timed_batch_ms(TimingMode mode, int n) {
   if (mode == TimingMode::cold) {  // twice L2, allocated on the first cold sample only
     if (!flush_.bytes()) flush_ = DeviceBuffer(std::max<size_t>(2 * l2_bytes_, size_t(64) << 20));
@@ -129,6 +158,10 @@ double GpuExecution::timed_batch_ms(TimingMode mode, int n) {
   }
   FA_GPU_CHECK(event_record(start_, stream_));
   for (int i = 0; i < n; ++i) launch();  // cold: only the first launch of a batch finds L2 flushed
+  if (delay_ticks_per_call_ > 0) {
+    spin_kernel<<<1, 1, 0, stream_>>>(uint64_t(delay_ticks_per_call_ * n));
+    FA_GPU_CHECK_LAUNCH("spin_kernel");
+  }
   FA_GPU_CHECK(event_record(stop_, stream_));
   FA_GPU_CHECK(stream_sync(stream_));
   float ms = 0;

@@ -1,6 +1,7 @@
 // The GPU side of an Execution: device buffers for one problem, inputs uploaded in the dtype,
 // outputs poisoned (all-ones bits) before each run, timing with device events around the launch
-// only, cold mode clearing L2 by writing a buffer twice its size between samples.
+// only, cold mode clearing L2 by writing a buffer twice its size between samples. A planted test
+// delay (--plant-slowdown) is one spin kernel enqueued after the launches, inside the events.
 // A path derives from GpuExecution and implements launch(); all else is shared.
 #pragma once
 #include <memory>
@@ -36,6 +37,7 @@ class GpuExecution : public Execution {
   RunOutputs read_back() override;
   double timed_sample_ms(TimingMode mode) override;
   double timed_batch_ms(TimingMode mode, int n) override;  // n launches between one pair of events
+  bool add_timed_delay(double ms_per_call) override;       // a spin kernel after the launches
 
  protected:
   virtual void launch() = 0;   // enqueue the path's kernels on stream_
@@ -50,6 +52,7 @@ class GpuExecution : public Execution {
 
  private:
   Event start_ = nullptr, stop_ = nullptr;
+  double delay_ticks_per_call_ = 0;  // test only (--plant-slowdown): wall_ticks() to spin per call
 };
 
 }  // namespace fa::gpu

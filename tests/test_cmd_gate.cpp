@@ -1,6 +1,7 @@
 // `compare`, `gate` and `expand` end to end on results the real binary wrote: a CPU sweep is
 // run once, its copies are edited the way regressions look (a 10% slower median, a dropped
-// record, a failed status), and the exit status and summaries are checked.
+// record, a failed status), and the exit status and summaries are checked; and real runs, one with
+// a planted 10% slowdown (--plant-slowdown, test only), through the gate.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -158,6 +159,40 @@ TEST_F(GateOnCpuResults, CompareTakesMoreFilesAndWritesCsvAndJson) {
   ASSERT_EQ(j["comparisons"].size(), 2u);
   EXPECT_EQ(j["comparisons"][1]["records"][0]["verdict"], "SLOW");
   EXPECT_EQ(j["rule"]["min_samples"], 5);
+}
+
+// The planted slowdown as a user plants it: real sweeps, one of them with --plant-slowdown 0.10
+// (a real 10% busy-wait on the CPU). Medians of single-threaded hot runs agree within about 1% on
+// a quiet CPU, but preemption outliers on a shared one push stddev/mean to 20-300%, which would
+// widen every margin past 10%: the spreads are pinned as above and the medians decide. Load that
+// comes or goes mid-test moves medians too (a concurrent test once made a baseline 28% slower), so
+// each attempt puts the planted run between two plain ones and counts only when those two agree.
+TEST(GateOnAPlantedSlowdown, TenPercentPlantedInARealRunIsSlowAndARunWithoutItPasses) {
+  const auto sweep = fa::test::temp_file(".csv", "name,B,H,Hk,S,Sk,D,causal,G\nm1,1,2,2,128,128,64,0,0\nm2,1,2,1,64,192,32,1,0\n");
+  auto run = [&](const std::string& extra) {
+    const auto csv = fa::test::temp_file(".csv", "");
+    const auto r = fa::test::run_cli("sweep " + sweep + " --paths cpu-flash --timing hot --time-cap 0.1 --no-table -o " + csv +
+                                     extra, "FABENCH_TEST_PATHS=1 OMP_NUM_THREADS=1");
+    EXPECT_EQ(r.status, 0) << r.output;
+    return edited(csv, 0, [](auto col, auto& cs) {
+      cs[col("spread")] = "0.005";
+      return true;
+    });
+  };
+  std::string last_same;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    const auto base = run(""), planted = run(" --plant-slowdown 0.10"), again = run("");
+    const auto same = fa::test::run_cli("gate --baseline " + base + " " + again);
+    last_same = same.output;
+    if (same.status != 0) continue;  // the load changed during this attempt
+    EXPECT_EQ(same.output.substr(same.output.rfind("gate: ")), "gate: PASS 0 slow, 0 missing, 0 wrong, 0 ambiguous of 2 records\n");
+    const auto slow = fa::test::run_cli("gate --baseline " + base + " " + planted);
+    EXPECT_EQ(slow.status, 1) << slow.output;
+    EXPECT_EQ(slow.output.substr(slow.output.rfind("gate: ")), "gate: FAIL 2 slow, 0 missing, 0 wrong, 0 ambiguous of 2 records\n")
+        << slow.output;
+    return;
+  }
+  FAIL() << "in five attempts two runs without a plant never agreed; the last gate said:\n" << last_same;
 }
 
 TEST(Expand, TheCiSweepExpandsToADozenProblemsWithTheirFlops) {

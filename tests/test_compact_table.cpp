@@ -1,5 +1,5 @@
 // The compact table: three significant digits at every magnitude, GB/s on memory-bound rows,
-// one column per (path, G), statuses where nothing was timed.
+// one column per (path, G), statuses where nothing was timed; the same grid as CSV.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -68,4 +68,15 @@ TEST(CompactTable, UntimedCellsShowTheStatusAndFailuresAreMarked) {
   std::ostringstream os;
   print_compact_table(os, {skip, fail});
   EXPECT_NE(os.str().find("| skip | 2.50 (fail) |"), std::string::npos) << os.str();
+}
+
+TEST(CompactTable, TheCsvHoldsTheSameGridOneLinePerProblem) {
+  Record other = timed("mma", 1, 0.5, 2345.6);
+  other.problem.name = "dec, GQA";  // a comma: the field is quoted
+  std::ostringstream os;
+  write_compact_csv(os, compact_grid({timed("tiled", 256, 1.5, 9), timed("mma", 256, 123.456, 9, 4), other}));
+  EXPECT_EQ(os.str(),
+            "problem,unit,tiled,mma G=4,mma\n"
+            "B1 H2 S256 Sk512 D64 fp16,TFLOP/s,1.50,123,\n"
+            "\"dec, GQA fp16\",GB/s,,,2350\n");
 }

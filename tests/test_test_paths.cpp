@@ -1,6 +1,7 @@
 // The test-only rows of cli/test_paths.cpp as a user runs them: `test-rtz-cpu-flash`, cpu-flash
 // with round-toward-zero stores emulated, must fail validation on every problem where cpu-flash
 // itself passes — mostly through the rounding-bias rule, which the max-error rule alone misses.
+// `--plant-slowdown` is refused outside FABENCH_TEST_PATHS=1 and marks every record it slows.
 #include <gtest/gtest.h>
 
 #include "cli_helpers.hpp"
@@ -32,4 +33,36 @@ TEST(TestPaths, RoundTowardZeroStoresFailWhereTheCorrectPathPasses) {
   EXPECT_EQ(correct, 4);
   EXPECT_EQ(mutated, 4);
   EXPECT_GE(by_bias, 1) << "at least one failure only the bias rule catches";
+}
+
+TEST(TestPaths, APlantedSlowdownIsRefusedWithoutTheTestSwitchOrWithIsolate) {
+  const auto sweep = test::temp_file(".csv", "name,B,H,S,D\nsmall,1,2,16,16\n");
+  const auto csv = test::temp_file(".csv", "");
+  const std::string cmd = "sweep " + sweep + " --paths cpu-flash --no-table --plant-slowdown 0.1 -o " + csv;
+  const auto off = test::run_cli(cmd);
+  EXPECT_EQ(off.status, 2) << off.output;
+  EXPECT_NE(off.output.find("--plant-slowdown"), std::string::npos) << off.output;
+  EXPECT_NE(off.output.find("set FABENCH_TEST_PATHS=1"), std::string::npos) << off.output;
+  EXPECT_TRUE(test::read_csv(csv).empty()) << "refused before anything ran";
+  const auto isolated = test::run_cli(cmd + " --isolate", "FABENCH_TEST_PATHS=1");
+  EXPECT_EQ(isolated.status, 2) << isolated.output;
+  EXPECT_NE(isolated.output.find("not with --isolate"), std::string::npos) << isolated.output;
+}
+
+TEST(TestPaths, APlantedSlowdownKeepsPathNamesAndSaysSoInEveryTimedRecord) {
+  const auto sweep = test::temp_file(".csv", "name,B,H,S,D,G\nsmall,1,2,16,16,0|2\n");
+  const auto csv = test::temp_file(".csv", "");
+  const auto r = test::run_cli("sweep " + sweep + " --paths cpu-flash,cpu-ref --timing hot --time-cap 0.01 "
+                               "--plant-slowdown 0.1 -o " + csv, "FABENCH_TEST_PATHS=1");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("slower on purpose"), std::string::npos) << "a warning for whoever reads the log\n" << r.output;
+  EXPECT_NE(r.output.find("pass; planted slowdown +10%"), std::string::npos) << "the table's status column\n" << r.output;
+  const auto rows = test::read_csv(csv);
+  ASSERT_EQ(rows.size(), 4u) << "cpu-ref at G=2 is a skip, untimed";
+  for (const auto& row : rows) {
+    if (row.at("status") == "skip") continue;
+    EXPECT_TRUE(row.at("path") == "cpu-flash" || row.at("path") == "cpu-ref") << row.at("path");
+    EXPECT_EQ(row.at("timing_note").rfind("planted slowdown +10% (test only: +", 0), 0u) << row.at("timing_note");
+    EXPECT_NE(row.at("timing_note").find("as a host wait"), std::string::npos) << "CPU paths wait on the host";
+  }
 }

@@ -1,6 +1,8 @@
 // Timing an Execution: calls under 20 us are timed in batches through timed_batch_ms (one
 // measurement per batch, divided by its size), longer ones one by one; the floor of min_samples
-// holds however slow a sample; the default timed_batch_ms sums single calls.
+// holds however slow a sample; the default timed_batch_ms sums single calls; a planted slowdown
+// (test only) is sized from the undelayed time and spent inside the timed region where the
+// Execution can, else as a host wait.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -27,6 +29,16 @@ struct FakeExecution : Execution {
   double timed_batch_ms(TimingMode, int n) override {
     batches.push_back(n);
     return n * call_ms + batch_overhead_ms;
+  }
+};
+
+// Takes a planted delay into its timed region, as GpuExecution does with its spin kernel.
+struct DelayableExecution : FakeExecution {
+  double delay_ms = 0;
+  double timed_sample_ms(TimingMode m) override { return FakeExecution::timed_sample_ms(m) + delay_ms; }
+  bool add_timed_delay(double ms) override {
+    delay_ms = ms;
+    return true;
   }
 };
 
@@ -94,4 +106,34 @@ TEST(TimedRun, TheDefaultBatchSumsSingleCalls) {
   PlainExecution ex;
   EXPECT_DOUBLE_EQ(ex.timed_batch_ms(TimingMode::hot, 3), 1.0 + 2.0 + 3.0);
   EXPECT_EQ(ex.calls, 3);
+}
+
+TEST(TimedRun, APlantedSlowdownIsSizedFromTheUndelayedTimeAndSpentInsideTheTimedRegion) {
+  DelayableExecution ex;
+  ex.call_ms = 2.0;
+  TimingPolicy pol;
+  pol.planted_slowdown = 0.10;
+  const TimingStats st = time_execution(ex, pol);
+  EXPECT_DOUBLE_EQ(ex.delay_ms, 0.2) << "10% of the undelayed 2 ms";
+  EXPECT_DOUBLE_EQ(st.median_ms, 2.2);
+  EXPECT_EQ(st.note, "planted slowdown +10% (test only: +0.2 ms per call in the timed region)");
+}
+
+TEST(TimedRun, AnExecutionThatCannotTakeTheDelayIsSlowedByAHostWait) {
+  FakeExecution ex;  // add_timed_delay: the default, false
+  ex.call_ms = 1.0;
+  TimingPolicy pol;
+  pol.planted_slowdown = 0.5;
+  pol.min_samples = pol.max_samples = 5;
+  const TimingStats st = time_execution(ex, pol);
+  EXPECT_GE(st.min_ms, 1.5) << "a real wait of at least 0.5 ms is added to every sample";
+  EXPECT_LT(st.median_ms, 1.5 + 0.5) << "and not much more than that";
+  EXPECT_EQ(st.note.rfind("planted slowdown +50% (test only: +0.5 ms per call as a host wait)", 0), 0u) << st.note;
+}
+
+TEST(TimedRun, WithoutAPlantedSlowdownNothingIsDelayedOrNoted) {
+  DelayableExecution ex;
+  const TimingStats st = time_execution(ex, TimingPolicy{});
+  EXPECT_EQ(ex.delay_ms, 0);
+  EXPECT_EQ(st.note, "");
 }

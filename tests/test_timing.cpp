@@ -1,6 +1,6 @@
 // The sampling loop: warm-up excluded, stops on spread after min_samples, on the cap with noisy
 // samples (never below min_samples), on max_samples; statistics are those of the samples; a noisy
-// stop is noted.
+// stop is noted, and so is a record left under min_samples by a lower max_samples.
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -82,4 +82,17 @@ TEST(Timing, ARecordThatMetTheNoiseTargetHasNoNote) {
   const TimingStats st = measure_time(pol, [] { return 2.0; });
   EXPECT_EQ(st.stopped_by, "spread");
   EXPECT_EQ(st.note, "");
+}
+
+TEST(Timing, AMaxSamplesUnderTheFloorSaysWhyTheRecordHasFewerThanMinSamples) {
+  TimingPolicy pol;
+  pol.min_samples = 20;
+  pol.max_samples = 5;
+  const TimingStats quiet = measure_time(pol, [] { return 2.0; });
+  EXPECT_EQ(quiet.samples, 5);
+  EXPECT_EQ(quiet.note, "5 samples < min-samples 20: max-samples is 5");
+  int i = 0;
+  const TimingStats noisy = measure_time(pol, [&] { return (++i % 2) ? 1.0 : 1.1; });
+  EXPECT_EQ(noisy.note.rfind("noisy: ", 0), 0u) << noisy.note;
+  EXPECT_NE(noisy.note.find("; 5 samples < min-samples 20: max-samples is 5"), std::string::npos) << noisy.note;
 }
