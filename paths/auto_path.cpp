@@ -14,6 +14,8 @@ class AutoExecution : public Execution {
   void poison() override { inner_->poison(); }
   void run() override { inner_->run(); }
   double timed_sample_ms(TimingMode m) override { return inner_->timed_sample_ms(m); }
+  double timed_batch_ms(TimingMode m, int n) override { return inner_->timed_batch_ms(m, n); }
+  bool add_timed_delay(double ms_per_call) override { return inner_->add_timed_delay(ms_per_call); }
   RunOutputs read_back() override {
     RunOutputs out = inner_->read_back();
     out.ran_path = ran_;

@@ -2,7 +2,8 @@
 # The test run (what .ci/run calls): builds the CPU-only binary three times (native, portable
 # FABENCH_NATIVE=OFF, and ASan + UBSan FABENCH_SANITIZE=ON) and runs every CPU test on each,
 # fuzzes the input parsers (scripts/fuzz.sh, FUZZ_SECONDS each), then checks
-# that the GPU builds still compile: cuda (nvcc; sm_90a), hip (Debian clang-15 + ROCm 5.2;
+# that the GPU builds still compile: cuda (nvcc; sm_90a, then scripts/ptx-check.sh: mma's
+# tensor-core instructions), hip (Debian clang-15 + ROCm 5.2;
 # gfx90a + gfx940, linked) and the gfx942/gfx1100 ISA check (clang-19). A GPU step is skipped with
 # a printed reason only where its compiler is absent. GPU tests (ctest label `gpu`) skip themselves
 # without a GPU. Usage: scripts/test.sh   (JOBS=N to set build parallelism)
@@ -48,6 +49,8 @@ if command -v nvcc >/dev/null; then
   cmake -S . -B build/cuda -G Ninja -DFABENCH_GPU=cuda -DFABENCH_NATIVE=OFF -DFABENCH_TESTS=OFF \
         -DFABENCH_CUDA_ARCHS=90a >/dev/null
   cmake --build build/cuda -j "$jobs" --target fa-bench
+  step "tensor-core instruction check (mma, mma-decode; sm_90a)"
+  scripts/ptx-check.sh build/ptx
 else
   step "cuda build skipped: nvcc not found (install the CUDA toolkit, or add it to PATH)"
 fi
