@@ -53,9 +53,15 @@ PathRow auto_row(const std::vector<PathRow>& rows, const DeviceFacts& device) {
               const PathRow* r = pick(p, G, ctx);
               return std::make_unique<AutoExecution>(r->prepare(p, in, G, ctx), r->name);
             }};
-  // G=auto is resolved before auto picks a path, so no one path's tile applies: auto keeps the
-  // 64 x 64 the rule assumed before rows carried their tiles.
+  // G=auto is resolved before auto picks a path: the rules count with the tile of the path auto
+  // runs at each G (the first whose gate admits (problem, G)); 64 x 64 where none does.
   a.tiles = TileShape{64, 64};
+  a.tile_at = [pick](const Problem& p, int G, const DeviceFacts& d) {
+    GateContext ctx;
+    ctx.device = d;
+    const PathRow* r = pick(p, G, ctx);
+    return r ? r->tile_for(p, G, d) : TileShape{64, 64};
+  };
   return a;
 }
 

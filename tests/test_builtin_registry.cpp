@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "harness/path_registry.hpp"
+#include "paths/auto_path.hpp"
 #include "paths/builtin.hpp"
 
 using namespace fa;
@@ -91,4 +92,27 @@ TEST(BuiltinRegistry, AutoTriesRowsByRankAndSaysSoInItsGate) {
   EXPECT_FALSE(a.supports(p, 0, ctx));
   EXPECT_FALSE(a.supports(p, 2, ctx)) << "cpu-flash admits G = 2";
   EXPECT_EQ(a.supports(p, 3, ctx), std::optional<std::string>("no path's gate admits this problem"));
+}
+
+TEST(BuiltinRegistry, AutoCountsGWithTheTileOfThePathItRunsAtThatG) {
+  // A high-ranked row that admits only G = 0 and a lower one that admits every G: auto's tile at
+  // G = 0 is the first's, at G = 4 the second's.
+  auto row = [](const char* name, int rank, bool only_g0, TileShape t) {
+    PathRow r{name, "gpu", "", "", false,
+              [only_g0](const Problem&, int G, const GateContext&) -> std::optional<std::string> {
+                if (only_g0 && G != 0) return std::string("G must be 0");
+                return std::nullopt;
+              },
+              [](const Problem&, const HostInputs&, int, const GateContext&) -> std::unique_ptr<Execution> { return nullptr; }};
+    r.auto_rank = rank;
+    r.tiles = t;
+    return r;
+  };
+  const PathRow a = auto_row({row("wide", 20, true, {128, 128, 2}), row("narrow", 10, false, {32, 16, 1})}, no_gpu());
+  Problem p;
+  const TileShape t0 = a.tile_for(p, 0, no_gpu()), t4 = a.tile_for(p, 4, no_gpu());
+  EXPECT_EQ(t0.block_n, 128);
+  EXPECT_EQ(t0.resident, 2);
+  EXPECT_EQ(t4.block_m, 32);
+  EXPECT_EQ(t4.block_n, 16);
 }

@@ -1,1 +1,0 @@
-// Compiles tests/CMakeLists.txt's shared precompiled header; nothing else.
