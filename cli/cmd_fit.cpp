@@ -65,6 +65,8 @@ void add_fit(CLI::App& app, int& status) {
   cmd->add_option("--folds", a->folds, "k of the k-fold cross-validation")->check(CLI::Range(2, 100))->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed of the k-fold assignment")->capture_default_str();
   cmd->callback([a, &status] {
+    std::string sources;
+    for (const auto& f : a->files) sources += (sources.empty() ? "" : ", ") + f;
     std::vector<Record> records;
     std::string arch, device;
     for (const auto& f : a->files) {
@@ -116,14 +118,12 @@ void add_fit(CLI::App& app, int& status) {
     if (!a->report.empty()) {
       OutputFile rep(a->report, a->files);
       rep.truncate();
-      std::string srcs;
-      for (const auto& f : a->files) srcs += (srcs.empty() ? "" : ", ") + f;
       rep.write(fmt::format("# G rules on {} ({})\n\n{} problems of path `{}` from {}; {} left out. Regret is "
                             "t(G_pick) / t(G_best) - 1 on the measured medians; harm: t(G_pick) > 1.02 t(G=0); "
                             "oracle capture: sum(t0 - t_pick) / sum(t0 - t_best). The model's rows are held out "
                             "({}-fold, seed {}; leave-one-family-out by (B, H, D)) except the in-sample one.\n\n{}\n"
                             "Model fitted on all problems: {}\n",
-                            device, arch, d.problems.size(), d.path, srcs, d.dropped.size(), a->folds, a->seed, table,
+                            device, arch, d.problems.size(), d.path, sources, d.dropped.size(), a->folds, a->seed, table,
                             params_line));
       spdlog::info("report: {}", a->report);
     }
@@ -137,9 +137,8 @@ void add_fit(CLI::App& app, int& status) {
       h.arch = arch, h.path = d.path, h.device = device, h.units = d.problems.front().in.units;
       h.params = all;
       h.problems = int(d.problems.size());
-      std::string srcs;
-      for (const auto& f : a->files) srcs += (srcs.empty() ? "" : ", ") + std::filesystem::path(f).filename().string();
-      h.fitted_from = srcs;
+      for (const auto& f : a->files)
+        h.fitted_from += (h.fitted_from.empty() ? "" : ", ") + std::filesystem::path(f).filename().string();
       save_heuristic_file(file, h);
       spdlog::info("model parameters: {}", file);
     }

@@ -15,6 +15,7 @@
 
 #include "harness/rng.hpp"
 #include "harness/sweep.hpp"
+#include "harness/wrapped_execution.hpp"
 #ifdef FABENCH_HAS_GPU
 #include "kernels/gpu_device.hpp"
 #endif
@@ -27,10 +28,10 @@ bool test_switch_on() {
   return on && std::string(on) == "1";
 }
 
-class FaultingExecution : public Execution {
+class FaultingExecution : public WrappedExecution {
  public:
-  FaultingExecution(std::unique_ptr<Execution> inner, std::string mode) : inner_(std::move(inner)), mode_(std::move(mode)) {}
-  void poison() override { inner_->poison(); }
+  FaultingExecution(std::unique_ptr<Execution> inner, std::string mode)
+      : WrappedExecution(std::move(inner)), mode_(std::move(mode)) {}
   void run() override {
     if (mode_ == "crash") {
       signal(SIGSEGV, SIG_DFL);  // die as a faulting process does, also under ASan's SEGV handler
@@ -42,13 +43,8 @@ class FaultingExecution : public Execution {
     }
     inner_->run();
   }
-  RunOutputs read_back() override { return inner_->read_back(); }
-  double timed_sample_ms(TimingMode m) override { return inner_->timed_sample_ms(m); }
-  double timed_batch_ms(TimingMode m, int n) override { return inner_->timed_batch_ms(m, n); }
-  bool add_timed_delay(double ms) override { return inner_->add_timed_delay(ms); }
 
  private:
-  std::unique_ptr<Execution> inner_;
   std::string mode_;
 };
 
@@ -56,11 +52,9 @@ class FaultingExecution : public Execution {
 // away from zero, RTZ would have stored the neighbour one ulp nearer zero. That happens for about
 // half of the elements, so a seeded half of them moves one ulp toward zero: the mean signed error
 // becomes -0.5 ulp, RTZ's, while max error grows by at most one ulp.
-class RtzExecution : public Execution {
+class RtzExecution : public WrappedExecution {
  public:
-  explicit RtzExecution(std::unique_ptr<Execution> inner) : inner_(std::move(inner)) {}
-  void poison() override { inner_->poison(); }
-  void run() override { inner_->run(); }
+  explicit RtzExecution(std::unique_ptr<Execution> inner) : WrappedExecution(std::move(inner)) {}
   RunOutputs read_back() override {
     RunOutputs out = inner_->read_back();
     const uint32_t magnitude = out.o.dtype == DType::fp32 ? 0x7fffffffu : 0x7fffu;
@@ -72,30 +66,18 @@ class RtzExecution : public Execution {
     }
     return out;
   }
-  double timed_sample_ms(TimingMode m) override { return inner_->timed_sample_ms(m); }
-  double timed_batch_ms(TimingMode m, int n) override { return inner_->timed_batch_ms(m, n); }
-  bool add_timed_delay(double ms) override { return inner_->add_timed_delay(ms); }
-
- private:
-  std::unique_ptr<Execution> inner_;
 };
 
 #ifdef FABENCH_HAS_GPU
-class GpuFaultExecution : public Execution {
+class GpuFaultExecution : public WrappedExecution {
  public:
-  GpuFaultExecution(std::unique_ptr<Execution> inner, bool fault) : inner_(std::move(inner)), fault_(fault) {}
-  void poison() override { inner_->poison(); }
+  GpuFaultExecution(std::unique_ptr<Execution> inner, bool fault) : WrappedExecution(std::move(inner)), fault_(fault) {}
   void run() override {
     if (fault_) gpu::fault_device_for_test();
     inner_->run();
   }
-  RunOutputs read_back() override { return inner_->read_back(); }
-  double timed_sample_ms(TimingMode m) override { return inner_->timed_sample_ms(m); }
-  double timed_batch_ms(TimingMode m, int n) override { return inner_->timed_batch_ms(m, n); }
-  bool add_timed_delay(double ms) override { return inner_->add_timed_delay(ms); }
 
  private:
-  std::unique_ptr<Execution> inner_;
   bool fault_;
 };
 #endif

@@ -5,17 +5,14 @@
 #include <algorithm>
 #include <memory>
 
+#include "harness/wrapped_execution.hpp"
+
 namespace fa {
 namespace {
 
-class AutoExecution : public Execution {
+class AutoExecution : public WrappedExecution {
  public:
-  AutoExecution(std::unique_ptr<Execution> inner, std::string ran) : inner_(std::move(inner)), ran_(std::move(ran)) {}
-  void poison() override { inner_->poison(); }
-  void run() override { inner_->run(); }
-  double timed_sample_ms(TimingMode m) override { return inner_->timed_sample_ms(m); }
-  double timed_batch_ms(TimingMode m, int n) override { return inner_->timed_batch_ms(m, n); }
-  bool add_timed_delay(double ms_per_call) override { return inner_->add_timed_delay(ms_per_call); }
+  AutoExecution(std::unique_ptr<Execution> inner, std::string ran) : WrappedExecution(std::move(inner)), ran_(std::move(ran)) {}
   RunOutputs read_back() override {
     RunOutputs out = inner_->read_back();
     out.ran_path = ran_;
@@ -23,7 +20,6 @@ class AutoExecution : public Execution {
   }
 
  private:
-  std::unique_ptr<Execution> inner_;
   std::string ran_;
 };
 
