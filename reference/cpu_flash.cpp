@@ -13,7 +13,7 @@ namespace {
 
 using MatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using KvMap = Eigen::Map<const MatF, 0, Eigen::OuterStride<>>;
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr float kNegInfF = -std::numeric_limits<float>::infinity();
 
 template <typename Block>
 void round_in_place(DType t, Block&& m) {
@@ -48,7 +48,7 @@ void cpu_flash_forward(const Problem& p, const float* q, const float* k, const f
       const KeyRange kr = split_range(live_end, g, Gs, kCpuBlockN);
       for (int64_t r = 0; r < nr; ++r)
         for (int64_t d = 0; d < p.D; ++d) Q(r, d) = q[qs.at(b, q0 + r, h) + d] * scale;
-      m.setConstant(kNegInf);
+      m.setConstant(kNegInfF);
       l.setZero();
       acc.setZero();
       for (int64_t kv0 = kr.begin; kv0 < kr.end; kv0 += kCpuBlockN) {
@@ -79,7 +79,7 @@ void cpu_flash_forward(const Problem& p, const float* q, const float* k, const f
       for (int64_t r = 0; r < nr; ++r) {
         const int64_t s = q0 + r;
         const float inv = l[r] > 0 ? 1.f / l[r] : 0.f;
-        const float row_lse = l[r] > 0 ? m[r] + std::log(l[r]) : kNegInf;
+        const float row_lse = l[r] > 0 ? m[r] + std::log(l[r]) : kNegInfF;
         if (Gs == 1) {
           const int64_t base = qs.at(b, s, h);
           for (int64_t d = 0; d < p.D; ++d) o.set(base + d, acc(r, d) * inv);
@@ -101,12 +101,12 @@ void combine_splits(const Problem& p, int G, const SplitPartials& partials, Type
   for (int64_t row = 0; row < p.B * p.H * p.S; ++row) {
     const int64_t s = row % p.S, h = (row / p.S) % p.H, b = row / (p.S * p.H);
     const size_t first = size_t(((b * p.H + h) * G) * p.S + s);  // split g at first + g*S
-    float mx = kNegInf;
+    float mx = kNegInfF;
     for (int g = 0; g < G; ++g) mx = std::max(mx, partials.lse[first + size_t(g * p.S)]);
     const int64_t base = qs.at(b, s, h);
-    if (mx == kNegInf) {
+    if (mx == kNegInfF) {
       for (int64_t d = 0; d < p.D; ++d) o.set(base + d, 0.f);
-      lse[size_t(lse_index(p, b, h, s))] = kNegInf;
+      lse[size_t(lse_index(p, b, h, s))] = kNegInfF;
       continue;
     }
     float wsum = 0;
@@ -114,7 +114,7 @@ void combine_splits(const Problem& p, int G, const SplitPartials& partials, Type
     for (int g = 0; g < G; ++g) {
       const size_t pr = first + size_t(g * p.S);
       const float lg = partials.lse[pr];
-      if (lg == kNegInf) continue;  // empty split: contributes nothing
+      if (lg == kNegInfF) continue;  // empty split: contributes nothing
       const float w = std::exp(lg - mx);
       wsum += w;
       for (int64_t d = 0; d < p.D; ++d) out[size_t(d)] += w * partials.o[pr * size_t(p.D) + size_t(d)];
