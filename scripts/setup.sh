@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
 # Installs fa-bench's build and test dependencies on Debian 12 / Ubuntu 22.04+ (apt).
 # Usage: scripts/setup.sh [--amd]    (runs apt-get as root, or through sudo when not root)
-#   clang-19 + libclang-rt-19-dev + libomp-19-dev: libFuzzer for scripts/fuzz.sh, and the
-#          ASan + UBSan test build (scripts/test.sh).
+#   clang-19 + libclang-rt-19-dev: libFuzzer for scripts/fuzz.sh.
 #   --amd: also Debian's hipcc/libamdhip64-dev + clang-15 (+ its OpenMP) / clang-19 for the AMD
-#          build and the ISA check.
+#          build and the ISA check; clang-15 also builds scripts/test.sh's ASan + UBSan step.
 # CUDA is not a Debian package here: install NVIDIA's toolkit for the cuda build.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config git
       libcli11-dev libeigen3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libfccp-dev
-      nlohmann-json3-dev libgtest-dev clang-19 libclang-rt-19-dev libomp-19-dev
+      nlohmann-json3-dev libgtest-dev clang-19 libclang-rt-19-dev
       python3-matplotlib)  # scripts/plot.py and the .npy cross-checks in the tests (brings numpy)
 if [[ "${1:-}" == "--amd" ]]; then
   pkgs+=(hipcc libamdhip64-dev clang-15 libomp-15-dev)
