@@ -242,7 +242,11 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
 // D=64, short key ranges (< 4096 keys a block): 128x64, Q in registers: whisper-enc-b4 240 vs 233.
 // D=128: 128x64 (40 B of spill at the 255-register cap): (2,16,16,8192,8192,128) 330, causal 295,
 //   FlyDSL's 64-head causal 315; 128x32 313 / 278 / 296 in the same run (before the constant-stride
-//   copies, 128x64 spilled 92 B and lost: 307 vs 318). 128x32 3 stages 309; 64x64 276.
+//   copies, 128x64 spilled 92 B and lost: 307 vs 318). 128x32 3 stages 309; 64x64 276. A later
+//   run (torch flash 356 / 317 / 324): 128x64 333 / 298 / 316; 256x64 with 8 warps 343 / 292 / 313;
+//   128x64 with 8 warps of 16 rows (<= 128 registers, 2 blocks an SM) 288 / 261 / 277; the same
+//   with 32-key tiles, 3 stages 254 / 230 / 245. Copying K/V with 2 threads a row (immediate
+//   offsets, fewer registers) lost 22% (259 vs 332): 16 rows a warp instruction, one sector each.
 // D=80/96/256: by register count alone (no spill), not yet measured against a peer.
 using Mma64Long = MmaTraits<64, 128, 128, 4, 2, false>;
 using Mma64Short = MmaTraits<64, 128, 64, 4, 2, true>;

@@ -3,13 +3,15 @@
 // GQA group and the S query rows are packed into one 16-row mma tile (row = head_in_group * S + s),
 // so K and V are read once per group. Each warp streams its own tiles of the chunk (tiles w,
 // w + WARPS, ...) through a private cp.async ring and keeps its own online softmax; the warps
-// fold their states through shared memory, and chunks write fp32 partials for the shared combine.
+// fold their states through shared memory, and chunks write fp32 partials; the last block of a
+// (batch, kv head) to finish folds them (kernels/combine_row.hpp) in the same launch.
 // Chunks: one wave of blocks (occupancy x SMs / (B x Hk)), reported as G_used.
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "harness/path_registry.hpp"
+#include "kernels/combine_row.hpp"
 #include "kernels/fragment_layout.hpp"
 #include "kernels/gpu_execution.hpp"
 #include "kernels/launchers.hpp"
@@ -34,7 +36,7 @@ struct DecodeTraits {
 };
 
 template <typename T, typename K>
-__global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chunk_keys) {
+__global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chunk_keys, int* counters) {
 #if FA_HAS_MMA_SM80
   extern __shared__ __align__(16) uint16_t smem[];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -203,6 +205,25 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
     tile::store_pair<T>(a, c, s_row, d, o0 * e.inv_l, o1 * e.inv_l);
     if (d == 0) tile::store_lse(a, c, s_row, e.lse);
   }
+
+  // The chunks' combine, by the last block of the (batch, kv head) to finish: every block fences
+  // its partials before it counts itself in, so the last one sees them all. This replaces a
+  // combine kernel whose launch waited behind this kernel's tail (H100, (1,32,8,1,131072,128):
+  // 204 us with the kernel, of which mma_decode_fwd 191 and combine_splits 4.1).
+  if (a.G > 1) {
+    __shared__ int last;
+    __threadfence();
+    __syncthreads();
+    int* const count = counters + int64_t(b) * a.Hk + hk;
+    if (tid == 0) last = atomicAdd(count, 1) == a.G - 1;
+    __syncthreads();
+    if (last) {
+      __threadfence();
+      constexpr int team = K::D / 4, per = K::THREADS / team;
+      for (int r = tid / team; r < rows; r += per) combine_row<T, 4>(a, b, hk * group + r / a.S, r % a.S, tid % team);
+      if (tid == 0) *count = 0;  // the next launch counts from zero
+    }
+  }
 #else
   __builtin_trap();  // built for an arch without mma.sync: the gate refuses such devices
 #endif
@@ -210,6 +231,8 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
 
 // H100, bf16, GB/s with the device copy (2941) and torch flash/cuDNN in the same run: (1,32,8,1,131072,128)
 // 2579 = 88% of copy (flash 2308, cuDNN 2376); (16,32,8,1,8192,128) 2708; (1,32,8,1,32768,128) 1870.
+// With the combine folded into the last block of each (batch, kv head): 2650 = 90.4% of a 2933 copy,
+// 2680, 1990 (flash 2151 / 2473 / 1451, cuDNN 2574 / 2671 / 1633 in that run).
 // Tried for D=128 in that run: 16-key tiles, 3 stages (2 blocks an SM, 33 chunks) 2476; 32-key tiles,
 // 3 stages 2557; 8 warps of 16-key tiles 2562: one block of 4 warps with 2 x 32-key stages is best.
 using Decode64 = DecodeTraits<64, 32, 4, 3>;
@@ -248,6 +271,10 @@ class MmaDecodeExecution : public GpuExecution {
       : GpuExecution(p, in, ctx, int((p.Sk + chunk_keys - 1) / chunk_keys)), chunk_keys_(chunk_keys) {
     chunks_ = int((p.Sk + chunk_keys - 1) / chunk_keys);
     args_.G = chunks_ > 1 ? chunks_ : 0;
+    if (args_.G > 1) {  // one arrival count a (batch, kv head), zero between launches
+      counters_ = DeviceBuffer(size_t(p.B) * p.Hk * sizeof(int));
+      FA_GPU_CHECK(memset_async(counters_.as<int>(), 0, counters_.bytes(), stream_));
+    }
   }
 
  protected:
@@ -257,15 +284,16 @@ class MmaDecodeExecution : public GpuExecution {
       using T = decltype(tr);
       with_traits(args_.D, [&](auto k) {
         using K = decltype(k);
-        mma_decode_fwd<T, K><<<dim3(chunks_, args_.Hk, args_.B), K::THREADS, K::SMEM, stream_>>>(args_, chunk_keys_);
+        mma_decode_fwd<T, K><<<dim3(chunks_, args_.Hk, args_.B), K::THREADS, K::SMEM, stream_>>>(
+            args_, chunk_keys_, counters_.as<int>());
         FA_GPU_CHECK_LAUNCH("mma_decode_fwd");
       });
     });
-    if (args_.G > 1) launch_combine(args_, p_.dtype, stream_);
   }
 
  private:
   int chunk_keys_, chunks_ = 1;
+  DeviceBuffer counters_;
 };
 
 std::optional<std::string> mma_decode_supports(const Problem& p, int G, const GateContext& ctx) {

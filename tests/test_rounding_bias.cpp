@@ -113,7 +113,9 @@ TEST(RoundingBias, AScaleOfOneMinusTwoToTheMinusNineFailsTheBiasCheck) {
     const Verdict v = check(p, in, flash_stored(p, in, scaled), &m);
     EXPECT_FALSE(v.pass) << dtype_name(t);
     EXPECT_GT(std::fabs(m.bias.mean_ulp), v.bias_bound) << dtype_name(t);
-    if (t == DType::bf16) EXPECT_NE(v.reason.find("rounding bias"), std::string::npos) << v.reason;
+    if (t == DType::bf16) {
+      EXPECT_NE(v.reason.find("rounding bias"), std::string::npos) << v.reason;
+    }
   }
 }
 
