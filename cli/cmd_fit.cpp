@@ -65,8 +65,7 @@ void add_fit(CLI::App& app, int& status) {
   cmd->add_option("--folds", a->folds, "k of the k-fold cross-validation")->check(CLI::Range(2, 100))->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed of the k-fold assignment")->capture_default_str();
   cmd->callback([a, &status] {
-    std::string sources;
-    for (const auto& f : a->files) sources += (sources.empty() ? "" : ", ") + f;
+    const std::string sources = fmt::format("{}", fmt::join(a->files, ", "));
     std::vector<Record> records;
     std::string arch, device;
     for (const auto& f : a->files) {

@@ -50,6 +50,22 @@ __global__ void spin_kernel(uint64_t ticks) {
   while (wall_ticks() - t0 < ticks) {
   }
 }
+void spin(uint64_t ticks, Stream st) {
+  spin_kernel<<<1, 1, 0, st>>>(ticks);
+  FA_GPU_CHECK_LAUNCH("spin_kernel");
+}
+
+// Milliseconds between two events recorded around what `enqueue` puts on the stream.
+template <typename F>
+double events_ms(Event start, Event stop, Stream st, F&& enqueue) {
+  FA_GPU_CHECK(event_record(start, st));
+  enqueue();
+  FA_GPU_CHECK(event_record(stop, st));
+  FA_GPU_CHECK(stream_sync(st));
+  float ms = 0;
+  FA_GPU_CHECK(event_elapsed_ms(&ms, start, stop));
+  return double(ms);
+}
 
 }  // namespace
 
@@ -133,16 +149,7 @@ double GpuExecution::timed_sample_ms(TimingMode mode) { return timed_batch_ms(mo
 // The spin's clock rate is measured here, not looked up: spins of k and 2k ticks timed with the
 // events, whose difference cancels the launch and event overhead.
 bool GpuExecution::add_timed_delay(double ms_per_call) {
-  auto spin_ms = [&](uint64_t ticks) {
-    FA_GPU_CHECK(event_record(start_, stream_));
-    spin_kernel<<<1, 1, 0, stream_>>>(ticks);
-    FA_GPU_CHECK_LAUNCH("spin_kernel");
-    FA_GPU_CHECK(event_record(stop_, stream_));
-    FA_GPU_CHECK(stream_sync(stream_));
-    float ms = 0;
-    FA_GPU_CHECK(event_elapsed_ms(&ms, start_, stop_));
-    return double(ms);
-  };
+  auto spin_ms = [&](uint64_t ticks) { return events_ms(start_, stop_, stream_, [&] { spin(ticks, stream_); }); };
   constexpr uint64_t k = uint64_t(1) << 20;  // 1 ms at NVIDIA's 1 GHz (ns), 10 ms at AMD's 100 MHz
   spin_ms(k);                                // first launch: module load
   const double ms = spin_ms(2 * k) - spin_ms(k);
@@ -156,17 +163,10 @@ double GpuExecution::timed_batch_ms(TimingMode mode, int n) {
     if (!flush_.bytes()) flush_ = DeviceBuffer(std::max<size_t>(2 * l2_bytes_, size_t(64) << 20));
     FA_GPU_CHECK(memset_async(flush_.as<void>(), 0, flush_.bytes(), stream_));
   }
-  FA_GPU_CHECK(event_record(start_, stream_));
-  for (int i = 0; i < n; ++i) launch();  // cold: only the first launch of a batch finds L2 flushed
-  if (delay_ticks_per_call_ > 0) {
-    spin_kernel<<<1, 1, 0, stream_>>>(uint64_t(delay_ticks_per_call_ * n));
-    FA_GPU_CHECK_LAUNCH("spin_kernel");
-  }
-  FA_GPU_CHECK(event_record(stop_, stream_));
-  FA_GPU_CHECK(stream_sync(stream_));
-  float ms = 0;
-  FA_GPU_CHECK(event_elapsed_ms(&ms, start_, stop_));
-  return double(ms);
+  return events_ms(start_, stop_, stream_, [&] {
+    for (int i = 0; i < n; ++i) launch();  // cold: only the first launch of a batch finds L2 flushed
+    if (delay_ticks_per_call_ > 0) spin(uint64_t(delay_ticks_per_call_ * n), stream_);
+  });
 }
 
 }  // namespace fa::gpu

@@ -32,11 +32,6 @@ def read(paths):
     return rows
 
 
-def is_fit(path):
-    with open(path, newline="") as f:
-        return "best_G" in (csv.DictReader(f).fieldnames or [])
-
-
 def problem(r):
     label = r["name"] or f"B{r['B']} H{r['H']} S{r['S']} Sk{r['Sk']} D{r['D']}" + (" c" if r["causal"] == "1" else "")
     return f"{label} {r['dtype']}"
@@ -136,15 +131,17 @@ def main(argv):
     ap.add_argument("--baseline", default=None, help="path the speedups divide by (default: naive if present, else cpu-ref)")
     a = ap.parse_args(argv)
     os.makedirs(a.out, exist_ok=True)
-    fits = []
-    for p in a.csv:  # fit data (has best_G) goes to the regret plot; results files to the rest
+    fits, results = [], []  # fit data (it has best_G) goes to the regret plot; results files to the rest
+    for p in a.csv:
         with open(p, newline="") as f:
             reader = csv.DictReader(f)
             if "best_G" in (reader.fieldnames or []):
                 fits += list(reader)
+            else:
+                results.append(p)
     if fits:
         print(regret(fits, a.out))
-    rows = read([p for p in a.csv if not is_fit(p)])
+    rows = read(results)
     paths = {r["path"] for r in rows}
     baseline = a.baseline or ("naive" if "naive" in paths else "cpu-ref")
     for p in (throughput(rows, a.out), speedup(rows, a.out, baseline), splits(rows, a.out)):
