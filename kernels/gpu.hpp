@@ -150,10 +150,17 @@ __device__ inline float fast_exp2(float x) {
 // 16-byte global -> shared copies that complete asynchronously where the hardware can
 // (cp.async, sm_80+), so a kernel can fetch its next tile while computing on the current one.
 // `valid == false` fills the 16 bytes with zeros. Elsewhere they are plain loads and stores.
+// L2_PREFETCH (0, 64, 128 or 256 bytes, CUDA only) asks L2 to fetch that much around the address
+// from DRAM at once (PTX cp.async's .L2::NB qualifier): worth it for data streamed exactly once.
+template <int L2_PREFETCH = 0>
 __device__ inline void copy16_async(void* smem, const void* gmem, bool valid) {
 #if FA_CUDA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(valid ? 16 : 0));
+  if constexpr (L2_PREFETCH == 0)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(valid ? 16 : 0));
+  else
+    asm volatile("cp.async.cg.shared.global.L2::%3B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(valid ? 16 : 0),
+                 "n"(L2_PREFETCH));
 #else
   *reinterpret_cast<uint4*>(smem) = valid ? *reinterpret_cast<const uint4*>(gmem) : uint4{0u, 0u, 0u, 0u};
 #endif

@@ -79,8 +79,8 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
       const int64_t key = kv0 + r0 + p * K::RPP;
       const bool in = key < k_end;
       const int64_t off = (in ? key : 0) * a.k_ss + ch * 8;
-      copy16_async(ks + p * K::RPP * K::LD, kg + off, in);
-      copy16_async(vs + p * K::RPP * K::LD, vg + off, in);
+      copy16_async<128>(ks + p * K::RPP * K::LD, kg + off, in);  // K/V stream once: fetch whole lines
+      copy16_async<128>(vs + p * K::RPP * K::LD, vg + off, in);
     }
   };
   const int mine = ntiles > warp ? (ntiles - warp + K::WARPS - 1) / K::WARPS : 0;
@@ -235,6 +235,8 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
 // 2680, 1990 (flash 2151 / 2473 / 1451, cuDNN 2574 / 2671 / 1633 in that run).
 // Tried for D=128 in that run: 16-key tiles, 3 stages (2 blocks an SM, 33 chunks) 2476; 32-key tiles,
 // 3 stages 2557; 8 warps of 16-key tiles 2562: one block of 4 warps with 2 x 32-key stages is best.
+// A later run (copy 2915 / 2942 before and after): 2631 as above; the copies with the L2::128B
+// prefetch hint 2671, L2::256B 2660; 33, 24 or 66 chunks 2567 / 2517 / 2499; 3 stages 2643.
 using Decode64 = DecodeTraits<64, 32, 4, 3>;
 using Decode128 = DecodeTraits<128, 32, 4, 2>;
 
