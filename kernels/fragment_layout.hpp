@@ -28,6 +28,38 @@ FA_HD constexpr Coord mma_m16n8k16_b(int lane, int i) { return {2 * (lane % 4) +
 // C/D (16x8 fp32) is 4 registers: slot i = 0..3.
 FA_HD constexpr Coord mma_m16n8k16_c(int lane, int i) { return {lane / 4 + 8 * (i >> 1), 2 * (lane % 4) + (i & 1)}; }
 
+// ---- NVIDIA wgmma.mma_async.sync.aligned.m64nNk16 (sm_90a), fp16/bf16 inputs, fp32 accumulator ----
+// PTX ISA, "Register Fragments and Shared Memory Matrix Layouts" for wgmma (figures "WGMMA
+// .m64nNk16 register fragment layout for matrix A" and "... for accumulator matrix D"): a thread
+// of the warpgroup (0..127) sits in warp thread / 32, which owns rows 16 * warp .. + 15; inside
+// them, each 8-column block of D is mma.m16n8k16's C layout, and A in registers is its A layout.
+// C/D (64 x N fp32): N / 2 registers, slot i = 0 .. N / 2 - 1, column block i / 4.
+FA_HD constexpr Coord wgmma_m64nNk16_c(int thread, int i) {
+  return {16 * (thread / 32) + (thread % 32) / 4 + 8 * ((i % 4) >> 1), 8 * (i / 4) + 2 * (thread % 4) + (i & 1)};
+}
+// A (64 x 16) from registers: 4 registers of 2 halves, slot i = 0..7.
+FA_HD constexpr Coord wgmma_m64nNk16_a(int thread, int i) {
+  return {16 * (thread / 32) + (thread % 32) / 4 + 8 * ((i >> 1) & 1), 2 * (thread % 4) + (i & 1) + 8 * (i >> 2)};
+}
+// Shared memory with the 128-byte swizzle ("Shared Memory Matrix Layout", canonical layouts;
+// CUTLASS cute/atom/mma_traits_sm90_gmma.hpp, make_gmma_desc, B128): a tile of `rows` rows of
+// 16-bit elements is stored as blocks of 64 columns; within a block, row r is 128 contiguous
+// bytes whose 16-byte chunk c sits at position c ^ (r % 8), so 8 consecutive rows' chunk c fall in
+// 8 different bank groups. The hardware applies the XOR to address bits 4-6 from bits 7-9, so the
+// tile starts 1024-byte aligned. Byte offset of element (r, c):
+FA_HD constexpr int wgmma_sw128_offset(int r, int c, int rows) {
+  return (c / 64) * rows * 128 + r * 128 + ((((c % 64) / 8) ^ (r % 8)) * 16) + (c % 8) * 2;
+}
+// The descriptor strides of that layout in bytes. K-major operand (rows are M or N, columns K: Q
+// and K): 8-row groups 1024 bytes apart (SBO); a k16 step never leaves its 64-column block, so
+// LBO is unused (16). MN-major operand (rows are K, columns N: V): 8-row groups of K 1024 bytes
+// apart (SBO), 64-column blocks of N rows * 128 apart (LBO).
+struct DescStrides {
+  int lbo, sbo;
+};
+FA_HD constexpr DescStrides wgmma_sw128_kmajor() { return {16, 1024}; }
+FA_HD constexpr DescStrides wgmma_sw128_mnmajor(int rows) { return {rows * 128, 1024}; }
+
 // ---- AMD CDNA v_mfma_f32_32x32x8f16 / v_mfma_f32_32x32x8bf16_1k (gfx90a, gfx94x), wave64 ----
 // AMD "CDNA3 Instruction Set Architecture" reference guide, chapter "Matrix Arithmetic
 // Instructions", and the AMD Matrix Instruction Calculator (ROCm/amd_matrix_instruction_calculator

@@ -219,3 +219,142 @@ TEST(FragmentLayout, WmmaAccumulatorExchangedAcrossHalfWavesIsTheNextProductsBOp
   const Mat o = scatter(kWmma, emulate(kWmma, load(kWmma, kWmma.a, vt), p));
   EXPECT_EQ(o, matmul(vt, matmul(k, qt)));
 }
+
+// ---- wgmma (sm_90a): register fragments and the swizzled shared-memory layout ----------------
+
+namespace {
+
+// PTX ISA, "Matrix Descriptor" / "Shared Memory Matrix Layout", as CUTLASS writes the canonical
+// 128-byte-swizzle layouts (cute/atom/mma_traits_sm90_gmma.hpp, make_gmma_desc), in elements with
+// T = 8 16-bit elements (16 bytes): K-major ((8,m),(T,2k)):((8T,SBO),(1,T)), MN-major
+// ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO)); the address then goes through Swizzle<3,4,3> (bits 4-6 ^=
+// bits 7-9). These give the byte the hardware reads for element (mn, k) of one k16 step from a
+// descriptor (start, LBO, SBO): independent of wgmma_sw128_offset, which says where the kernels store.
+int swizzle128(int addr) { return addr ^ (((addr >> 7) & 7) << 4); }
+int kmajor_addr(int start, fa::frag::DescStrides d, int mn, int k) {
+  return swizzle128(start + (mn % 8) * 128 + (mn / 8) * d.sbo + k * 2);
+}
+int mnmajor_addr(int start, fa::frag::DescStrides d, int mn, int k) {
+  return swizzle128(start + (mn % 64) * 2 + (mn / 64) * d.lbo + (k % 8) * 128 + (k / 8) * d.sbo);
+}
+
+// A tile of `rows` x `cols` 16-bit values stored the kernels' way; returns [byte / 2] -> value.
+std::vector<double> store_sw128(const Mat& m) {
+  const int rows = int(m.size()), cols = int(m[0].size());
+  std::vector<double> smem(size_t(rows * cols), -1e9);
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      const int off = fa::frag::wgmma_sw128_offset(r, c, rows);
+      EXPECT_TRUE(off % 2 == 0 && off >= 0 && off < rows * cols * 2) << r << ", " << c;
+      EXPECT_EQ(smem[size_t(off / 2)], -1e9) << "two elements at byte " << off;
+      smem[size_t(off / 2)] = m[r][c];
+    }
+  return smem;
+}
+
+}  // namespace
+
+// PTX ISA, "Register Fragments and Shared Memory Matrix Layouts", figures "WGMMA .m64nNk16
+// register fragment layout for accumulator matrix D" and "... for matrix A": warp w of the
+// warpgroup holds rows 16w..16w+15; d0,d1 row T/4 cols 2(T%4)+{0,1}; d2,d3 row T/4 + 8; d4.. the next
+// 8 columns; a0,a1 row T/4, a2,a3 row T/4 + 8, a4..a7 the same 8 columns on.
+TEST(FragmentLayout, WgmmaM64nNk16MatchesThePtxFragmentFigures) {
+  using fa::frag::wgmma_m64nNk16_a;
+  using fa::frag::wgmma_m64nNk16_c;
+  EXPECT_TRUE(holds(wgmma_m64nNk16_c, 0, 1, 0, 1));
+  EXPECT_TRUE(holds(wgmma_m64nNk16_c, 0, 2, 8, 0));
+  EXPECT_TRUE(holds(wgmma_m64nNk16_c, 0, 4, 0, 8));
+  EXPECT_TRUE(holds(wgmma_m64nNk16_c, 1, 0, 0, 2));
+  EXPECT_TRUE(holds(wgmma_m64nNk16_c, 4, 0, 1, 0));
+  EXPECT_TRUE(holds(wgmma_m64nNk16_c, 32, 0, 16, 0));
+  EXPECT_TRUE(holds(wgmma_m64nNk16_c, 127, 63, 63, 127));  // the last register of N = 128
+  EXPECT_TRUE(holds(wgmma_m64nNk16_a, 0, 2, 8, 0));
+  EXPECT_TRUE(holds(wgmma_m64nNk16_a, 0, 4, 0, 8));
+  EXPECT_TRUE(holds(wgmma_m64nNk16_a, 37, 3, 25, 3));  // warp 1, lane 5: row 16 + 1 + 8, col 2 + 1
+  for (int n : {64, 128}) {  // every accumulator element once, every A element once
+    std::map<std::pair<int, int>, int> c, a;
+    for (int t = 0; t < 128; ++t) {
+      for (int i = 0; i < n / 2; ++i) ++c[{wgmma_m64nNk16_c(t, i).row, wgmma_m64nNk16_c(t, i).col}];
+      for (int i = 0; i < 8; ++i) ++a[{wgmma_m64nNk16_a(t, i).row, wgmma_m64nNk16_a(t, i).col}];
+    }
+    EXPECT_EQ(int(c.size()), 64 * n);
+    EXPECT_EQ(int(a.size()), 64 * 16);
+    for (const auto& [rc, count] : c) EXPECT_EQ(count, 1) << rc.first << ", " << rc.second;
+    for (const auto& [rc, count] : a) EXPECT_EQ(count, 1) << rc.first << ", " << rc.second;
+    EXPECT_LT(c.rbegin()->first.first, 64);
+    EXPECT_LT(c.rbegin()->first.second, n);
+  }
+}
+
+// The kernel's descriptors (start = the tile's offset of the step's first row and column, the
+// strides of wgmma_sw128_kmajor / _mnmajor) make the hardware read exactly the element the
+// kernel's copies stored, for every k16 step of Q and K (K-major) and V (MN-major) at D 64 and 128.
+TEST(FragmentLayout, WgmmaDescriptorsReadWhatTheSwizzledCopiesStored) {
+  for (const int rows : {64, 128})
+    for (const int d : {64, 128}) {
+      const fa::frag::DescStrides km = fa::frag::wgmma_sw128_kmajor(), mn = fa::frag::wgmma_sw128_mnmajor(rows);
+      for (int r0 = 0; r0 < rows; r0 += 64)  // a warpgroup's 64 rows of Q, or all of K (N = rows)
+        for (int kk = 0; kk < d / 16; ++kk) {
+          const int start = fa::frag::wgmma_sw128_offset(r0, 16 * kk, rows);
+          for (int m = 0; m < std::min(64, rows - r0); ++m)
+            for (int k = 0; k < 16; ++k)
+              ASSERT_EQ(kmajor_addr(start, km, m, k), fa::frag::wgmma_sw128_offset(r0 + m, 16 * kk + k, rows))
+                  << "K-major rows " << rows << " D " << d << " row " << r0 + m << " k step " << kk << " k " << k;
+        }
+      for (int kn = 0; kn < rows / 16; ++kn) {  // V: k16 steps over the keys, N = d
+        const int start = fa::frag::wgmma_sw128_offset(16 * kn, 0, rows);
+        for (int n = 0; n < d; ++n)
+          for (int k = 0; k < 16; ++k)
+            ASSERT_EQ(mnmajor_addr(start, mn, n, k), fa::frag::wgmma_sw128_offset(16 * kn + k, n, rows))
+                << "MN-major keys " << rows << " D " << d << " key " << 16 * kn + k << " col " << n;
+      }
+    }
+}
+
+// One P V step of the kernel, emulated: P (64 x 16) in registers by the A layout, V (16 keys x D)
+// read from the swizzled tile through the MN-major descriptor; the accumulator, scattered by the C
+// layout, equals the matrix product. And one S = Q K^T step with both operands through K-major
+// descriptors.
+TEST(FragmentLayout, AnEmulatedWgmmaStepThroughLayoutsAndDescriptorsEqualsTheMatrixProduct) {
+  std::mt19937 g(13);
+  const int n = 128, keys = 128;
+  const Mat p = random_mat(64, 16, g), v = random_mat(keys, n, g);
+  const std::vector<double> vs = store_sw128(v);
+  const int kn = 3, start = fa::frag::wgmma_sw128_offset(16 * kn, 0, keys);
+  Regs a(128, std::vector<double>(8));  // P loaded into the warpgroup's registers
+  for (int t = 0; t < 128; ++t)
+    for (int i = 0; i < 8; ++i) a[t][i] = p[fa::frag::wgmma_m64nNk16_a(t, i).row][fa::frag::wgmma_m64nNk16_a(t, i).col];
+  std::map<std::pair<int, int>, Slot> a_at;  // which register holds A(row, k)
+  for (int t = 0; t < 128; ++t)
+    for (int i = 0; i < 8; ++i) a_at[{fa::frag::wgmma_m64nNk16_a(t, i).row, fa::frag::wgmma_m64nNk16_a(t, i).col}] = {t, i};
+  Mat o(64, std::vector<double>(size_t(n), 0.0));
+  for (int t = 0; t < 128; ++t)
+    for (int i = 0; i < n / 2; ++i) {
+      const Coord c = fa::frag::wgmma_m64nNk16_c(t, i);
+      for (int k = 0; k < 16; ++k) {
+        const Slot h = a_at.at({c.row, k});
+        o[c.row][c.col] += a[h.lane][h.slot] * vs[size_t(mnmajor_addr(start, fa::frag::wgmma_sw128_mnmajor(keys), c.col, k) / 2)];
+      }
+    }
+  Mat vk(16, std::vector<double>(size_t(n)));
+  for (int k = 0; k < 16; ++k) vk[k] = v[16 * kn + k];
+  EXPECT_EQ(o, matmul(p, vk));
+
+  const Mat q = random_mat(128, 64, g), kt = random_mat(keys, 64, g);  // D = 64, warpgroup 1
+  const std::vector<double> qs = store_sw128(q), ks = store_sw128(kt);
+  Mat s(64, std::vector<double>(size_t(keys), 0.0)), want(64, std::vector<double>(size_t(keys), 0.0));
+  for (int kk = 0; kk < 4; ++kk) {
+    const int qa = fa::frag::wgmma_sw128_offset(64, 16 * kk, 128), kb = fa::frag::wgmma_sw128_offset(0, 16 * kk, keys);
+    for (int t = 0; t < 128; ++t)
+      for (int i = 0; i < keys / 2; ++i) {
+        const Coord c = fa::frag::wgmma_m64nNk16_c(t, i);
+        for (int k = 0; k < 16; ++k)
+          s[c.row][c.col] += qs[size_t(kmajor_addr(qa, fa::frag::wgmma_sw128_kmajor(), c.row, k) / 2)] *
+                             ks[size_t(kmajor_addr(kb, fa::frag::wgmma_sw128_kmajor(), c.col, k) / 2)];
+      }
+  }
+  for (int i = 0; i < 64; ++i)
+    for (int j = 0; j < keys; ++j)
+      for (int k = 0; k < 64; ++k) want[i][j] += q[64 + i][k] * kt[j][k];
+  EXPECT_EQ(s, want);
+}
