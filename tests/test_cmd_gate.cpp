@@ -169,6 +169,9 @@ TEST_F(GateOnCpuResults, CompareTakesMoreFilesAndWritesCsvAndJson) {
 // each attempt puts the planted run between two plain ones and counts only when those two agree.
 // The H100 demonstration plants 10%; on a shared 2-core CI machine other tests' load moves CPU
 // medians by that much, so this test plants 30% and retries an attempt whose unplanted pair disagrees.
+// Even alone (RUN_SERIAL), consecutive processes' medians drifted 6% on the CI machine in all five
+// attempts of one run, so the spreads are pinned at 2.5%: the gate's margin is then 3 x the
+// combined 3.5% = 10.6%, wide enough for that drift and well inside the planted 30%.
 TEST(GateOnAPlantedSlowdown, APlantedSlowdownInARealRunIsSlowAndARunWithoutItPasses) {
   const auto sweep = fa::test::temp_file(".csv", "name,B,H,Hk,S,Sk,D,causal,G\nm1,1,2,2,128,128,64,0,0\nm2,1,2,1,64,192,32,1,0\n");
   auto run = [&](const std::string& extra) {
@@ -177,7 +180,7 @@ TEST(GateOnAPlantedSlowdown, APlantedSlowdownInARealRunIsSlowAndARunWithoutItPas
                                      extra, "FABENCH_TEST_PATHS=1 OMP_NUM_THREADS=1");
     EXPECT_EQ(r.status, 0) << r.output;
     return edited(csv, 0, [](auto col, auto& cs) {
-      cs[col("spread")] = "0.005";
+      cs[col("spread")] = "0.025";
       return true;
     });
   };
