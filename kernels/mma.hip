@@ -156,12 +156,8 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
           const int row = c.q0 + wrow + mt * 16 + frag::mma_m16n8k16_c(lane, 2 * hr).row;
-          const int n = tile::tile_cols_visible(a, row, kv0, kr.end, K::BN);
-#pragma unroll
-          for (int nt = 0; nt < K::NT; ++nt)
-#pragma unroll
-            for (int j = 0; j < 2; ++j)
-              if (nt * 8 + frag::mma_m16n8k16_c(lane, 2 * hr + j).col >= n) s[mt][nt][2 * hr + j] = -INFINITY;
+          mask_quad_row<K::NT>([&](int nt, int e) -> float& { return s[mt][nt][2 * hr + e]; }, lane,
+                               tile::tile_cols_visible(a, row, kv0, kr.end, K::BN));
         }
     }
 
@@ -169,23 +165,8 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
     for (int mt = 0; mt < K::MT; ++mt) {
 #pragma unroll
       for (int hr = 0; hr < 2; ++hr) {  // rows lane / 4 (slots 0, 1) and lane / 4 + 8 (slots 2, 3)
-        float mx = -INFINITY;
-#pragma unroll
-        for (int nt = 0; nt < K::NT; ++nt) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * hr], s[mt][nt][2 * hr + 1]));
-        mx = fmaxf(mx, shfl_xor(mx, 1, 4));
-        mx = fmaxf(mx, shfl_xor(mx, 2, 4));
-        float neg_m;
-        const float alpha = tile::softmax_rescale(m[mt][hr], mx, a.scale_log2, neg_m);
-        float sum = 0.f;
-#pragma unroll
-        for (int nt = 0; nt < K::NT; ++nt)
-#pragma unroll
-          for (int j = 0; j < 2; ++j) {
-            float& x = s[mt][nt][2 * hr + j];
-            x = fast_exp2(fmaf(x, a.scale_log2, neg_m));
-            sum += x;
-          }
-        l[mt][hr] = l[mt][hr] * alpha + sum;  // this lane's part; the quad's parts add up at the end
+        const float alpha = softmax_quad_row<K::NT>([&](int nt, int e) -> float& { return s[mt][nt][2 * hr + e]; },
+                                                    m[mt][hr], l[mt][hr], a.scale_log2);
 #pragma unroll
         for (int dt = 0; dt < K::DT; ++dt) acc[mt][dt][2 * hr] *= alpha, acc[mt][dt][2 * hr + 1] *= alpha;
       }
@@ -339,34 +320,14 @@ __global__ void __launch_bounds__(K::THREADS, K::MIN_BLOCKS) mma_wg_fwd(AttnArgs
 #pragma unroll
       for (int hr = 0; hr < 2; ++hr) {
         const int row = c.q0 + 64 * wgi + frag::wgmma_m64nNk16_c(wt, 2 * hr).row;
-        const int n = tile::tile_cols_visible(a, row, kv0, kr.end, K::BN);
-#pragma unroll
-        for (int j = 0; j < K::BN / 8; ++j)
-#pragma unroll
-          for (int e = 0; e < 2; ++e)
-            if (frag::wgmma_m64nNk16_c(wt, 4 * j + 2 * hr + e).col >= n) s[4 * j + 2 * hr + e] = -INFINITY;
+        mask_quad_row<K::BN / 8>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, lane,
+                                 tile::tile_cols_visible(a, row, kv0, kr.end, K::BN));
       }
     }
 #pragma unroll
-    for (int hr = 0; hr < 2; ++hr) {  // rows (thread % 32) / 4 (slots 4j, 4j + 1) and + 8 (4j + 2, 4j + 3)
-      float mx = -INFINITY;
-#pragma unroll
-      for (int j = 0; j < K::BN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * hr], s[4 * j + 2 * hr + 1]));
-      mx = fmaxf(mx, shfl_xor(mx, 1, 4));
-      mx = fmaxf(mx, shfl_xor(mx, 2, 4));
-      float neg_m;
-      alpha[hr] = tile::softmax_rescale(m[hr], mx, a.scale_log2, neg_m);
-      float sum = 0.f;
-#pragma unroll
-      for (int j = 0; j < K::BN / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          float& x = s[4 * j + 2 * hr + e];
-          x = fast_exp2(fmaf(x, a.scale_log2, neg_m));
-          sum += x;
-        }
-      l[hr] = l[hr] * alpha[hr] + sum;
-    }
+    for (int hr = 0; hr < 2; ++hr)  // rows (thread % 32) / 4 (slots 4j, 4j + 1) and + 8 (4j + 2, 4j + 3)
+      alpha[hr] = softmax_quad_row<K::BN / 8>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, m[hr],
+                                              l[hr], a.scale_log2);
   };
   auto pack_p = [&] {  // S's column blocks 2kn, 2kn + 1 are P's k16 step kn
 #pragma unroll

@@ -116,33 +116,14 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
     if (kv0 + K::BN > k_end || (a.causal && a.S > 1)) {  // the chunk's end, or a causal short block
 #pragma unroll
       for (int hr = 0; hr < 2; ++hr) {
-        const int n = tile::tile_cols_visible(a, row_s[hr], kv0, k_end, K::BN);
-#pragma unroll
-        for (int nt = 0; nt < K::NT; ++nt)
-#pragma unroll
-          for (int j = 0; j < 2; ++j)
-            if (nt * 8 + frag::mma_m16n8k16_c(lane, 2 * hr + j).col >= n) s[nt][2 * hr + j] = -INFINITY;
+        mask_quad_row<K::NT>([&](int nt, int e) -> float& { return s[nt][2 * hr + e]; }, lane,
+                             tile::tile_cols_visible(a, row_s[hr], kv0, k_end, K::BN));
       }
     }
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr) {
-      float mx = -INFINITY;
-#pragma unroll
-      for (int nt = 0; nt < K::NT; ++nt) mx = fmaxf(mx, fmaxf(s[nt][2 * hr], s[nt][2 * hr + 1]));
-      mx = fmaxf(mx, shfl_xor(mx, 1, 4));
-      mx = fmaxf(mx, shfl_xor(mx, 2, 4));
-      float neg_m;
-      const float alpha = tile::softmax_rescale(m[hr], mx, a.scale_log2, neg_m);
-      float sum = 0.f;
-#pragma unroll
-      for (int nt = 0; nt < K::NT; ++nt)
-#pragma unroll
-        for (int j = 0; j < 2; ++j) {
-          float& x = s[nt][2 * hr + j];
-          x = fast_exp2(fmaf(x, a.scale_log2, neg_m));
-          sum += x;
-        }
-      l[hr] = l[hr] * alpha + sum;
+      const float alpha =
+          softmax_quad_row<K::NT>([&](int nt, int e) -> float& { return s[nt][2 * hr + e]; }, m[hr], l[hr], a.scale_log2);
 #pragma unroll
       for (int dt = 0; dt < K::DT; ++dt) acc[dt][2 * hr] *= alpha, acc[dt][2 * hr + 1] *= alpha;
     }

@@ -6,6 +6,8 @@
 #include <type_traits>
 
 #include "kernels/device_common.hpp"
+#include "kernels/fragment_layout.hpp"
+#include "kernels/tile_loop.hpp"
 
 namespace fa::gpu {
 
@@ -37,6 +39,45 @@ __device__ inline void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t 
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
+}
+
+// One accumulator row of S as the m16n8 C layout spreads it (mma.sync per 8 columns, and wgmma's
+// accumulator per warp): a quad of lanes holds it, each lane 2 adjacent columns of every 8-column
+// block. `at(j, e)` is this lane's score in block j, column 2 * (lane % 4) + e, e in 0, 1; NT blocks.
+
+// Masks the columns at or past n (tile::tile_cols_visible) to -inf.
+template <int NT, typename At>
+__device__ inline void mask_quad_row(At&& at, int lane, int n) {
+#pragma unroll
+  for (int j = 0; j < NT; ++j)
+#pragma unroll
+    for (int e = 0; e < 2; ++e)
+      if (8 * j + frag::mma_m16n8k16_c(lane, e).col >= n) at(j, e) = -INFINITY;
+}
+
+// The online-softmax step of the row (tile::softmax_rescale): the quad's max, the scores turned
+// into exp2(s * scale_log2 - max) in place, this lane's part of the row sum l updated. Returns the
+// factor the row's accumulator is to be multiplied by.
+template <int NT, typename At>
+__device__ inline float softmax_quad_row(At&& at, float& m, float& l, float scale_log2) {
+  float mx = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < NT; ++j) mx = fmaxf(mx, fmaxf(at(j, 0), at(j, 1)));
+  mx = fmaxf(mx, shfl_xor(mx, 1, 4));
+  mx = fmaxf(mx, shfl_xor(mx, 2, 4));
+  float neg_m;
+  const float alpha = tile::softmax_rescale(m, mx, scale_log2, neg_m);
+  float sum = 0.f;
+#pragma unroll
+  for (int j = 0; j < NT; ++j)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      float& x = at(j, e);
+      x = fast_exp2(fmaf(x, scale_log2, neg_m));
+      sum += x;
+    }
+  l = l * alpha + sum;  // this lane's part; the quad's parts add up at the end
+  return alpha;
 }
 
 // Two floats rounded to nearest into the dtype, `lo` in the low half (the lower column).
