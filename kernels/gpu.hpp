@@ -126,6 +126,18 @@ __host__ __device__ constexpr bool has_mma_sm80() { return FA_HAS_MMA_SM80; }
 __host__ __device__ constexpr int wave_size() { return FA_WAVE_SIZE; }
 
 // ---- device intrinsics ---------------------------------------------------------------------
+// The body of a kernel compiled for an arch without its instructions: fail loudly at run time
+// (the gates refuse such devices, so reaching it is a dispatch bug). The device-side trap of each
+// toolchain: nvcc (CUDA 13) treats __builtin_trap as a host function inside a __global__, and an
+// sm_80 pass of an sm_90a-only kernel then fails to compile (README command 1's default archs).
+__device__ inline void unsupported_arch() {
+#if FA_HIP
+  __builtin_trap();
+#else
+  __trap();
+#endif
+}
+
 // XOR shuffle within groups of `width` lanes (a power of two <= the wave size). Every lane of
 // the wave must call it (no divergence); the CUDA mask is therefore the full warp.
 __device__ inline float shfl_xor(float v, int lane_mask, int width) {

@@ -48,16 +48,6 @@ __device__ inline WaveKeys wave_keys(const AttnArgs& a, tile::BlockCoords wave, 
   return {sees < kr.end ? sees : kr.end, tile::unmasked_end(a, wave, kr)};
 }
 
-// The body of a kernel built for an arch without its matrix instructions: fail loudly (the gates
-// refuse such devices, so reaching this is a dispatch bug).
-__device__ inline void unsupported_arch() {
-#if FA_HIP
-  __builtin_trap();
-#else
-  __trap();
-#endif
-}
-
 // G = 0 runs unsplit; 2, 4, 8, 16 write fp32 partials that launch_combine folds.
 inline std::optional<std::string> split_gate(const char* path, const Problem& p, int G) {
   if (G != 0 && (G < 2 || G > 16 || (G & (G - 1))))

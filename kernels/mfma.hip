@@ -144,7 +144,7 @@ __global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
   if (lane < 32) tile::store_lse(a, c, row, re.lse);
 #else
   (void)a;
-  mc::unsupported_arch();
+  unsupported_arch();
 #endif
 }
 

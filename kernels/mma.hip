@@ -213,7 +213,7 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
       if (lane % 4 == 0) tile::store_lse(a, c, s_row, e.lse);
     }
 #else
-  __builtin_trap();  // built for an arch without mma.sync: the gate refuses such devices
+  unsupported_arch();  // built for an arch without mma.sync: the gate refuses such devices
 #endif
 }
 
@@ -380,7 +380,7 @@ __global__ void __launch_bounds__(K::THREADS, K::MIN_BLOCKS) mma_wg_fwd(AttnArgs
     if (lane % 4 == 0) tile::store_lse(a, c, s_row, e.lse);
   }
 #else
-  __builtin_trap();  // built without sm_90a: the host launches this kernel only on sm_90 with it built
+  unsupported_arch();  // built without sm_90a: the host launches this kernel only on sm_90 with it built
 #endif
 }
 

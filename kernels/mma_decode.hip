@@ -206,7 +206,7 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
     }
   }
 #else
-  __builtin_trap();  // built for an arch without mma.sync: the gate refuses such devices
+  unsupported_arch();  // built for an arch without mma.sync: the gate refuses such devices
 #endif
 }
 

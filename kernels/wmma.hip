@@ -178,7 +178,7 @@ __global__ void __launch_bounds__(kWaves * kWave) wmma_fwd(AttnArgs a) {
   if (row < a.S && lane < 16) tile::store_lse(a, c, row, re.lse);
 #else
   (void)a;
-  mc::unsupported_arch();
+  unsupported_arch();
 #endif
 }
 
