@@ -16,15 +16,15 @@ struct CommonOptions {
   double max_err = -1, min_cosine = -1;  // -1: not given (the flags accept only values >= 0)
   size_t max_rows = 100000;
   std::string timing = "cold";
-  double time_cap = 0.5, spread = 0.005;
+  double time_cap = 0.5, spread = 0.005, time_limit = 1.0;
   int min_samples = 10, max_samples = 1000, warmup = 1;
   bool no_timing = false, resume = false, no_table = false, isolate = false;
   double row_timeout = 0;
   std::string heuristic, heuristic_file;  // G=auto's rule (empty: model where a parameter file exists, else fa2)
   int repeat_check = 0;
   std::string csv = "fa-bench-results.csv", json;
-  // Outputs, exit rules and scale-out (cli/run_extras.cpp)
-  std::string table = "both", markdown, shard, devices, save_tensors, load_tensors;
+  // Outputs, exit rules and scale-out (cli/run_outputs.cpp)
+  std::string table = "compact", markdown, shard, devices, save_tensors, load_tensors;
   bool fail_on_skip = false;
   double plant_slowdown = 0;  // test only (cli/test_paths.hpp)
 

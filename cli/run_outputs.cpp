@@ -19,7 +19,8 @@
 namespace fa::cli {
 
 void add_run_output_options(CLI::App& cmd, CommonOptions& o) {
-  cmd.add_option("--table", o.table, "Tables to print: detail (one per problem), compact (problems x paths), both")
+  cmd.add_option("--table", o.table, "Tables to print: compact (problems x paths, the default), detail (one per problem: errors, "
+                 "samples, spread, %peak, speedup), both (compact first)")
       ->check(CLI::IsMember({"detail", "compact", "both"}))
       ->capture_default_str();
   cmd.add_option("--markdown", o.markdown, "Also write the tables to this markdown file");

@@ -78,6 +78,7 @@ template <class IO, class O>
 void visit_options(IO& io, O& o) {
   io("warmup", o.timing.warmup), io("min_samples", o.timing.min_samples), io("max_samples", o.timing.max_samples);
   io("target_spread", o.timing.target_spread), io("time_cap_s", o.timing.time_cap_s), io("mode", o.timing.mode);
+  io("time_limit_s", o.timing.time_limit_s);
   io("time_paths", o.time_paths), io("check_rows", o.check_rows), io("repeat_check", o.repeat_check);
 }
 

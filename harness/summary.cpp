@@ -62,8 +62,8 @@ void print_markdown(std::ostream& os, const std::vector<Record>& records, const 
 }
 
 void print_tables(std::ostream& os, const std::vector<Record>& records, const std::string& baseline, Tables which) {
-  if (which == Tables::detail || which == Tables::both) print_markdown(os, records, baseline);
   if (which == Tables::compact || which == Tables::both) print_compact_table(os, records);
+  if (which == Tables::detail || which == Tables::both) print_markdown(os, records, baseline);
   os << "\n" << status_counts(records) << "\n";
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <vector>
 
@@ -15,6 +16,7 @@ TimingStats measure_time(const TimingPolicy& policy, const std::function<double(
   double sum = 0, sum2 = 0;
   TimingStats st;
   const int floor = std::max(1, std::min(policy.min_samples, policy.max_samples));
+  const auto start = std::chrono::steady_clock::now();
   while (true) {
     const double x = sample();
     xs.push_back(x);
@@ -37,6 +39,10 @@ TimingStats measure_time(const TimingPolicy& policy, const std::function<double(
       st.stopped_by = "cap";
       break;
     }
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= policy.time_limit_s) {
+      st.stopped_by = "time-limit";
+      break;
+    }
   }
   std::sort(xs.begin(), xs.end());
   const size_t n = xs.size();
@@ -49,7 +55,10 @@ TimingStats measure_time(const TimingPolicy& policy, const std::function<double(
   if (st.spread > policy.target_spread)
     st.note = fmt::format("noisy: spread {:.1f}% > {:.1f}% after {} samples ({})", 100 * st.spread,
                           100 * policy.target_spread, st.samples, st.stopped_by);
-  if (st.samples < policy.min_samples)  // only a max_samples under the floor stops this early
+  if (st.samples < policy.min_samples && st.stopped_by == "time-limit")
+    st.note += fmt::format("{}{} samples < min-samples {}: the time limit is {} s", st.note.empty() ? "" : "; ",
+                           st.samples, policy.min_samples, policy.time_limit_s);
+  else if (st.samples < policy.min_samples)
     st.note += fmt::format("{}{} samples < min-samples {}: max-samples is {}", st.note.empty() ? "" : "; ", st.samples,
                            policy.min_samples, policy.max_samples);
   return st;

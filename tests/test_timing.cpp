@@ -1,8 +1,12 @@
 // The sampling loop: warm-up excluded, stops on spread after min_samples, on the cap with noisy
 // samples (never below min_samples), on max_samples; statistics are those of the samples; a noisy
-// stop is noted, and so is a record left under min_samples by a lower max_samples.
+// stop is noted, and so is a record left under min_samples by a lower max_samples; the wall-clock
+// limit stops slow or overhead-heavy sampling even under the floor, and says so.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <chrono>
 #include <thread>
 
 #include "harness/timing.hpp"
@@ -95,4 +99,30 @@ TEST(Timing, AMaxSamplesUnderTheFloorSaysWhyTheRecordHasFewerThanMinSamples) {
   const TimingStats noisy = measure_time(pol, [&] { return (++i % 2) ? 1.0 : 1.1; });
   EXPECT_EQ(noisy.note.rfind("noisy: ", 0), 0u) << noisy.note;
   EXPECT_NE(noisy.note.find("; 5 samples < min-samples 20: max-samples is 5"), std::string::npos) << noisy.note;
+}
+
+// Each sample costs 30 ms of wall time (a cold flush) but measures 0.01 ms: the measured-time cap
+// is never reached, so only the wall-clock limit keeps the record from running 1000 samples.
+TEST(Timing, TheWallClockLimitStopsSamplesWhoseOverheadTheCapDoesNotSee) {
+  TimingPolicy pol;
+  pol.warmup = 0;
+  pol.time_limit_s = 0.2;
+  int i = 0;
+  const TimingStats st = measure_time(pol, [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    return (++i % 2) ? 0.010 : 0.012;
+  });
+  EXPECT_EQ(st.stopped_by, "time-limit");
+  EXPECT_GE(st.samples, 3);
+  EXPECT_LE(st.samples, 8);
+  EXPECT_NE(st.note.find(fmt::format("{} samples < min-samples 10: the time limit is 0.2 s", st.samples)), std::string::npos)
+      << st.note;
+}
+
+TEST(Timing, TheWallClockLimitLeavesFastSteadySamplingAlone) {
+  TimingPolicy pol;
+  pol.time_limit_s = 0.2;
+  const TimingStats st = measure_time(pol, [] { return 2.0; });
+  EXPECT_EQ(st.stopped_by, "spread");
+  EXPECT_EQ(st.samples, 10);
 }
