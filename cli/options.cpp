@@ -159,6 +159,9 @@ void add_common_options(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("--repeat-check", o.repeat_check,
                  "Rerun each record N more times; fail it if any rerun differs bit for bit from the first")
       ->check(CLI::NonNegativeNumber);
+  cmd.add_flag("--no-check-timed", o.no_check_timed,
+               "Do not compare the last timed launch's output with the validated run (on by default: state carried "
+               "between launches fails the record)");
   cmd.add_option("--heuristic", o.heuristic,
                  "Rule G=auto uses: fa2, aiter or model (default: model where results/heuristics/<arch>.json "
                  "exists for this device, else fa2)")
@@ -199,6 +202,7 @@ int execute(Sweep sweep, const CommonOptions& o) {
   ro.check_rows = o.check_rows;
   ro.reference = compute_reference;
   ro.repeat_check = o.repeat_check;
+  ro.check_timed = !o.no_check_timed;
   ro.isolate = o.isolate || o.row_timeout > 0;
   ro.row_timeout_s = o.row_timeout;
   ro.split = make_split_policy(o.heuristic, o.heuristic_file, ctx.device.gpu ? ctx.device.arch : "");

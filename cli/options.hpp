@@ -22,6 +22,7 @@ struct CommonOptions {
   double row_timeout = 0;
   std::string heuristic, heuristic_file;  // G=auto's rule (empty: model where a parameter file exists, else fa2)
   int repeat_check = 0;
+  bool no_check_timed = false;
   std::string csv = "fa-bench-results.csv", json;
   // Outputs, exit rules and scale-out (cli/run_outputs.cpp)
   std::string table = "compact", markdown, shard, devices, save_tensors, load_tensors;

@@ -1,7 +1,8 @@
 // Test-only rows (FABENCH_TEST_PATHS=1): `test-crash` (cpu-flash that faults in run() on the rows
-// named for it), `test-gpu-fault` (mma, after a device fault on rows named `fault`), and
-// `test-rtz-<path>` (the path's output with round-toward-zero stores emulated: see below); and
-// the --plant-slowdown flag, refused unless FABENCH_TEST_PATHS=1.
+// named for it), `test-gpu-fault` (mma, after a device fault on rows named `fault`),
+// `test-rtz-<path>` (the path's output with round-toward-zero stores emulated: see below) and
+// `test-carry-state` (cpu-flash right on its first launch only); and the --plant-slowdown flag,
+// refused unless FABENCH_TEST_PATHS=1.
 #include "cli/test_paths.hpp"
 
 #include <signal.h>
@@ -68,6 +69,35 @@ class RtzExecution : public WrappedExecution {
   }
 };
 
+// A workspace not cleared between launches: each launch adds its output onto the last one's, so
+// the first launch (the validated one) is right and launch k stores k * O. Every launch counts,
+// timed ones included (a batch of n is n launches).
+class CarryStateExecution : public WrappedExecution {
+ public:
+  explicit CarryStateExecution(std::unique_ptr<Execution> inner) : WrappedExecution(std::move(inner)) {}
+  void run() override {
+    ++launches_;
+    inner_->run();
+  }
+  double timed_sample_ms(TimingMode m) override {
+    ++launches_;
+    return inner_->timed_sample_ms(m);
+  }
+  double timed_batch_ms(TimingMode m, int n) override {
+    launches_ += n;
+    return inner_->timed_batch_ms(m, n);
+  }
+  RunOutputs read_back() override {
+    RunOutputs out = inner_->read_back();
+    if (launches_ > 1)
+      for (int64_t i = 0; i < out.o.size(); ++i) out.o.set(i, float(launches_) * from_bits(out.o.dtype, out.o.bits(i)));
+    return out;
+  }
+
+ private:
+  int64_t launches_ = 0;
+};
+
 #ifdef FABENCH_HAS_GPU
 class GpuFaultExecution : public WrappedExecution {
  public:
@@ -88,10 +118,13 @@ void add_wrapped(Registry& reg, const std::string& base, const std::string& name
   const PathRow* b = reg.find(base);
   if (!b || !b->prepare) return;
   auto prepare = b->prepare;
-  reg.add(PathRow{name, b->kind, summary, "as " + base, false, b->supports,
-                  [prepare, wrap](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) {
-                    return wrap(p, prepare(p, in, G, ctx));
-                  }});
+  PathRow r{name, b->kind, summary, "as " + base, false, b->supports,
+            [prepare, wrap](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) {
+              return wrap(p, prepare(p, in, G, ctx));
+            }};
+  r.rz_accumulate_keys = b->rz_accumulate_keys;  // it accumulates as its base does
+  r.deterministic = b->deterministic;
+  reg.add(std::move(r));
 }
 
 }  // namespace
@@ -112,6 +145,11 @@ void add_test_paths(Registry& reg) {
                 [](const Problem&, std::unique_ptr<Execution> e) -> std::unique_ptr<Execution> {
                   return std::make_unique<RtzExecution>(std::move(e));
                 });
+  add_wrapped(reg, "cpu-flash", "test-carry-state",
+              "test only: cpu-flash with a workspace not cleared between launches (right on the first launch only)",
+              [](const Problem&, std::unique_ptr<Execution> e) -> std::unique_ptr<Execution> {
+                return std::make_unique<CarryStateExecution>(std::move(e));
+              });
 #ifdef FABENCH_HAS_GPU
   add_wrapped(reg, "mma", "test-gpu-fault", "test only: mma after a device fault on rows named fault",
               [](const Problem& p, std::unique_ptr<Execution> e) -> std::unique_ptr<Execution> {

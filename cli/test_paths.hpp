@@ -1,6 +1,7 @@
 // Test-only paths, registered when FABENCH_TEST_PATHS=1 is in the environment (the CLI tests set
 // it; an isolated child inherits it). `test-crash` runs cpu-flash except on rows named `crash`
-// (SIGSEGV), `abort` (SIGABRT) or `hang` (sleeps until killed): what --isolate must survive.
+// (SIGSEGV), `abort` (SIGABRT) or `hang` (sleeps until killed): what --isolate must survive;
+// `test-carry-state` is right on its first launch only: what the timed-launch check must fail.
 // Under the same switch, `--plant-slowdown F` makes every timed sample F slower with a real delay
 // (harness/timed_run.hpp), path names unchanged, so that `gate` can be shown to catch it.
 #pragma once

@@ -71,7 +71,7 @@ template <class IO, class R>
 void visit_outcome(IO& io, R& r) {
   io("ran_path", r.ran_path), io("g_used", r.g_used), io("status", r.status), io("reason", r.reason);
   io("rule", r.rule), io("tol", r.tol), io("bias_bound", r.bias_bound), io("repeat_runs", r.repeat_runs);
-  io("repeat_diffs", r.repeat_diffs), io("tflops", r.tflops), io("gbps", r.gbps);
+  io("repeat_diffs", r.repeat_diffs), io("timed_check", r.timed_check), io("tflops", r.tflops), io("gbps", r.gbps);
 }
 
 template <class IO, class O>
@@ -80,6 +80,7 @@ void visit_options(IO& io, O& o) {
   io("target_spread", o.timing.target_spread), io("time_cap_s", o.timing.time_cap_s), io("mode", o.timing.mode);
   io("time_limit_s", o.timing.time_limit_s);
   io("time_paths", o.time_paths), io("check_rows", o.check_rows), io("repeat_check", o.repeat_check);
+  io("check_timed", o.check_timed);
 }
 
 std::string self_exe() {

@@ -41,6 +41,7 @@ struct RunOutputs {
   TypedBuffer k_cache, v_cache; // kv_cache problems: the cache after the append
   int g_used = -1;              // splits the run used; -1: as requested
   std::string ran_path;         // the path that ran (differs from the row's for `auto`)
+  int rz_accumulate_keys = -1;  // the ran path's PathRow::rz_accumulate_keys (`auto`); -1: the row's
 };
 
 class Execution {
@@ -99,6 +100,12 @@ struct PathRow {
   // Non-empty for paths that size their own key split (decode chunks): the rule's name, recorded
   // as the record's split rule; under G=auto such a path runs with G = 0.
   std::string own_split_rule;
+  // Keys one truncating (round-toward-zero) fp32 accumulate step of its PV product folds in: 16 for
+  // NVIDIA mma.sync m16n8k16 and wgmma k16; 0 for round-to-nearest accumulation (scalar FMAs). The
+  // bias check admits the drift it implies (harness/rounding_bias.hpp).
+  int rz_accumulate_keys = 0;
+  // Same inputs, same bits: the timed-launch check compares bit for bit; false: through the rule.
+  bool deterministic = true;
 
   TileShape tile_for(const Problem& p, int G, const DeviceFacts& d) const { return tile_at ? tile_at(p, G, d) : tiles; }
 };

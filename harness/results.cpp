@@ -101,6 +101,7 @@ std::vector<std::pair<std::string, std::string>> fields(const Record& r, const R
   f.emplace_back("bias_bound", m ? num(r.bias_bound) : "");
   f.emplace_back("repeat_runs", r.repeat_runs ? std::to_string(r.repeat_runs) : "");
   f.emplace_back("repeat_diffs", r.repeat_runs ? std::to_string(r.repeat_diffs) : "");
+  f.emplace_back("timed_check", r.timed_check);
   const TimingStats* t = r.timing ? &*r.timing : nullptr;
   auto tf = [&](const char* name, auto get) { f.emplace_back(name, t ? get(*t) : std::string()); };
   tf("median_ms", [](const TimingStats& x) { return num(x.median_ms); });

@@ -16,7 +16,7 @@
 
 namespace fa {
 
-constexpr int kSchemaVersion = 4;  // 2: bias_ulp, bias_bound, repeat_*; 3: batch, timing_note, pct_peak, bound, clocks, shard, device_index; 4: split_rule, units, tile_m, tile_n, resident
+constexpr int kSchemaVersion = 5;  // 2: bias_ulp, bias_bound, repeat_*; 3: batch, timing_note, pct_peak, bound, clocks, shard, device_index; 4: split_rule, units, tile_m, tile_n, resident; 5: timed_check
 
 enum class Status { pass, fail, skip, invalid, error, oom };
 const char* status_name(Status s);
@@ -42,6 +42,7 @@ struct Record {
   std::string reason, rule;
   double tol = 0, bias_bound = 0;
   int repeat_runs = 0, repeat_diffs = 0;  // --repeat-check: reruns, and those not bit-identical
+  std::string timed_check;  // the last timed launch vs the validated run: same, rule, differs; empty: not checked
   std::optional<Metrics> metrics;
   std::optional<TimingStats> timing;
   double tflops = 0, gbps = 0;

@@ -1,4 +1,5 @@
-// Per-element signed error in ulps, clamped, summed per row and over the output.
+// Per-element signed error in ulps, clamped, summed per row and over the output; the matrix-core
+// accumulation drift model.
 #include "harness/rounding_bias.hpp"
 
 #include <algorithm>
@@ -46,5 +47,15 @@ BiasStats BiasAccumulator::finish() const {
   }
   return s;
 }
+
+double accumulation_drift_ulp(DType t, int64_t keys, int keys_per_step) {
+  if (keys_per_step <= 0 || keys <= 0) return 0.0;
+  const int mant = t == DType::fp16 ? 10 : t == DType::bf16 ? 7 : 23;
+  const double steps = double((keys + keys_per_step - 1) / keys_per_step);
+  const double ln2 = std::log(2.0);
+  return (steps + 1) * std::ldexp(1.0, mant - 26) / (ln2 * ln2);
+}
+
+int64_t keys_per_split(const Problem& p, int G) { return G > 1 ? (p.Sk + G - 1) / G : p.Sk; }
 
 }  // namespace fa

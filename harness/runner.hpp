@@ -27,6 +27,9 @@ struct RunOptions {
   std::set<std::string> done;      // resume keys to skip
   ReferenceFn reference = nullptr; // the oracle validation compares with (required)
   int repeat_check = 0;            // > 0: rerun each record this many times and compare bit for bit
+  // Compare the last timed launch's outputs with the validated first run (bit for bit for a
+  // deterministic path, else through the rule); poisons the outputs before each timed sample.
+  bool check_timed = true;
   bool isolate = false;            // run each record in a child process
   double row_timeout_s = 0;        // > 0 (with isolate): a record's child is killed after this long
   std::function<int()> stop;       // non-zero (the signal): write nothing more after the current record
@@ -47,7 +50,7 @@ struct RowData {
 };
 
 // Runs one record whose gate said yes, in this process: prepare, poison, run, read back,
-// validate, repeat-check, time. Fills r's outcome (status, reason, metrics, timing, ...).
+// validate, repeat-check, time, check the timed launches. Fills r's outcome (status, reason, metrics, timing, ...).
 void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, const GateContext& ctx, RowData& data);
 
 using ProgressFn = std::function<void(size_t done, size_t total, const Record& last)>;

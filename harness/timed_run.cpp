@@ -33,10 +33,11 @@ int batch_size_for(double probe_ms) {
   return std::min(kMaxBatch, int(std::ceil(kBatchTargetMs / probe_ms)));
 }
 
-TimingStats time_execution(Execution& exec, const TimingPolicy& policy) {
+TimingStats time_execution(Execution& exec, const TimingPolicy& policy, bool poison_each_sample) {
   for (int i = 0; i < policy.warmup; ++i) exec.timed_sample_ms(policy.mode);
   const int n = batch_size_for(exec.timed_sample_ms(policy.mode));
   const auto undelayed = [&] {
+    if (poison_each_sample) exec.poison();  // a batch is poisoned once: its last launch's output stays
     return n == 1 ? exec.timed_sample_ms(policy.mode) : exec.timed_batch_ms(policy.mode, n) / n;
   };
   std::function<double()> sample = undelayed;

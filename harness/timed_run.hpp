@@ -6,6 +6,9 @@
 // ten undelayed samples and then spent in every later one: inside the timed region where the
 // Execution can (add_timed_delay), else as a host busy-wait added to each sample; the note says
 // which, without commas: "planted slowdown +10% (test only: +0.0123 ms per call in the timed region)".
+// With poison_each_sample the outputs are poisoned before every sample (outside the timed region,
+// before a cold sample's flush), so what read_back() returns afterwards is the last timed launch's
+// own output: a launch that skips a write leaves the poison, not the validated run's values.
 #pragma once
 #include <string>
 
@@ -21,6 +24,6 @@ constexpr int kMaxBatch = 4096;
 // Launches per sample for a call that took `probe_ms`: 1 at or above kBatchBelowMs.
 int batch_size_for(double probe_ms);
 
-TimingStats time_execution(Execution& exec, const TimingPolicy& policy);
+TimingStats time_execution(Execution& exec, const TimingPolicy& policy, bool poison_each_sample = false);
 
 }  // namespace fa

@@ -305,6 +305,7 @@ PathRow mma_decode_row(const DeviceFacts&) {
   r.auto_rank = 55;  // S*H/Hk <= 16: reads K/V once per group on tensor cores, ahead of the scalar decode
   r.tiles = TileShape{16, 32};
   r.own_split_rule = kDecodeSplitRule;
+  r.rz_accumulate_keys = 16;  // PV through m16n8k16: a truncating fp32 add every 16 keys of a chunk
   return r;
 }
 FA_REGISTER_PATH(mma_decode_row);

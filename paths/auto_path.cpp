@@ -12,15 +12,18 @@ namespace {
 
 class AutoExecution : public WrappedExecution {
  public:
-  AutoExecution(std::unique_ptr<Execution> inner, std::string ran) : WrappedExecution(std::move(inner)), ran_(std::move(ran)) {}
+  AutoExecution(std::unique_ptr<Execution> inner, const PathRow& ran)
+      : WrappedExecution(std::move(inner)), ran_(ran.name), rz_keys_(ran.rz_accumulate_keys) {}
   RunOutputs read_back() override {
     RunOutputs out = inner_->read_back();
     out.ran_path = ran_;
+    out.rz_accumulate_keys = rz_keys_;  // the bias check admits the drift of the path that ran
     return out;
   }
 
  private:
   std::string ran_;
+  int rz_keys_;
 };
 
 }  // namespace
@@ -47,7 +50,7 @@ PathRow auto_row(const std::vector<PathRow>& rows, const DeviceFacts& device) {
             },
             [pick](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
               const PathRow* r = pick(p, G, ctx);
-              return std::make_unique<AutoExecution>(r->prepare(p, in, G, ctx), r->name);
+              return std::make_unique<AutoExecution>(r->prepare(p, in, G, ctx), *r);
             }};
   // G=auto is resolved before auto picks a path: the rules count with the tile of the path auto
   // runs at each G (the first whose gate admits (problem, G)); 64 x 64 where none does.

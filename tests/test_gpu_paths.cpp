@@ -1,6 +1,7 @@
 // GPU paths against the CPU reference: every GPU row of the registry (auto included) on the edge
-// sweep and on randomized small problems, with every G its gate admits; the record's verdict must
-// be pass. Labelled `gpu`; skips with the reason where no GPU answers (or no GPU backend is built).
+// sweep, on randomized small problems and on short-query GQA (speculative decoding) shapes, with
+// every G its gate admits; the record's verdict must be pass. Labelled `gpu`; skips with the
+// reason where no GPU answers (or no GPU backend is built).
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -108,6 +109,40 @@ TEST(GpuPaths, EveryPathPassesRandomizedSmallProblems) {
     passes += r.status == Status::pass;
   }
   EXPECT_GT(passes, 200);
+}
+
+// Speculative decoding and multi-token prediction: S = 2..8 query rows of a GQA group of 4..8 heads,
+// causal and not, Sk on and off the 64/128-key tiles, fp16 and bf16. Where S x group <= 16,
+// mma-decode packs the group's rows into one tile; where its gate admits a problem it must run it.
+TEST(GpuPaths, ShortQueryGqaRowsPassOnEveryPathAndMmaDecodeRunsThePackedOnes) {
+  REQUIRE_GPU();
+  Sweep s;
+  int line = 0;
+  for (int64_t S : {2, 3, 4, 8})
+    for (int64_t group : {4, 5, 8})
+      for (int64_t Sk : {128, 1024, 77, 1000})
+        for (bool causal : {false, true})
+          for (DType t : {DType::fp16, DType::bf16}) {
+            SweepRow r;
+            r.problem.H = 2 * group, r.problem.Hk = 2, r.problem.S = S, r.problem.Sk = Sk;
+            r.problem.D = line % 2 ? 64 : 128, r.problem.causal = causal, r.problem.dtype = t;
+            r.where = SourceLoc{"spec-decode", ++line};
+            r.splits = {SplitRequest{}, SplitRequest{false, 4}};
+            s.rows.push_back(r);
+          }
+  NullSink sink;
+  const auto recs = run_sweep(s, validate_only(), gpu().reg, gpu().ctx, {&sink});
+  int packable = 0, packed = 0;
+  for (const auto& row : s.rows) packable += row.problem.S * row.problem.group_size() <= 16;
+  for (const auto& r : recs) {
+    EXPECT_TRUE(r.status == Status::pass || r.status == Status::skip)
+        << r.problem.label() << " " << dtype_name(r.problem.dtype) << (r.problem.causal ? " causal " : " ") << r.path
+        << " G=" << r.g_req.str() << ": " << status_name(r.status) << ": " << r.reason;
+    if (r.path == "mma-decode" && r.g_req.value == 0 && r.status == Status::pass) ++packed;
+  }
+  if (gpu().ctx.device.has_mma_sm80) {
+    EXPECT_EQ(packed, packable) << "mma-decode runs and passes every row that packs into one 16-row tile";
+  }
 }
 
 // Both decode paths cut 20000 keys into chunks; mma-decode's last block of each (batch, kv head)

@@ -1,7 +1,8 @@
 // The signed rounding-bias check: the spacing is the gap to the next representable value; a
-// correct cpu-flash output passes in every dtype (masked rows, where ref = 0, count nothing);
-// the same output stored with truncation toward zero, or scaled by 1 - 2^-9, fails the bias
-// check, with a reason that names the bias where no other check fails first.
+// correct cpu-flash output passes in every dtype (masked rows, where ref = 0, count nothing); the
+// same output stored toward zero, scaled by 1 - 2^-9, or with P rounded toward zero, fails. At
+// 131072 keys an emulated tensor-core kernel's accumulation drift passes (the bound without the
+// drift model failed it) and the same three mutations of that kernel still fail.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +12,7 @@
 #include "harness/tolerance.hpp"
 #include "reference/cpu_flash.hpp"
 #include "reference/cpu_ref.hpp"
+#include "tc_emulation.hpp"
 
 using namespace fa;
 
@@ -51,6 +53,14 @@ Verdict check(const Problem& p, const HostInputs& in, const RunOutputs& out, Met
   const Metrics got = measure(p, in, ref, out);
   if (m) *m = got;
   return judge(got, p.dtype, Thresholds{});
+}
+
+// Long keys, few rows: a speculative-decoding GQA group, 16 query rows (the bias check's minimum)
+// over 131072 keys, as in issue 15's failing problem.
+Problem long_keys(DType t) {
+  Problem p;
+  p.B = 1, p.H = 4, p.Hk = 1, p.S = 4, p.Sk = 131072, p.D = 64, p.dtype = t;
+  return p;
 }
 
 }  // namespace
@@ -127,4 +137,67 @@ TEST(RoundingBias, FewerThanSixteenRowsCannotFail) {
   s.rows = 16;
   s.row_sd_ulp = 0.05;
   EXPECT_LT(bias_bound(s), 0.2);
+}
+
+TEST(RoundingBias, PRoundedTowardZeroBeforePVFailsTheBiasCheck) {
+  for (DType t : {DType::fp16, DType::bf16}) {
+    const Problem p = problem(t, 128, 200, false);
+    const HostInputs in = make_inputs(p);
+    test::EmulatedKernel scalar;
+    scalar.tensor_core = false;
+    Metrics m;
+    EXPECT_TRUE(check(p, in, test::stored(p, test::emulate_forward(p, in, scalar), {}), &m).pass)
+        << "the emulation itself is right: " << m.bias.mean_ulp;
+    scalar.p_toward_zero = true;
+    const Verdict v = check(p, in, test::stored(p, test::emulate_forward(p, in, scalar), {}), &m);
+    EXPECT_FALSE(v.pass) << dtype_name(t);
+    EXPECT_NE(v.reason.find("rounding bias"), std::string::npos) << v.reason;
+    EXPECT_LT(m.bias.mean_ulp, -0.3) << dtype_name(t) << ": about -1/(4 ln^2 2) = -0.52 expected";
+  }
+}
+
+TEST(RoundingBias, TheDriftModelGrowsLinearlyWithTheStepsAKeySplitTakes) {
+  // (N + 1) 2^(m - 26) / ln^2 2 with N = 131072 / 16 / G steps: fp16 m = 10, bf16 m = 7.
+  EXPECT_NEAR(accumulation_drift_ulp(DType::fp16, 131072, 16), 0.2602, 1e-4);
+  EXPECT_NEAR(accumulation_drift_ulp(DType::fp16, 65536, 16), 0.1301, 1e-4);
+  EXPECT_NEAR(accumulation_drift_ulp(DType::fp16, 32768, 16), 0.0651, 1e-4);
+  EXPECT_NEAR(accumulation_drift_ulp(DType::fp16, 8192, 16), 0.0163, 1e-4);
+  EXPECT_NEAR(accumulation_drift_ulp(DType::bf16, 131072, 16), 0.0325, 1e-4);
+  EXPECT_EQ(accumulation_drift_ulp(DType::fp16, 131072, 0), 0.0) << "round-to-nearest accumulation: no drift";
+  Problem p = long_keys(DType::fp16);
+  EXPECT_EQ(keys_per_split(p, 0), 131072);
+  EXPECT_EQ(keys_per_split(p, 16), 8192);
+}
+
+TEST(RoundingBias, TensorCoreDriftAtLongKeysPassesAndItsThreeMutationsStillFail) {
+  for (DType t : {DType::fp16, DType::bf16}) {
+    const Problem p = long_keys(t);
+    const HostInputs in = make_inputs(p);
+    const Reference ref = compute_reference(p, in, sample_rows(p, 0, 0), true);
+    const double drift = accumulation_drift_ulp(t, p.Sk, 16);
+    auto judged = [&](const RunOutputs& out, Metrics& m) {
+      m = measure(p, in, ref, out);
+      return judge(m, t, Thresholds{}, drift);
+    };
+    const test::Unstored tc = test::emulate_forward(p, in, test::EmulatedKernel{});
+    Metrics m;
+    const Verdict ok = judged(test::stored(p, tc, {}), m);
+    EXPECT_TRUE(ok.pass) << dtype_name(t) << ": " << ok.reason;
+    EXPECT_EQ(m.bias.rows, 16);
+    if (t == DType::fp16) {
+      // The emulated hardware drifts as the model says, and the bound without the model failed it.
+      EXPECT_LT(m.bias.mean_ulp, -0.5 * drift) << "model " << -drift;
+      EXPECT_GT(m.bias.mean_ulp, -1.5 * drift) << "model " << -drift;
+      EXPECT_GT(std::fabs(m.bias.mean_ulp), bias_bound(m.bias)) << "the old bound rejected a correct kernel";
+    }
+    const Verdict rtz = judged(test::stored(p, tc, {true, false}), m);
+    EXPECT_FALSE(rtz.pass) << dtype_name(t) << " RTZ stores: bias " << m.bias.mean_ulp;
+    const Verdict scaled_o = judged(test::stored(p, tc, {false, true}), m);
+    EXPECT_FALSE(scaled_o.pass) << dtype_name(t) << " O * (1 - 2^-9): bias " << m.bias.mean_ulp;
+    test::EmulatedKernel p_rtz;
+    p_rtz.p_toward_zero = true;
+    const Verdict pz = judged(test::stored(p, test::emulate_forward(p, in, p_rtz), {}), m);
+    EXPECT_FALSE(pz.pass) << dtype_name(t) << " P toward zero: bias " << m.bias.mean_ulp;
+    for (const Verdict* v : {&rtz, &scaled_o, &pz}) EXPECT_NE(v->reason.find("rounding bias"), std::string::npos) << v->reason;
+  }
 }

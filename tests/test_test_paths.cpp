@@ -2,6 +2,7 @@
 // with round-toward-zero stores emulated, must fail validation on every problem where cpu-flash
 // itself passes — mostly through the rounding-bias rule, which the max-error rule alone misses.
 // `--plant-slowdown` is refused outside FABENCH_TEST_PATHS=1 and marks every record it slows.
+// `test-carry-state`, right on its first launch only, fails once timed unless --no-check-timed.
 #include <gtest/gtest.h>
 
 #include "cli_helpers.hpp"
@@ -65,4 +66,39 @@ TEST(TestPaths, APlantedSlowdownKeepsPathNamesAndSaysSoInEveryTimedRecord) {
     EXPECT_EQ(row.at("timing_note").rfind("planted slowdown +10% (test only: +", 0), 0u) << row.at("timing_note");
     EXPECT_NE(row.at("timing_note").find("as a host wait"), std::string::npos) << "CPU paths wait on the host";
   }
+}
+
+TEST(TestPaths, APathRightOnlyOnItsFirstLaunchFailsOnceTimedUnlessTheCheckIsOff) {
+  const auto sweep = test::temp_file(".csv", "name,B,H,S,Sk,D,G\nsmall,1,2,16,40,16,0|2\n");
+  const auto csv = test::temp_file(".csv", "");
+  const std::string cmd = "sweep " + sweep + " --paths cpu-flash,test-carry-state --timing hot --time-cap 0.01 "
+                          "--no-table -o " + csv;
+  const auto on = test::run_cli(cmd, "FABENCH_TEST_PATHS=1");
+  EXPECT_EQ(on.status, 1) << on.output;
+  auto rows = test::read_csv(csv);
+  ASSERT_EQ(rows.size(), 4u) << on.output;
+  for (const auto& row : rows) {
+    if (row.at("path") == "cpu-flash") {
+      EXPECT_EQ(row.at("status"), "pass") << row.at("reason");
+      EXPECT_EQ(row.at("timed_check"), "same");
+    } else {
+      EXPECT_EQ(row.at("status"), "fail");
+      EXPECT_EQ(row.at("reason").rfind("timed launches differ from the validated run: ", 0), 0u) << row.at("reason");
+      EXPECT_NE(row.at("reason").find("O elements"), std::string::npos) << row.at("reason");
+      EXPECT_EQ(row.at("timed_check"), "differs");
+      EXPECT_NE(row.at("median_ms"), "") << "the timing is still recorded";
+    }
+  }
+  const auto off = test::run_cli(cmd + " --no-check-timed", "FABENCH_TEST_PATHS=1");
+  EXPECT_EQ(off.status, 0) << off.output;
+  rows = test::read_csv(csv);
+  ASSERT_EQ(rows.size(), 4u);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("status"), "pass") << row.at("path") << ": " << row.at("reason");
+    EXPECT_EQ(row.at("timed_check"), "") << "not checked";
+    EXPECT_NE(row.at("median_ms"), "");
+  }
+  const auto untimed = test::run_cli("sweep " + sweep + " --paths test-carry-state --no-timing --no-table -o " + csv,
+                                     "FABENCH_TEST_PATHS=1");
+  EXPECT_EQ(untimed.status, 0) << "its first launch is right\n" << untimed.output;
 }

@@ -137,3 +137,40 @@ TEST(TimedRun, WithoutAPlantedSlowdownNothingIsDelayedOrNoted) {
   EXPECT_EQ(ex.delay_ms, 0);
   EXPECT_EQ(st.note, "");
 }
+
+namespace {
+
+// Logs what the timing loop asks of it: "p" a poison, "s" a single timed call, "b" a batch.
+struct LoggingExecution : FakeExecution {
+  std::string log;
+  void poison() override { log += 'p'; }
+  double timed_sample_ms(TimingMode m) override {
+    log += 's';
+    return FakeExecution::timed_sample_ms(m);
+  }
+  double timed_batch_ms(TimingMode m, int n) override {
+    log += 'b';
+    return FakeExecution::timed_batch_ms(m, n);
+  }
+};
+
+}  // namespace
+
+TEST(TimedRun, PoisoningEachSampleLeavesTheLastTimedLaunchsOwnOutput) {
+  for (double call_ms : {1.0, 0.001}) {  // one launch a sample, and batches
+    LoggingExecution ex;
+    ex.call_ms = call_ms;
+    TimingPolicy pol;
+    pol.warmup = 1, pol.min_samples = 5, pol.max_samples = 5;
+    const TimingStats st = time_execution(ex, pol, true);
+    const char launch = call_ms < kBatchBelowMs ? 'b' : 's';
+    // Warm-up and probe untouched, then every sample right after its own poison.
+    std::string want = "ss";
+    for (int i = 0; i < st.samples; ++i) want += std::string("p") + launch;
+    EXPECT_EQ(ex.log, want) << "call_ms " << call_ms;
+    LoggingExecution quiet;
+    quiet.call_ms = call_ms;
+    time_execution(quiet, pol);
+    EXPECT_EQ(quiet.log.find('p'), std::string::npos) << "no poisoning unless asked";
+  }
+}
