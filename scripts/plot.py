@@ -21,6 +21,7 @@ Only records with a time and status pass are drawn; a plot with nothing to draw 
 """
 import argparse
 import csv
+import math
 import os
 import re
 import sys
@@ -98,7 +99,9 @@ def problem_label(r, sep="\n"):
 
 def sig3(v):
     """At least 3 significant digits and never an exponent: 0.00123, 45.6, 2695."""
-    return f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}"
+    if v == 0 or abs(v) >= 100:
+        return f"{v:.0f}"
+    return f"{v:.{max(0, 2 - math.floor(math.log10(abs(v))))}f}"
 
 
 def intensity(r):
@@ -185,7 +188,7 @@ def throughput(records, out, ridge=None):
         ax.margins(y=0.18)
         ax.set_ylabel("TFLOP/s" if b == "compute" else "GB/s")
         cmp = "≥" if b == "compute" else "<"
-        ax.set_title(f"{b}-bound: flops/byte {cmp} {point:.0f} ({source})", fontsize=9)
+        ax.set_title(f"{b}-bound problems (flops/byte {cmp} {point:.0f})", fontsize=9)
         ax.grid(axis="y", linewidth=0.3)
         ax.set_axisbelow(True)
     handles = [Patch(facecolor=colors[p], hatch="//" if is_peer(p) else None, edgecolor="white", label=p) for p in names]
@@ -193,7 +196,8 @@ def throughput(records, out, ridge=None):
     fig.suptitle(title(records, grouped), y=0.995, fontsize=11)
     fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.3 / fig.get_figheight()), fontsize=8,
                ncol=min(len(names), 8), frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, top))
+    fig.text(0.005, 0.005, f"ridge point {point:.0f} FLOP/byte: {source}", fontsize=7, color="0.35")
+    fig.tight_layout(rect=(0, 0.02, 1, top))
     return save(fig, out, "throughput.png", layout=False)
 
 

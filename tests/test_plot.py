@@ -127,7 +127,8 @@ class Grouping(unittest.TestCase):
         self.assertEqual(plot.problem_label(a), "p\n(2,16,16,8192,8192,128)\nbf16")
 
     def test_bar_labels_keep_at_least_three_significant_digits_and_no_exponent(self):
-        self.assertEqual([plot.sig3(v) for v in (0.00123, 45.6, 1234.5, 2695.0)], ["0.00123", "45.6", "1234", "2695"])
+        self.assertEqual([plot.sig3(v) for v in (0.00123, 6.72e-05, 45.6, 9.99, 0, 1234.5, 2695.0)],
+                         ["0.00123", "0.0000672", "45.6", "9.99", "0", "1234", "2695"])
 
 
 class Files(unittest.TestCase):
