@@ -163,10 +163,11 @@ void add_common_options(CLI::App& cmd, CommonOptions& o) {
                "Do not compare the last timed launch's output with the validated run (on by default: state carried "
                "between launches fails the record)");
   cmd.add_option("--heuristic", o.heuristic,
-                 "Rule G=auto uses: fa2, aiter or model (default: model where results/heuristics/<arch>.json "
-                 "exists for this device, else fa2)")
+                 "Rule G=auto uses: fa2, aiter or model (default: model where parameters for this device's arch "
+                 "are found or built in, else fa2)")
       ->check(CLI::IsMember({"fa2", "aiter", "model"}));
-  cmd.add_option("--heuristic-file", o.heuristic_file, "The model's parameter file (default: found by the device's arch)");
+  cmd.add_option("--heuristic-file", o.heuristic_file,
+                 "The model's parameter file (default: results/heuristics/<arch>.json found at run time, else built in)");
   add_run_output_options(cmd, o);
   add_test_options(cmd, o.plant_slowdown);
 }
@@ -208,8 +209,7 @@ int execute(Sweep sweep, const CommonOptions& o) {
   ro.split = make_split_policy(o.heuristic, o.heuristic_file, ctx.device.gpu ? ctx.device.arch : "");
   if (std::any_of(sweep.rows.begin(), sweep.rows.end(),
                   [](const SweepRow& r) { return std::any_of(r.splits.begin(), r.splits.end(), [](auto& g) { return g.is_auto; }); }))
-    spdlog::info("G=auto: the {} rule{}", ro.split.kind == SplitRuleKind::model ? "model" : ro.split.kind == SplitRuleKind::aiter ? "aiter" : "fa2",
-                 ro.split.params_file.empty() ? "" : " (" + ro.split.params_file + ")");
+    spdlog::info("G rule: {}", ro.split.describe());
   const StopOnSignals stop_on_signals;
   ro.stop = StopOnSignals::received;
   hook_tensors(ro, o, sweep);

@@ -1,5 +1,6 @@
 // The peak table. Datasheet numbers, not what a kernel can reach: on sm_90 the mma.sync paths
 // cannot use wgmma, so their realistic ceiling is well under 989 (FA2 on H100 reaches ~35-40%).
+// scripts/plot.py reads the rows of kPeaks from this file for its ridge point: keep one row a line.
 #include "harness/peaks.hpp"
 
 #include <algorithm>

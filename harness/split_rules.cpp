@@ -9,9 +9,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "harness/builtin_heuristics.hpp"
 #include "harness/conventions.hpp"
 #include "harness/sweep.hpp"
 
@@ -19,6 +21,14 @@ namespace fa {
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// An AMD arch as the runtime reports it carries feature flags ("gfx942:sramecc+:xnack-"); its
+// parameters are looked up under the full name, then the bare arch.
+std::string base_arch(const std::string& arch) { return arch.substr(0, arch.find(':')); }
+std::vector<std::string> arch_names(const std::string& arch) {
+  if (base_arch(arch) == arch) return {arch};
+  return {arch, base_arch(arch)};
+}
 
 }  // namespace
 
@@ -129,12 +139,22 @@ int split_model(const SplitInputs& in, const ModelParams& m) {
 }
 
 HeuristicFile load_heuristic_file(const std::string& file) {
-  std::ifstream in(file);
   const SourceLoc at{file, 0};
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) throw InputError(at, "file", "is a directory, not a heuristic parameter file");
+  std::ifstream in(file);
   if (!in) throw InputError(at, "file", "cannot open the heuristic parameter file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(at, "file", "cannot read the heuristic parameter file");
+  return parse_heuristic_json(text.str(), file);
+}
+
+HeuristicFile parse_heuristic_json(std::string_view text, const std::string& source) {
+  const SourceLoc at{source, 0};
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::exception& e) {
     throw InputError(at, "json", fmt::format("not JSON: {}", e.what()));
   }
@@ -194,13 +214,11 @@ std::optional<std::string> find_heuristic_file(const std::string& arch) {
     dirs.push_back(exe.parent_path().parent_path() / "results" / "heuristics");
     dirs.push_back(exe.parent_path().parent_path().parent_path() / "results" / "heuristics");
   }
-#ifdef FABENCH_SOURCE_TREE
-  dirs.push_back(fs::path(FABENCH_SOURCE_TREE) / "results" / "heuristics");
-#endif
-  for (const auto& d : dirs) {
-    const fs::path f = d / (arch + ".json");
-    if (fs::is_regular_file(f, ec)) return f.string();
-  }
+  for (const auto& d : dirs)
+    for (const std::string& name : arch_names(arch)) {
+      const fs::path f = d / (name + ".json");
+      if (fs::is_regular_file(f, ec)) return f.string();
+    }
   return std::nullopt;
 }
 
@@ -229,30 +247,70 @@ int SplitPolicy::choose(const SplitInputs& in, const PathRow& row) const {
   }
 }
 
+std::string SplitPolicy::describe() const {
+  const char* name = kind == SplitRuleKind::model ? "model" : kind == SplitRuleKind::aiter ? "aiter" : "fa2";
+  return source.empty() ? name : fmt::format("{} ({})", name, source);
+}
+
+namespace {
+
+std::string builtin_archs() {
+  std::string names;
+  for (const BuiltinHeuristic& b : builtin_heuristics()) names += (names.empty() ? "" : ", ") + std::string(b.arch);
+  return names.empty() ? "none" : names;
+}
+
+}  // namespace
+
 SplitPolicy make_split_policy(const std::string& rule, const std::string& file, const std::string& arch) {
+  const SourceLoc cli{"command line", 0};
   SplitPolicy p;
-  std::optional<std::string> found = file.empty() ? find_heuristic_file(arch) : std::optional<std::string>(file);
-  if (rule.empty()) {
-    p.kind = found ? SplitRuleKind::model : SplitRuleKind::fa2;
-  } else {
-    const auto k = parse_split_rule(rule);
-    if (!k) throw InputError(SourceLoc{"command line", 0}, "--heuristic", fmt::format("'{}' is not one of fa2, aiter, model", rule));
-    p.kind = *k;
+  std::optional<SplitRuleKind> asked;
+  if (!rule.empty()) {
+    asked = parse_split_rule(rule);
+    if (!asked) throw InputError(cli, "--heuristic", fmt::format("'{}' is not one of fa2, aiter, model", rule));
+    if (*asked != SplitRuleKind::model && !file.empty())
+      throw InputError(cli, "--heuristic-file", fmt::format("holds the model's parameters; --heuristic {} does not read them", rule));
   }
-  if (p.kind != SplitRuleKind::model) return p;
-  if (!found)
-    throw InputError(SourceLoc{"command line", 0}, "--heuristic", fmt::format(
-        "--heuristic model: no parameter file for arch '{}' (looked for {}.json in $FABENCH_HEURISTICS, "
-        "results/heuristics/ here, beside the binary and in the source tree); fit one with `fa-bench fit` "
-        "or pass --heuristic-file",
-        arch, arch));
-  const HeuristicFile h = load_heuristic_file(*found);
-  if (!file.empty() || h.arch == arch) {
-    p.params = h.params;
-    p.params_file = *found;
+  if (asked && *asked != SplitRuleKind::model) {
+    p.kind = *asked;
+    p.source = "--heuristic";
     return p;
   }
-  throw InputError(SourceLoc{*found, 0}, "arch", fmt::format("fitted for arch '{}', not this device's '{}'", h.arch, arch));
+  // The model's parameters: --heuristic-file, else a file found at run time, else built in.
+  std::optional<HeuristicFile> h;
+  if (!file.empty()) {
+    h = load_heuristic_file(file);  // fitted elsewhere is the user's call: no arch check
+    p.source = "file " + file;
+  } else if (const auto found = find_heuristic_file(arch)) {
+    h = load_heuristic_file(*found);
+    p.source = "file " + *found;
+    if (base_arch(h->arch) != base_arch(arch))
+      throw InputError(SourceLoc{*found, 0}, "arch", fmt::format("fitted for arch '{}', not this device's '{}'", h->arch, arch));
+  } else {
+    for (const std::string& name : arch.empty() ? std::vector<std::string>{} : arch_names(arch)) {
+      const auto json = builtin_heuristic_json(name);
+      if (!json) continue;
+      p.source = "built-in " + name;
+      h = parse_heuristic_json(*json, p.source + ".json");
+      if (base_arch(h->arch) != base_arch(arch))
+        throw InputError(SourceLoc{p.source + ".json", 0}, "arch", fmt::format("fitted for arch '{}', not '{}'", h->arch, arch));
+      break;
+    }
+  }
+  if (h) {
+    p.kind = SplitRuleKind::model;
+    p.params = h->params;
+    return p;
+  }
+  if (asked)
+    throw InputError(cli, "--heuristic", fmt::format(
+        "--heuristic model: no parameters for arch '{}' (looked for {}.json in $FABENCH_HEURISTICS and in "
+        "results/heuristics/ here and beside the binary; built in: {}); fit them with `fa-bench fit` or "
+        "pass --heuristic-file",
+        arch.empty() ? "(no GPU)" : arch, arch.empty() ? "<arch>" : arch, builtin_archs()));
+  p.source = arch.empty() ? "default: no GPU" : fmt::format("default: no fitted parameters for {}", arch);
+  return p;
 }
 
 }  // namespace fa

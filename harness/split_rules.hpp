@@ -1,6 +1,6 @@
 // The split-count (G) rules behind G=auto, side by side: `fa2` (FlashAttention-2's wave-efficiency
 // rule), `aiter` (the published two-regime rule of ROCm's aiter) and `model` (fa-bench's cost model,
-// its parameters fitted per device arch by `fa-bench fit` and loaded from results/heuristics/).
+// its parameters fitted per device arch by `fa-bench fit` into results/heuristics/ and compiled in).
 // Every rule maps (problem, SM/CU count, the path's tile and occupancy at each G) to G in
 // {0, 2, 4, 8, 16}. Paths that size their own key split (decode chunks) name their own rule
 // (PathRow::own_split_rule) instead.
@@ -8,6 +8,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/path.hpp"
@@ -64,7 +65,8 @@ inline constexpr std::array<const char*, ModelTerms::kCount> kModelCoefNames{"wo
 double model_time_ms(const ModelParams& m, const SplitInputs& in, int G);
 int split_model(const SplitInputs& in, const ModelParams& m);
 
-// A parameter file: results/heuristics/<arch>.json (`fa-bench fit` writes it).
+// A parameter file: results/heuristics/<arch>.json (`fa-bench fit` writes it; the committed ones are
+// also compiled in, harness/builtin_heuristics.hpp).
 struct HeuristicFile {
   static constexpr int kVersion = 1;
   std::string arch, path, device;  // fitted for this arch, on this path's timings, on this device
@@ -74,9 +76,11 @@ struct HeuristicFile {
   int problems = 0;
 };
 HeuristicFile load_heuristic_file(const std::string& file);  // InputError naming file and field
+// The same from a file's text; `source` names it in errors.
+HeuristicFile parse_heuristic_json(std::string_view text, const std::string& source);
 void save_heuristic_file(const std::string& file, const HeuristicFile& h);
-// The parameter file for `arch`: $FABENCH_HEURISTICS/<arch>.json, then results/heuristics/ under the
-// working directory, next to the binary (.., ../..), and the source tree. nullopt if none exists.
+// A parameter file for `arch` found at run time: $FABENCH_HEURISTICS/<arch>.json, then
+// results/heuristics/ under the working directory and beside the binary (.., ../..). nullopt if none.
 std::optional<std::string> find_heuristic_file(const std::string& arch);
 
 enum class SplitRuleKind { fa2, aiter, model };
@@ -87,12 +91,17 @@ std::optional<SplitRuleKind> parse_split_rule(const std::string& s);
 struct SplitPolicy {
   SplitRuleKind kind = SplitRuleKind::fa2;
   ModelParams params;
-  std::string params_file;  // where they came from (for the log)
+  // Where the rule came from: "built-in sm_90", "file results/heuristics/sm_90.json", "--heuristic",
+  // or why the default fell back to fa2.
+  std::string source;
+  std::string describe() const;  // "model (built-in sm_90)": the rule and its source, for the log
   std::string rule_for(const PathRow& row) const;  // the rule's name as records carry it
   int choose(const SplitInputs& in, const PathRow& row) const;
 };
-// --heuristic (empty: model where a parameter file for the arch exists, else fa2) and
-// --heuristic-file. Throws std::runtime_error when `model` is asked for and no file is found.
+// --heuristic (empty: model where parameters for the arch exist, else fa2) and --heuristic-file.
+// The model's parameters come from, in order: --heuristic-file, a file found at run time
+// (find_heuristic_file), the built-in table. Throws InputError when `model` is asked for and none
+// has parameters for the arch, and when --heuristic-file comes with a rule that does not read it.
 SplitPolicy make_split_policy(const std::string& rule, const std::string& file, const std::string& arch);
 
 }  // namespace fa

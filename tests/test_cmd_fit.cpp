@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "cli_helpers.hpp"
@@ -136,4 +137,23 @@ TEST(CmdFit, HeuristicChoosesTheRuleThatRecordsName) {
                            "FABENCH_HEURISTICS=" + dir.path);
   EXPECT_EQ(res.status, 2) << res.output;  // no parameter file for this (CPU) device
   EXPECT_NE(res.output.find("--heuristic"), std::string::npos) << res.output;
+}
+
+TEST(CmdFit, SweepLogsWhichGRuleRanAndWhereItsParametersCameFrom) {
+  const test::TempDir dir;
+  const std::string sweep = test::temp_file(".csv", "B,H,S,Sk,D,G\n1,2,1,4096,32,auto\n");
+  HeuristicFile h;
+  h.arch = "sm_test", h.path = "mma";
+  h.params.coef = {1, 0, 0, 0, 0};
+  save_heuristic_file(dir.path + "/p.json", h);
+  auto res = run_cli(fmt::format("sweep {} --paths cpu-flash --no-timing --heuristic-file {}/p.json -o {}/f.csv", sweep,
+                                 dir.path, dir.path));
+  ASSERT_EQ(res.status, 0) << res.output;
+  EXPECT_NE(res.output.find(fmt::format("G rule: model (file {}/p.json)", dir.path)), std::string::npos) << res.output;
+  res = run_cli(fmt::format("sweep {} --paths cpu-flash --no-timing -o {}/d.csv", sweep, dir.path));
+  ASSERT_EQ(res.status, 0) << res.output;
+  // Without a GPU no arch has parameters; on a fitted GPU the built-in or a found file runs.
+  EXPECT_TRUE(std::regex_search(res.output, std::regex(R"(G rule: (fa2 \(default: no GPU\)|fa2 \(default: no fitted )"
+                                                       R"(parameters for \S+\)|model \((built-in|file) \S+\)))")))
+      << res.output;
 }

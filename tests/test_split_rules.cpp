@@ -1,11 +1,13 @@
 // The G rules: fa2 and aiter pinned on hand-computed cases (the published rules' arithmetic worked
-// through in the comments), the model's terms and pick on small cases, parameter files, and the
-// policy that --heuristic builds.
+// through in the comments), the model's terms and pick on small cases, parameter files, the table
+// of them compiled in, and the policy that --heuristic builds (which parameters, and from where).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
+#include "harness/builtin_heuristics.hpp"
 #include "harness/split_rules.hpp"
 #include "harness/sweep.hpp"
 #include "helpers.hpp"
@@ -21,6 +23,25 @@ SplitInputs inputs(int64_t B, int64_t H, int64_t S, int64_t Sk, int units, TileS
   in.units = units;
   in.tiles.fill(t);
   return in;
+}
+
+// Runs with the working directory set to a fresh folder and $FABENCH_HEURISTICS unset, so that no
+// parameter file is found at run time (the test binary's ../.. holds no results/heuristics either).
+struct NoRuntimeFiles {
+  test::TempDir dir;
+  std::filesystem::path was = std::filesystem::current_path();
+  NoRuntimeFiles() {
+    unsetenv("FABENCH_HEURISTICS");
+    std::filesystem::current_path(dir.path);
+  }
+  ~NoRuntimeFiles() { std::filesystem::current_path(was); }
+};
+
+HeuristicFile some_params(const std::string& arch, double first_coef) {
+  HeuristicFile h;
+  h.arch = arch, h.path = "mma";
+  h.params.coef = {first_coef, 0, 0, 0, 0};
+  return h;
 }
 
 }  // namespace
@@ -178,4 +199,91 @@ TEST(SplitRules, PolicyDefaultsToModelOnlyWhereAFileForTheArchExists) {
   EXPECT_EQ(p.rule_for(gpu), "model");
   EXPECT_EQ(p.rule_for(decode), "decode-occupancy");
   EXPECT_EQ(p.choose(inputs(1, 16, 128, 65535, 132), decode), 0);
+}
+
+TEST(SplitRules, TheBuiltInTableHoldsEveryCommittedFileAndSm90ParsesAsTheFileDoes) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(FABENCH_SOURCE_DIR) / "results" / "heuristics";
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".json") continue;
+    ++files;
+    const std::string arch = e.path().stem().string();
+    const auto json = builtin_heuristic_json(arch);
+    ASSERT_TRUE(json) << arch << " is committed but not built in";
+    const HeuristicFile built_in = parse_heuristic_json(*json, "built-in " + arch);
+    const HeuristicFile file = load_heuristic_file(e.path().string());
+    EXPECT_EQ(built_in.arch, arch);  // a file named for one arch and fitted on another never loads
+    EXPECT_EQ(built_in.arch, file.arch);
+    EXPECT_EQ(built_in.path, file.path);
+    EXPECT_EQ(built_in.units, file.units);
+    for (size_t i = 0; i < file.params.coef.size(); ++i) EXPECT_EQ(built_in.params.coef[i], file.params.coef[i]) << i;
+    EXPECT_EQ(built_in.params.margin, file.params.margin);
+  }
+  EXPECT_EQ(builtin_heuristics().size(), files);
+  ASSERT_TRUE(builtin_heuristic_json("sm_90"));
+  EXPECT_FALSE(builtin_heuristic_json("sm_none"));
+}
+
+TEST(SplitRules, WithNoFileAtRunTimeTheBuiltInParametersRunAndSaySo) {
+  const NoRuntimeFiles here;
+  const SplitPolicy p = make_split_policy("", "", "sm_90");
+  const HeuristicFile committed = load_heuristic_file(std::string(FABENCH_SOURCE_DIR) + "/results/heuristics/sm_90.json");
+  EXPECT_EQ(p.kind, SplitRuleKind::model);
+  EXPECT_EQ(p.params.coef, committed.params.coef);
+  EXPECT_EQ(p.describe(), "model (built-in sm_90)");
+  EXPECT_EQ(make_split_policy("model", "", "sm_90").describe(), "model (built-in sm_90)");
+  // An arch without parameters falls back to fa2 and says why; an explicit rule says it was asked for.
+  EXPECT_EQ(make_split_policy("", "", "sm_none").describe(), "fa2 (default: no fitted parameters for sm_none)");
+  EXPECT_EQ(make_split_policy("", "", "").describe(), "fa2 (default: no GPU)");
+  EXPECT_EQ(make_split_policy("aiter", "", "sm_90").describe(), "aiter (--heuristic)");
+}
+
+TEST(SplitRules, AFileFoundAtRunTimeOverridesTheBuiltInAndHeuristicFileOverridesBoth) {
+  const NoRuntimeFiles here;
+  const test::TempDir dir;
+  save_heuristic_file(dir.path + "/sm_90.json", some_params("sm_90", 0.5));
+  setenv("FABENCH_HEURISTICS", dir.path.c_str(), 1);
+  SplitPolicy p = make_split_policy("", "", "sm_90");
+  EXPECT_EQ(p.kind, SplitRuleKind::model);
+  EXPECT_EQ(p.params.coef[0], 0.5);
+  EXPECT_EQ(p.describe(), "model (file " + dir.path + "/sm_90.json)");
+  unsetenv("FABENCH_HEURISTICS");
+
+  // The working directory's results/heuristics/ is a run-time file too.
+  std::filesystem::create_directories("results/heuristics");
+  save_heuristic_file("results/heuristics/sm_90.json", some_params("sm_90", 0.25));
+  EXPECT_EQ(make_split_policy("", "", "sm_90").describe(), "model (file results/heuristics/sm_90.json)");
+
+  save_heuristic_file(dir.path + "/mine.json", some_params("sm_80", 2));  // fitted elsewhere: the user's call
+  p = make_split_policy("", dir.path + "/mine.json", "sm_90");
+  EXPECT_EQ(p.params.coef[0], 2);
+  EXPECT_EQ(p.describe(), "model (file " + dir.path + "/mine.json)");
+}
+
+TEST(SplitRules, AnAmdArchWithFeatureFlagsFindsTheBareArchsParameters) {
+  const NoRuntimeFiles here;
+  const test::TempDir dir;
+  save_heuristic_file(dir.path + "/gfx_test.json", some_params("gfx_test", 1));
+  setenv("FABENCH_HEURISTICS", dir.path.c_str(), 1);
+  EXPECT_EQ(make_split_policy("", "", "gfx_test:sramecc+:xnack-").describe(), "model (file " + dir.path + "/gfx_test.json)");
+  unsetenv("FABENCH_HEURISTICS");
+}
+
+TEST(SplitRules, HeuristicFileIsRefusedWithARuleThatIgnoresItAndAsADirectory) {
+  const test::TempDir dir;
+  save_heuristic_file(dir.path + "/p.json", some_params("sm_90", 1));
+  try {
+    make_split_policy("fa2", dir.path + "/p.json", "sm_90");
+    FAIL() << "--heuristic fa2 took a parameter file it never reads";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field, "--heuristic-file");
+  }
+  try {
+    make_split_policy("", dir.path, "sm_90");
+    FAIL() << "a directory loaded as a parameter file";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(make_split_policy("model", dir.path + "/missing.json", "sm_90"), InputError);
 }
