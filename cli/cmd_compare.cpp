@@ -1,12 +1,14 @@
 // `fa-bench compare OLD.csv NEW.csv [MORE.csv...]`: each later file against the first, record by
 // record (problem incl. name, path, G): time ratio new/old, SAME/FAST/SLOW/AMBIGUOUS from both
-// sides' spreads, accuracy changes, geomean ratios. Markdown to stdout; --csv/--json files.
+// sides' spreads, accuracy changes, geomean ratios. Markdown to stdout; --csv/--json files
+// under the output policy (harness/output_file.hpp).
 // Exit status: 0 (a report, not a verdict: see `gate`), 2 on an unreadable file (file:line).
 #include <iostream>
 
 #include "cli/commands.hpp"
 #include "cli/compare_options.hpp"
 #include "harness/compare_print.hpp"
+#include "harness/output_file.hpp"
 
 namespace fa::cli {
 
@@ -21,6 +23,7 @@ void add_compare(CLI::App& app, int& status) {
   cmd->add_option("--csv", *csv, "Also write the comparison as CSV");
   cmd->add_option("--json", *json, "Also write the comparison as JSON");
   cmd->callback([files, rule, csv, json, &status] {
+    check_outputs({{"--csv", *csv}, {"--json", *json}}, *files);  // before anything is read or written
     std::vector<ResultsFile> read;
     for (const auto& f : *files) read.push_back(read_results_csv(f));  // all read before any output
     std::vector<Comparison> cmps;
@@ -28,8 +31,8 @@ void add_compare(CLI::App& app, int& status) {
       cmps.push_back(compare_results(read[0], read[i], *rule));
       print_compare_markdown(std::cout, cmps.back(), *rule);
     }
-    if (!csv->empty()) write_compare_csv(*csv, cmps);
-    if (!json->empty()) write_compare_json(*json, cmps, *rule);
+    if (!csv->empty()) OutputFile(*csv, *files).replace_with(compare_csv(cmps));
+    if (!json->empty()) OutputFile(*json, *files).replace_with(compare_json(cmps, *rule));
     status = 0;
   });
 }

@@ -3,6 +3,8 @@
 // best G, tie set, each rule's pick and regret), fits the model's parameters on all problems into
 // results/heuristics/<arch>.json, and prints each rule's scores with the model's held out (k-fold and
 // leave-one-family-out, families by (B, H, D)): the model's in-sample row is shown for contrast only.
+// The default parameter file's name comes from the results' `arch` text, so that text must be a
+// plain file name ([A-Za-z0-9_.-], not . or ..); every output is checked before anything is written.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -10,12 +12,25 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/flag_checks.hpp"
+#include "harness/gate.hpp"
 #include "harness/output_file.hpp"
 #include "harness/results_reader.hpp"
 #include "harness/split_fit.hpp"
 
 namespace fa::cli {
 namespace {
+
+// An arch read from a results file, made safe to name a file with, or an InputError.
+std::string arch_file_name(const std::string& arch, const std::string& file) {
+  const bool plain = !arch.empty() && arch != "." && arch != ".." &&
+                     arch.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") ==
+                         std::string::npos;
+  if (!plain)
+    throw InputError(SourceLoc{file, 0}, "arch",
+                     fmt::format("'{}' cannot name the parameter file (letters, digits, _ . - only); pass --params", arch));
+  return arch + ".json";
+}
 
 std::string fit_csv(const FitData& d, const std::vector<std::pair<std::string, std::vector<int>>>& picks) {
   std::string out = "name,B,H,Hk,S,Sk,D,causal,dtype,family,units,tile_m,tile_n,resident";
@@ -63,7 +78,7 @@ void add_fit(CLI::App& app, int& status) {
   cmd->add_flag("--no-params", a->no_params, "Score only; write no parameter file");
   cmd->add_option("--report", a->report, "Also write the scores as markdown to this file");
   cmd->add_option("--folds", a->folds, "k of the k-fold cross-validation")->check(CLI::Range(2, 100))->capture_default_str();
-  cmd->add_option("--seed", a->seed, "Seed of the k-fold assignment")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "Seed of the k-fold assignment")->check(whole_in(0))->capture_default_str();
   cmd->callback([a, &status] {
     const std::string sources = fmt::format("{}", fmt::join(a->files, ", "));
     std::vector<Record> records;
@@ -73,8 +88,18 @@ void add_fit(CLI::App& app, int& status) {
       if (arch.empty()) arch = rf.arch, device = rf.device;
       else if (!rf.arch.empty() && rf.arch != arch)
         throw InputError(SourceLoc{f, 0}, "arch", fmt::format("is '{}' but {} is '{}': fit one device at a time", rf.arch, a->files[0], arch));
-      for (auto& r : rf.records) records.push_back(std::move(r.record));
+      for (auto& r : rf.records) {
+        if (r.record.timing)
+          if (const std::string why = untimeable(*r.record.timing); !why.empty()) throw InputError(r.at, "median_ms", why);
+        records.push_back(std::move(r.record));
+      }
     }
+    std::string params_file;
+    if (!a->no_params)
+      params_file = !a->params.empty() ? a->params
+                                       : (std::filesystem::path("results") / "heuristics" / arch_file_name(arch, a->files[0])).string();
+    if (!params_file.empty() && a->params.empty()) std::filesystem::create_directories(std::filesystem::path(params_file).parent_path());
+    check_outputs({{"-o", a->out}, {"--report", a->report}, {"--params", params_file}}, a->files);
     const FitData d = collect_fit_data(records, a->path);
     for (const auto& why : d.dropped) spdlog::warn("left out: {}", why);
     if (d.problems.size() < size_t(a->folds))
@@ -110,14 +135,10 @@ void add_fit(CLI::App& app, int& status) {
     std::cout << fmt::format("G rules on {} problems of path `{}` ({}, {}):\n\n{}\nmodel fitted on all: {}\n",
                              d.problems.size(), d.path, device, arch, table, params_line);
 
-    OutputFile out(a->out, a->files);
-    out.truncate();
-    out.write(fit_csv(d, {{"fa2", fa2}, {"aiter", aiter}, {"model", kfold}, {"model_lofo", lofo}}));
+    OutputFile(a->out, a->files).replace_with(fit_csv(d, {{"fa2", fa2}, {"aiter", aiter}, {"model", kfold}, {"model_lofo", lofo}}));
     spdlog::info("fit data: {}", a->out);
     if (!a->report.empty()) {
-      OutputFile rep(a->report, a->files);
-      rep.truncate();
-      rep.write(fmt::format("# G rules on {} ({})\n\n{} problems of path `{}` from {}; {} left out. Regret is "
+      OutputFile(a->report, a->files).replace_with(fmt::format("# G rules on {} ({})\n\n{} problems of path `{}` from {}; {} left out. Regret is "
                             "t(G_pick) / t(G_best) - 1 on the measured medians; harm: t(G_pick) > 1.02 t(G=0); "
                             "oracle capture: sum(t0 - t_pick) / sum(t0 - t_best). The model's rows are held out "
                             "({}-fold, seed {}; leave-one-family-out by (B, H, D)) except the in-sample one.\n\n{}\n"
@@ -126,12 +147,8 @@ void add_fit(CLI::App& app, int& status) {
                             params_line));
       spdlog::info("report: {}", a->report);
     }
-    if (!a->no_params) {
-      const std::string file =
-          !a->params.empty() ? a->params : (std::filesystem::path("results") / "heuristics" / (arch + ".json")).string();
-      if (arch.empty()) throw InputError(SourceLoc{a->files[0], 0}, "arch", "empty: pass --params to name the file");
-      const auto dir = std::filesystem::path(file).parent_path();
-      if (!dir.empty()) std::filesystem::create_directories(dir);
+    if (!params_file.empty()) {
+      const std::string& file = params_file;
       HeuristicFile h;
       h.arch = arch, h.path = d.path, h.device = device, h.units = d.problems.front().in.units;
       h.params = all;

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/flag_checks.hpp"
 #include "harness/filter.hpp"
 #include "harness/merge.hpp"
 
@@ -33,8 +34,11 @@ void add_merge(CLI::App& app, int& status) {
   cmd->add_option("--G", a->G, "As given to the runs");
   cmd->add_option("--dtype", a->dtype, "As given to the runs");
   cmd->add_option("--filter", a->filter, "As given to the runs");
-  cmd->add_option("--seed", a->seed, "As given to the runs")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "As given to the runs")->check(whole_in(0))->capture_default_str();
   cmd->callback([a, &status] {
+    std::vector<std::string> inputs = a->files;
+    inputs.insert(inputs.end(), a->expect.begin(), a->expect.end());
+    check_outputs({{"-o", a->out}}, inputs);
     const Merged m = merge_results(a->files);
     if (!m.conflicts.empty()) {
       for (const auto& c : m.conflicts) spdlog::error("conflict: {}", c);
@@ -62,14 +66,13 @@ void add_merge(CLI::App& app, int& status) {
       }
       gaps = find_gaps(m, rows, a->shards);
     }
-    OutputFile out(a->out, a->files);
-    out.truncate();
     std::string text = m.header + '\n';
     for (const auto& l : m.lines) text += l + '\n';
-    out.write(text);
+    OutputFile(a->out, inputs).replace_with(text);
     for (const auto& g : gaps) std::cout << "missing: " << g << "\n";
-    std::cout << fmt::format("merged {} records from {} files into {}{}{}\n", m.lines.size(), a->files.size(), a->out,
+    std::cout << fmt::format("merged {} records from {} files into {}{}{}{}\n", m.lines.size(), a->files.size(), a->out,
                              m.identical_duplicates ? fmt::format(" ({} identical duplicates dropped)", m.identical_duplicates) : "",
+                             m.replaced ? fmt::format(" ({} re-run records replaced their earlier line)", m.replaced) : "",
                              gaps.empty() ? "" : fmt::format("; {} missing", gaps.size()));
     status = gaps.empty() ? 0 : 1;
   });

@@ -18,7 +18,7 @@ void add_sweep(CLI::App& app, int& status) {
       all.rows.insert(all.rows.end(), s.rows.begin(), s.rows.end());
       all.files.push_back(f);
       check_row_cap(all.rows.size(), opts->overrides(), SourceLoc{f, 0});
-      if (all.paths.empty()) all.paths = s.paths;
+      if (all.paths.empty()) all.paths = s.paths, all.paths_where = s.paths_where;
       if (!all.thresholds.any()) all.thresholds = s.thresholds;
     }
     status = execute(std::move(all), *opts);

@@ -30,6 +30,7 @@ void add_table(CLI::App& app, int& status) {
   cmd->add_option("files", a->files, "Results CSVs (fa-bench schema), read in order")->required();
   cmd->add_option("--csv", a->csv, "Also write the table as CSV (problem, unit, one column per path)");
   cmd->callback([a, &status] {
+    check_outputs({{"--csv", a->csv}}, a->files);
     std::vector<Record> records;
     std::map<std::string, size_t> at;  // match key -> index in records
     size_t replaced = 0;
@@ -47,8 +48,7 @@ void add_table(CLI::App& app, int& status) {
     if (csv) {
       std::ostringstream text;
       write_compact_csv(text, compact_grid(records));
-      csv->truncate();
-      csv->write(text.str());
+      csv->replace_with(text.str());
     }
     status = 0;
   });

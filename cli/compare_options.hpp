@@ -3,20 +3,23 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include "cli/flag_checks.hpp"
 #include "harness/compare.hpp"
 
 namespace fa::cli {
 
 inline void add_compare_rule_options(CLI::App& cmd, CompareRule& rule) {
   cmd.add_option("--threshold", rule.threshold, "Relative change that is never noise (0.05 = 5%)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(finite_in(0, 1e6))
       ->capture_default_str();
-  cmd.add_option("--k", rule.k, "Multiples of the combined relative spread treated as noise")
-      ->check(CLI::NonNegativeNumber)
+  cmd.add_option("--k", rule.k, "Multiples of the combined relative spread treated as noise (0: spreads ignored)")
+      ->check(finite_in(0, 1e6))
       ->capture_default_str();
   cmd.add_option("--min-samples-compare", rule.min_samples, "Fewer samples on either side: AMBIGUOUS")
+      ->check(whole_in(0, 1000000000))
       ->capture_default_str();
   cmd.add_option("--max-err-growth", rule.err_growth, "Flag max |err| growing by more than this factor")
+      ->check(finite_in(1, 1e300))
       ->capture_default_str();
 }
 

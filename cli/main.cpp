@@ -12,8 +12,10 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <utility>
 
 #include "cli/commands.hpp"
+#include "harness/output_file.hpp"
 #include "harness/sweep.hpp"
 
 int main(int argc, char** argv) {
@@ -46,7 +48,18 @@ int main(int argc, char** argv) {
                                                                  : spdlog::level::info);
   });
   try {
+    // A first word that is no subcommand is named, with the list, rather than CLI11's generic
+    // "arguments were not expected".
+    std::string known;
+    bool found = false;
+    for (const CLI::App* sub : std::as_const(app).get_subcommands({})) {
+      found |= argc > 1 && sub->get_name() == argv[1];
+      if (!sub->get_group().empty()) known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (argc > 1 && argv[1][0] != '-' && !found)
+      throw fa::InputError(fa::SourceLoc{"command line", 0}, "subcommand", fmt::format("unknown subcommand '{}' (one of: {})", argv[1], known));
     app.parse(argc, argv);
+    fa::check_stdout();  // every command's stdout, checked once it is done (the one policy's last step)
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

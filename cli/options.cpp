@@ -11,6 +11,7 @@
 #include <iostream>
 #include <optional>
 
+#include "cli/flag_checks.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/test_paths.hpp"
 #include "cli/run_outputs.hpp"
@@ -26,6 +27,9 @@
 namespace fa::cli {
 
 namespace {
+
+constexpr long long kMaxSamples = 100000000;  // bounds that keep the int counters far from overflow
+constexpr long long kMaxRowsCap = 100000000;
 
 // "a,b|c" -> "a|b|c": lists on the command line may use commas or bars.
 std::string bars(std::string s) {
@@ -51,27 +55,19 @@ std::vector<std::string> resolve_paths(const std::string& cli, const Sweep& swee
   if (!cli.empty()) names = split_list(bars(cli));
   else if (!sweep.paths.empty()) names = sweep.paths;
   else return default_paths(reg, dev);
-  for (const auto& n : names)
-    if (!reg.find(n)) {
+  const SourceLoc where = cli.empty() ? sweep.paths_where : SourceLoc{"command line", 0};
+  const std::string field = cli.empty() ? "paths" : "--paths";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!reg.find(names[i])) {
       std::string known;
       for (const auto& r : reg.rows()) known += " " + r.name;
-      throw InputError(SourceLoc{cli.empty() ? "sweep file" : "command line", 0}, "paths",
-                       fmt::format("unknown path '{}' (known:{})", n, known));
+      throw InputError(where, field, fmt::format("unknown path '{}' (known:{})", names[i], known));
     }
+    // One key per record: a path named twice would write two records under one key.
+    if (std::find(names.begin(), names.begin() + std::ptrdiff_t(i), names[i]) != names.begin() + std::ptrdiff_t(i))
+      throw InputError(where, field, fmt::format("path '{}' is named twice", names[i]));
+  }
   return names;
-}
-
-// A number the flag's meaning needs finite and within [0, max] (NaN passes a plain `< 0` check).
-CLI::Validator finite_in(double max) {
-  return CLI::Validator(
-      [max](std::string& text) {
-        char* end = nullptr;
-        const double v = std::strtod(text.c_str(), &end);
-        if (text.empty() || *end != '\0' || !std::isfinite(v) || v < 0 || v > max)
-          return fmt::format("'{}' is not a finite number in [0, {}]", text, max);
-        return std::string();
-      },
-      "FINITE>=0");
 }
 
 class ProgressLine {
@@ -110,55 +106,60 @@ Overrides CommonOptions::overrides() const {
 void add_common_options(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("--paths", o.paths,
                  "Paths to run, comma-separated (default: the file's, else all available here: the GPU ones where "
-                 "there is a GPU)");
-  cmd.add_option("--G", o.G, "Split counts replacing the file's, e.g. 0,2,4,8,16 or auto");
-  cmd.add_option("--dtype", o.dtype, "Dtypes replacing the file's, e.g. fp16,bf16");
-  cmd.add_option("--filter", o.filter, "Keep rows matching an expression, e.g. 'S>=1024 && dtype==bf16'");
-  cmd.add_option("--seed", o.seed, "Input seed for rows without a seed column")->capture_default_str();
+                 "there is a GPU)")
+      ->check(non_empty());
+  cmd.add_option("--G", o.G, "Split counts replacing the file's, e.g. 0,2,4,8,16 or auto")->check(non_empty());
+  cmd.add_option("--dtype", o.dtype, "Dtypes replacing the file's, e.g. fp16,bf16")->check(non_empty());
+  cmd.add_option("--filter", o.filter, "Keep rows matching an expression, e.g. 'S>=1024 && dtype==bf16'")->check(non_empty());
+  cmd.add_option("--seed", o.seed, "Input seed for rows without a seed column")->check(whole_in(0))->capture_default_str();
   cmd.add_option("--check-rows", o.check_rows, "Validate this many sampled query rows (0: as --cpu-budget allows)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(whole_in(0, std::numeric_limits<int64_t>::max()))
       ->capture_default_str();
   cmd.add_option("--cpu-budget", o.cpu_budget_gflop,
                  "GFLOP a CPU path or the reference may spend on one problem; beyond it CPU paths skip and "
                  "validation samples rows")
-      ->check(finite_in(HUGE_VAL))
+      ->check(finite_in(0, HUGE_VAL))
       ->capture_default_str();
   cmd.add_option("--max-err", o.max_err, "Fixed rule: max |o - ref| threshold (replaces the adaptive rule)")
-      ->check(finite_in(HUGE_VAL));
-  cmd.add_option("--min-cosine", o.min_cosine, "Fixed rule: minimum cosine similarity")->check(finite_in(1));
+      ->check(finite_in(0, HUGE_VAL));
+  cmd.add_option("--min-cosine", o.min_cosine, "Fixed rule: minimum cosine similarity")->check(finite_in(0, 1));
   cmd.add_option("--timing", o.timing, "cold (flush caches before each sample) or hot")
       ->check(CLI::IsMember({"cold", "hot"}))
       ->capture_default_str();
   cmd.add_option("--time-cap", o.time_cap, "Seconds of samples per record at most")
-      ->check(finite_in(HUGE_VAL))
+      ->check(finite_in(0, HUGE_VAL))
       ->capture_default_str();
   cmd.add_option("--spread", o.spread, "Stop sampling at this relative spread (stddev/mean)")
-      ->check(finite_in(HUGE_VAL))
+      ->check(finite_in(0, HUGE_VAL))
       ->capture_default_str();
   cmd.add_option("--time-limit", o.time_limit,
                  "Wall seconds a record's sampling may take (flushes and launches included); stops it even under "
                  "--min-samples, with a note")
       ->check(finite_in(HUGE_VAL))
       ->capture_default_str();
-  cmd.add_option("--min-samples", o.min_samples, "Samples before the spread may stop the loop")->capture_default_str();
-  cmd.add_option("--max-samples", o.max_samples, "Samples per record at most")->capture_default_str();
-  cmd.add_option("--warmup", o.warmup, "Untimed runs before sampling")->capture_default_str();
+  cmd.add_option("--min-samples", o.min_samples, "Samples before the spread may stop the loop (at most --max-samples)")
+      ->check(whole_in(1, kMaxSamples))
+      ->capture_default_str();
+  cmd.add_option("--max-samples", o.max_samples, "Samples per record at most")->check(whole_in(1, kMaxSamples))->capture_default_str();
+  cmd.add_option("--warmup", o.warmup, "Untimed runs before sampling")->check(whole_in(0, kMaxSamples))->capture_default_str();
   cmd.add_flag("--no-timing", o.no_timing, "Validate only");
-  cmd.add_option("-o,--csv", o.csv, "Results CSV (rows flushed as they finish)")->capture_default_str();
-  cmd.add_option("--json", o.json, "Also write JSON Lines (a meta line, then one object per record)");
+  cmd.add_option("-o,--csv", o.csv, "Results CSV (rows flushed as they finish)")->check(non_empty())->capture_default_str();
+  cmd.add_option("--json", o.json, "Also write JSON Lines (a meta line, then one object per record)")->check(non_empty());
   cmd.add_flag("--resume", o.resume,
                "Append to the CSV (and JSON), skipping records they hold (error/oom rows re-run); refused when the "
                "file's columns, schema, device or timing mode differ");
   cmd.add_option("--max-rows", o.max_rows, "Refuse sweep files that expand to more rows than this")
+      ->check(whole_in(1, kMaxRowsCap))
       ->capture_default_str();
-  cmd.add_option("--baseline", o.baseline, "Path the speedup column divides by (default: naive with a GPU, else cpu-ref)");
+  cmd.add_option("--baseline", o.baseline, "Path the speedup column divides by (default: naive with a GPU, else cpu-ref)")
+      ->check(non_empty());
   cmd.add_flag("--no-table", o.no_table, "Do not print the markdown summary");
   cmd.add_flag("--isolate", o.isolate, "Run each record in a child process: a crash or hang becomes an error record");
   cmd.add_option("--row-timeout", o.row_timeout, "Seconds a record may run before it is killed (implies --isolate)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_in(0, 1e9));
   cmd.add_option("--repeat-check", o.repeat_check,
                  "Rerun each record N more times; fail it if any rerun differs bit for bit from the first")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_in(0, kMaxSamples));
   cmd.add_flag("--no-check-timed", o.no_check_timed,
                "Do not compare the last timed launch's output with the validated run (on by default: state carried "
                "between launches fails the record)");
@@ -167,12 +168,21 @@ void add_common_options(CLI::App& cmd, CommonOptions& o) {
                  "are found or built in, else fa2)")
       ->check(CLI::IsMember({"fa2", "aiter", "model"}));
   cmd.add_option("--heuristic-file", o.heuristic_file,
-                 "The model's parameter file (default: results/heuristics/<arch>.json found at run time, else built in)");
+                 "The model's parameter file (default: results/heuristics/<arch>.json found at run time, else built in)")
+      ->check(CLI::ExistingFile);
   add_run_output_options(cmd, o);
   add_test_options(cmd, o.plant_slowdown);
 }
 
 int execute(Sweep sweep, const CommonOptions& o) {
+  const SourceLoc cli{"command line", 0};
+  if (o.min_samples > o.max_samples)
+    throw InputError(cli, "--min-samples", fmt::format("{} is more than --max-samples {}", o.min_samples, o.max_samples));
+  // The output policy first: nothing is read, run or truncated while an output is wrong.
+  std::vector<std::string> inputs = sweep.files;
+  if (!o.heuristic_file.empty()) inputs.push_back(o.heuristic_file);
+  check_outputs({{"-o", o.csv}, {"--json", o.json}, {"--markdown", o.markdown}}, inputs);
+  drop_duplicate_rows(sweep);
   if (!o.filter.empty()) {
     const Filter keep(o.filter);
     std::vector<SweepRow> rows;
@@ -194,6 +204,8 @@ int execute(Sweep sweep, const CommonOptions& o) {
 
   RunOptions ro;
   ro.paths = resolve_paths(o.paths, sweep, reg, ctx.device);
+  if (!o.baseline.empty() && !reg.find(o.baseline))
+    throw InputError(cli, "--baseline", fmt::format("unknown path '{}' (`fa-bench list` names them)", o.baseline));
   ro.timing = {o.warmup, o.min_samples, o.max_samples, o.spread, o.time_cap,
                o.timing == "hot" ? TimingMode::hot : TimingMode::cold, o.time_limit};
   ro.time_paths = !o.no_timing;
@@ -213,22 +225,31 @@ int execute(Sweep sweep, const CommonOptions& o) {
   const StopOnSignals stop_on_signals;
   ro.stop = StopOnSignals::received;
   hook_tensors(ro, o, sweep);
-  ro.timing.planted_slowdown = checked_plant_slowdown(o.plant_slowdown, ro.isolate);
+  ro.timing.planted_slowdown = checked_plant_slowdown(o.plant_slowdown);
 
   // Every output is opened, locked and checked (and a resumed one read) before any is truncated.
-  OutputFile csv_out(o.csv, sweep.files);
-  std::optional<OutputFile> json_out;
-  if (!o.json.empty()) {
-    if (same_file(o.json, o.csv)) throw WriteError(fmt::format("--json and -o name the same file '{}'", o.json));
-    json_out.emplace(o.json, sweep.files);
-  }
+  OutputFile csv_out(o.csv, inputs);
+  std::optional<OutputFile> json_out, markdown_out;
+  if (!o.json.empty()) json_out.emplace(o.json, inputs);
+  if (!o.markdown.empty()) markdown_out.emplace(o.markdown, inputs);
   RunMeta meta = collect_meta(ctx.device, ro.timing.mode);
   meta.shard = shard;
   ResumeState earlier;
   if (o.resume) {
     earlier = read_resume(o.csv, meta);
-    if (json_out) check_json_resume(o.json, meta);
+    const long long json_complete = json_out ? check_json_resume(o.json, meta) : -1;
     ro.done = earlier.done;
+    // Torn last lines (a write cut short) are cut off only now, once both files passed every check.
+    auto cut = [](OutputFile& f, long long complete) {
+      if (complete < 0) return;
+      spdlog::warn("--resume: '{}' ends in a torn line (a write cut short); dropping it after byte {}", f.path(), complete);
+      f.truncate_to(complete);
+    };
+    cut(csv_out, earlier.complete_bytes);
+    if (json_out) cut(*json_out, json_complete);
+    if (earlier.exit_status != 0)
+      spdlog::warn("--resume: '{}' already holds a record that makes this run exit {}: {}", o.csv, earlier.exit_status,
+                   earlier.exit_why);
   }
   CsvWriter csv(std::move(csv_out), meta, o.resume);
   std::unique_ptr<JsonLinesWriter> json;
@@ -245,7 +266,7 @@ int execute(Sweep sweep, const CommonOptions& o) {
     records = run_records(sweep, ro, reg, ctx, sinks, devices, [&](size_t d, size_t t, const Record& r) { line(d, t, r); });
   }
   const std::string baseline = !o.baseline.empty() ? o.baseline : ctx.device.gpu ? "naive" : "cpu-ref";
-  print_outputs(records, baseline, o);
+  print_outputs(records, baseline, o, markdown_out);
   spdlog::info("wrote {} records to {}{}", records.size(), o.csv, o.json.empty() ? "" : " and " + o.json);
   if (!earlier.done.empty()) spdlog::info("--resume: {} records were already in {}", earlier.done.size(), o.csv);
   if (const int sig = StopOnSignals::received()) {

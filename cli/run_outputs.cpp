@@ -1,9 +1,12 @@
 // Output, exit-rule and scale-out flags of `sweep` and `run`, and their glue.
 #include "cli/run_outputs.hpp"
 
+#include "cli/flag_checks.hpp"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -11,7 +14,6 @@
 #include "harness/shard.hpp"
 #include "harness/summary.hpp"
 #include "harness/tensor_files.hpp"
-#include "reference/cpu_ref.hpp"
 #ifdef FABENCH_HAS_GPU
 #include "kernels/gpu_select.hpp"
 #endif
@@ -23,12 +25,25 @@ void add_run_output_options(CLI::App& cmd, CommonOptions& o) {
                  "samples, spread, %peak, speedup), both (compact first)")
       ->check(CLI::IsMember({"detail", "compact", "both"}))
       ->capture_default_str();
-  cmd.add_option("--markdown", o.markdown, "Also write the tables to this markdown file");
+  cmd.add_option("--markdown", o.markdown, "Also write the tables to this markdown file")->check(non_empty());
   cmd.add_flag("--fail-on-skip", o.fail_on_skip, "Exit 1 when any record is a skip (CI: nothing may go unrun)");
-  cmd.add_option("--shard", o.shard, "Run shard i of n (i/n): the problems whose index % n == i");
-  cmd.add_option("--devices", o.devices, "GPU ordinals of this host, e.g. 0,1,2,3: one worker per device, one results file");
-  cmd.add_option("--save-tensors", o.save_tensors, "Write each record's Q, K, V, O, LSE and reference O as .npy under DIR");
-  cmd.add_option("--load-tensors", o.load_tensors, "Run on DIR/{q,k,v}.npy instead of seeded inputs (shape and dtype checked)");
+  cmd.add_option("--shard", o.shard, "Run shard i of n (i/n): the problems whose index % n == i")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            try {
+              parse_shard(text, "--shard");
+            } catch (const InputError& e) {
+              return std::string(e.what());
+            }
+            return std::string();
+          },
+          "i/n"));
+  cmd.add_option("--devices", o.devices, "GPU ordinals of this host, e.g. 0,1,2,3: one worker per device, one results file")
+      ->check(non_empty());
+  cmd.add_option("--save-tensors", o.save_tensors, "Write each record's Q, K, V, O, LSE and reference O as .npy under DIR")
+      ->check(non_empty());
+  cmd.add_option("--load-tensors", o.load_tensors, "Run on DIR/{q,k,v}.npy instead of seeded inputs (shape and dtype checked)")
+      ->check(CLI::ExistingDirectory);
 }
 
 std::string apply_shard(Sweep& sweep, const CommonOptions& o) {
@@ -50,20 +65,14 @@ std::vector<int> requested_devices(const CommonOptions& o) {
 }
 
 void hook_tensors(RunOptions& ro, const CommonOptions& o, const Sweep& sweep) {
-  if (!o.load_tensors.empty()) {
-    const std::string dir = o.load_tensors;
-    for (const auto& row : sweep.rows)
-      if (!row.invalid) load_inputs(dir, row.problem);
-    ro.inputs = [dir](const Problem& p) { return load_inputs(dir, p); };
-  }
-  if (!o.save_tensors.empty()) {
-    const std::string dir = o.save_tensors;
-    ro.keep_outputs = [dir](const Record& r, const HostInputs& in, const RunOutputs& out) {
-      std::vector<int64_t> rows(size_t(r.problem.S));
-      for (size_t i = 0; i < rows.size(); ++i) rows[i] = int64_t(i);
-      save_record_tensors(dir, r, in, out, compute_reference(r.problem, in, rows, false).o);
-    };
-  }
+  for (const auto& row : sweep.rows)
+    if (!o.load_tensors.empty() && !row.invalid) load_inputs(o.load_tensors, row.problem);
+  std::error_code ec;
+  if (!o.save_tensors.empty() && std::filesystem::exists(o.save_tensors, ec) && !std::filesystem::is_directory(o.save_tensors, ec))
+    throw InputError(SourceLoc{"command line", 0}, "--save-tensors", fmt::format("'{}' is a file, not a folder", o.save_tensors));
+  ro.load_tensors = o.load_tensors;
+  ro.save_tensors = o.save_tensors;
+  install_tensor_hooks(ro);
 }
 
 std::vector<Record> run_records(const Sweep& sweep, const RunOptions& ro, const Registry& reg, const GateContext& ctx,
@@ -77,7 +86,8 @@ std::vector<Record> run_records(const Sweep& sweep, const RunOptions& ro, const 
 #endif
 }
 
-void print_outputs(const std::vector<Record>& records, const std::string& baseline, const CommonOptions& o) {
+void print_outputs(const std::vector<Record>& records, const std::string& baseline, const CommonOptions& o,
+                   std::optional<OutputFile>& markdown) {
   const Tables which = o.no_table ? Tables::none
                        : o.table == "detail" ? Tables::detail
                        : o.table == "compact" ? Tables::compact
@@ -85,12 +95,10 @@ void print_outputs(const std::vector<Record>& records, const std::string& baseli
   std::ostringstream md;
   print_tables(md, records, baseline, which);
   std::cout << md.str();
-  if (!o.markdown.empty()) {
-    OutputFile f(o.markdown, {o.csv, o.json});
-    f.truncate();
+  if (markdown) {
     std::ostringstream file;
     print_tables(file, records, baseline, which == Tables::none ? Tables::both : which);
-    f.write(file.str());
+    markdown->replace_with(file.str());
   }
 }
 

@@ -4,7 +4,10 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include <optional>
+
 #include "cli/options.hpp"
+#include "harness/output_file.hpp"
 #include "harness/runner.hpp"
 
 namespace fa::cli {
@@ -28,8 +31,9 @@ std::vector<Record> run_records(const Sweep& sweep, const RunOptions& ro, const 
                                 const std::vector<RecordSink*>& sinks, const std::vector<int>& devices,
                                 const ProgressFn& progress);
 
-// The chosen tables to stdout and, with --markdown, to that file.
-void print_outputs(const std::vector<Record>& records, const std::string& baseline, const CommonOptions& o);
+// The chosen tables to stdout and, with --markdown, to that file (opened and checked before the run).
+void print_outputs(const std::vector<Record>& records, const std::string& baseline, const CommonOptions& o,
+                   std::optional<OutputFile>& markdown);
 
 // --fail-on-skip turns a clean status into 1 when any record is a skip.
 int apply_fail_on_skip(int status, const std::vector<Record>& records, const CommonOptions& o);

@@ -168,13 +168,11 @@ void add_test_options(CLI::App& cmd, double& plant_slowdown) {
       ->group("Test only");
 }
 
-double checked_plant_slowdown(double fraction, bool isolate) {
+double checked_plant_slowdown(double fraction) {
   if (fraction <= 0) return 0;
   const SourceLoc cli{"command line", 0};
   if (!test_switch_on())
     throw InputError(cli, "--plant-slowdown", "test only: it plants a fake slowdown; set FABENCH_TEST_PATHS=1 to use it");
-  if (isolate)
-    throw InputError(cli, "--plant-slowdown", "not with --isolate or --row-timeout (their child processes run undelayed)");
   spdlog::warn("--plant-slowdown {}: every timed sample is made {:g}% slower on purpose (test only; timing_note says so)",
                fraction, 100 * fraction);
   return fraction;

@@ -16,8 +16,8 @@ void add_test_paths(Registry& reg);
 // Registers --plant-slowdown (test only) on `sweep`/`run`.
 void add_test_options(CLI::App& cmd, double& plant_slowdown);
 
-// The fraction to plant (0: none). Throws InputError naming --plant-slowdown when it is given
-// without FABENCH_TEST_PATHS=1, or with --isolate (whose children would not receive it).
-double checked_plant_slowdown(double fraction, bool isolate);
+// The fraction to plant (0: none; --isolate children receive it too). Throws InputError naming
+// --plant-slowdown when it is given without FABENCH_TEST_PATHS=1.
+double checked_plant_slowdown(double fraction);
 
 }  // namespace fa::cli

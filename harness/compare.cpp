@@ -34,7 +34,10 @@ SpeedVerdict judge_speed(const TimingStats* old_t, const TimingStats* new_t, con
   if (!old_t || !new_t) reason = fmt::format("{} has no timing", old_t ? "new" : "old");
   else if (old_t->samples < rule.min_samples) reason = fmt::format("old has {} samples < {}", old_t->samples, rule.min_samples);
   else if (new_t->samples < rule.min_samples) reason = fmt::format("new has {} samples < {}", new_t->samples, rule.min_samples);
-  else if (!(old_t->median_ms > 0) || !(new_t->median_ms > 0)) reason = "a median of 0 ms";
+  else if (!std::isfinite(old_t->median_ms) || !std::isfinite(new_t->median_ms) || !std::isfinite(old_t->spread) ||
+           !std::isfinite(new_t->spread) || old_t->spread < 0 || new_t->spread < 0)
+    reason = "a median or spread that is not a finite number >= 0";
+  else if (!(old_t->median_ms > 0) || !(new_t->median_ms > 0)) reason = "a median of 0 ms or less";
   if (!reason.empty()) {
     if (why) *why = reason;
     return SpeedVerdict::ambiguous;
@@ -99,7 +102,7 @@ Comparison compare_results(const ResultsFile& old_file, const ResultsFile& new_f
     const auto& ot = c.old_rec->record.timing;
     const auto& nt = r.record.timing;
     c.verdict = judge_speed(ot ? &*ot : nullptr, nt ? &*nt : nullptr, rule, &c.margin, &c.why);
-    if (ot && nt && ot->median_ms > 0 && nt->median_ms > 0) {
+    if (ot && nt && ot->median_ms > 0 && nt->median_ms > 0 && std::isfinite(ot->median_ms) && std::isfinite(nt->median_ms)) {
       c.ratio = nt->median_ms / ot->median_ms;
       for (const std::string& p : {std::string("all"), r.record.path}) {
         log_sums[p].first += std::log(*c.ratio);

@@ -3,9 +3,7 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 
 namespace fa {
 namespace {
@@ -23,12 +21,6 @@ int accuracy_changes(const Comparison& cmp) {
   int n = 0;
   for (const auto& c : cmp.changes) n += !c.accuracy.empty();
   return n;
-}
-
-std::ofstream open_for_write(const std::string& path) {
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error(fmt::format("cannot write '{}'", path));
-  return f;
 }
 
 // One flat row of fields shared by the CSV and the JSON.
@@ -108,24 +100,25 @@ void print_compare_markdown(std::ostream& os, const Comparison& cmp, const Compa
   os << "\n" << compare_counts(cmp) << "\n";
 }
 
-void write_compare_csv(const std::string& path, const std::vector<Comparison>& cmps) {
-  std::ofstream f = open_for_write(path);
+std::string compare_csv(const std::vector<Comparison>& cmps) {
+  std::string f;
   bool header = false;
   for (const auto& cmp : cmps)
     for_each_row(cmp, [&](const auto& fields) {
       std::string line;
       if (!header) {
         for (const auto& kv : fields) line += (line.empty() ? "" : ",") + kv.first;
-        f << line << '\n';
+        f += line + '\n';
         line.clear();
         header = true;
       }
       for (const auto& kv : fields) line += (line.empty() ? "" : ",") + csv_escape(kv.second);
-      f << line << '\n';
+      f += line + '\n';
     });
+  return f;
 }
 
-void write_compare_json(const std::string& path, const std::vector<Comparison>& cmps, const CompareRule& rule) {
+std::string compare_json(const std::vector<Comparison>& cmps, const CompareRule& rule) {
   nlohmann::json doc = {{"rule",
                          {{"threshold", rule.threshold},
                           {"k", rule.k},
@@ -133,17 +126,17 @@ void write_compare_json(const std::string& path, const std::vector<Comparison>& 
                           {"err_growth", rule.err_growth}}},
                         {"comparisons", nlohmann::json::array()}};
   for (const auto& cmp : cmps) {
-    nlohmann::json j = {{"old", cmp.old_path}, {"new", cmp.new_path}, {"summary", compare_counts(cmp)},
+    nlohmann::json j = {{"old", escape_text(cmp.old_path)}, {"new", escape_text(cmp.new_path)}, {"summary", compare_counts(cmp)},
                         {"records", nlohmann::json::array()}, {"geomean", nlohmann::json::array()}};
     for_each_row(cmp, [&](const auto& fields) {
       nlohmann::json r;
-      for (const auto& [k, v] : fields) r[k] = v;
+      for (const auto& [k, v] : fields) r[k] = escape_text(v);  // valid UTF-8 whatever the names hold
       j["records"].push_back(r);
     });
     for (const auto& g : cmp.geomeans) j["geomean"].push_back({{"path", g.path}, {"ratio", g.ratio}, {"records", g.n}});
     doc["comparisons"].push_back(j);
   }
-  open_for_write(path) << doc.dump(2) << '\n';
+  return doc.dump(2) + '\n';
 }
 
 }  // namespace fa

@@ -13,7 +13,8 @@ void print_compare_markdown(std::ostream& os, const Comparison& cmp, const Compa
 // "12 same, 1 slow, 0 fast, 2 ambiguous; 1 missing, 0 added; 1 accuracy change"
 std::string compare_counts(const Comparison& cmp);
 
-void write_compare_csv(const std::string& path, const std::vector<Comparison>& cmps);
-void write_compare_json(const std::string& path, const std::vector<Comparison>& cmps, const CompareRule& rule);
+// The whole CSV or JSON text; the caller writes it under the output policy (harness/output_file.hpp).
+std::string compare_csv(const std::vector<Comparison>& cmps);
+std::string compare_json(const std::vector<Comparison>& cmps, const CompareRule& rule);
 
 }  // namespace fa

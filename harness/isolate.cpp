@@ -1,7 +1,9 @@
 // Child processes for --isolate: fork + exec of /proc/self/exe, job as JSON on the command line,
 // outcome as JSON through a pipe, poll() for the timeout and for stop requests, waitpid for the
-// cause of death. Every field a child fills is listed in visit_outcome(): a new Record, Metrics or
-// TimingStats field must be added there to survive isolation.
+// cause of death. Every field a child fills is listed in visit_outcome(), and every RunOptions field
+// the runner consumes in visit_options(): a new field must be added there to survive isolation
+// (tests/test_isolate.cpp round-trips each one). Text travels escaped (harness/text_escape.hpp), so
+// a name that is not UTF-8 cannot make the JSON throw.
 #include "harness/isolate.hpp"
 
 #include <fcntl.h>
@@ -19,6 +21,9 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "harness/tensor_files.hpp"
+#include "harness/text_escape.hpp"
+
 namespace fa {
 namespace {
 
@@ -28,6 +33,7 @@ using nlohmann::json;
 struct JsonOut {
   json j = json::object();
   void operator()(const char* k, double v) { j[k] = fmt::format("{}", v); }
+  void operator()(const char* k, const std::string& v) { j[k] = escape_text(v); }
   template <class T>
   void operator()(const char* k, const T& v) {
     if constexpr (std::is_enum_v<T>) j[k] = int(v);
@@ -38,6 +44,7 @@ struct JsonOut {
 struct JsonIn {
   const json& j;
   void operator()(const char* k, double& v) { v = std::strtod(j.at(k).get_ref<const std::string&>().c_str(), nullptr); }
+  void operator()(const char* k, std::string& v) { v = unescape_text(j.at(k).get<std::string>()); }
   template <class T>
   void operator()(const char* k, T& v) {
     if constexpr (std::is_enum_v<T>) v = T(j.at(k).get<int>());
@@ -65,6 +72,7 @@ template <class IO, class T>
 void visit_timing(IO& io, T& t) {
   io("median_ms", t.median_ms), io("min_ms", t.min_ms), io("max_ms", t.max_ms), io("mean_ms", t.mean_ms);
   io("spread", t.spread), io("samples", t.samples), io("mode", t.mode), io("stopped_by", t.stopped_by);
+  io("batch", t.batch), io("note", t.note);
 }
 
 template <class IO, class R>
@@ -78,9 +86,9 @@ template <class IO, class O>
 void visit_options(IO& io, O& o) {
   io("warmup", o.timing.warmup), io("min_samples", o.timing.min_samples), io("max_samples", o.timing.max_samples);
   io("target_spread", o.timing.target_spread), io("time_cap_s", o.timing.time_cap_s), io("mode", o.timing.mode);
-  io("time_limit_s", o.timing.time_limit_s);
-  io("time_paths", o.time_paths), io("check_rows", o.check_rows), io("repeat_check", o.repeat_check);
-  io("check_timed", o.check_timed);
+  io("time_limit_s", o.timing.time_limit_s), io("check_timed", o.check_timed);
+  io("planted_slowdown", o.timing.planted_slowdown), io("time_paths", o.time_paths), io("check_rows", o.check_rows);
+  io("repeat_check", o.repeat_check), io("load_tensors", o.load_tensors), io("save_tensors", o.save_tensors);
 }
 
 std::string self_exe() {
@@ -111,8 +119,8 @@ std::string encode_job(const Record& r, int G, const RunOptions& opt, const Gate
   visit_problem(problem, r.problem);
   visit_options(options, opt);
   const Thresholds& t = opt.thresholds;
-  return json{{"problem", problem.j}, {"options", options.j}, {"path", r.path}, {"G", G},
-              {"g_auto", r.g_req.is_auto}, {"g_value", r.g_req.value}, {"file", r.where.file},
+  return json{{"problem", problem.j}, {"options", options.j}, {"path", escape_text(r.path)}, {"G", G},
+              {"g_auto", r.g_req.is_auto}, {"g_value", r.g_req.value}, {"file", escape_text(r.where.file)},
               {"line", r.where.line}, {"max_err", t.max_err ? fmt::format("{}", *t.max_err) : ""},
               {"cosine", t.cosine ? fmt::format("{}", *t.cosine) : ""},
               {"cpu_budget_flops", fmt::format("{}", ctx.cpu_budget_flops)}, {"log_level", int(spdlog::get_level())}}
@@ -132,6 +140,11 @@ std::string encode_outcome(const Record& r) {
     visit_timing(t, *r.timing);
     out.j["timing"] = t.j;
   }
+  if (r.roof) {
+    JsonOut roof;
+    roof("bound", r.roof->bound), roof("pct_peak", r.roof->pct_peak);
+    out.j["roof"] = roof.j;
+  }
   return out.j.dump();
 }
 
@@ -146,6 +159,11 @@ void decode_outcome(const std::string& text, Record& r) {
   if (j.contains("timing")) {
     JsonIn t{j["timing"]};
     visit_timing(t, r.timing.emplace());
+  }
+  if (j.contains("roof")) {
+    JsonIn roof{j["roof"]};
+    Roofline& x = r.roof.emplace();
+    roof("bound", x.bound), roof("pct_peak", x.pct_peak);
   }
 }
 
@@ -199,13 +217,13 @@ void run_isolated(Record& r, int G, const RunOptions& opt, const GateContext& ct
   else decode_outcome(outcome, r);
 }
 
-int run_isolated_child(const std::string& job_text, int result_fd, const std::function<DeviceFacts()>& probe,
-                       ReferenceFn reference, const std::function<Registry(const DeviceFacts&)>& make_registry) {
+IsolatedJob decode_job(const std::string& job_text) {
   const json job = json::parse(job_text);
-  Record r;
+  IsolatedJob out;
+  Record& r = out.record;
+  RunOptions& opt = out.options;
   JsonIn problem{job.at("problem")}, options{job.at("options")};
   visit_problem(problem, r.problem);
-  RunOptions opt;
   visit_options(options, opt);
   auto threshold = [&](const char* k) -> std::optional<double> {
     const std::string& v = job.at(k).get_ref<const std::string&>();
@@ -213,19 +231,31 @@ int run_isolated_child(const std::string& job_text, int result_fd, const std::fu
   };
   opt.thresholds.max_err = threshold("max_err");
   opt.thresholds.cosine = threshold("cosine");
-  spdlog::set_level(spdlog::level::level_enum(job.at("log_level").get<int>()));
-  r.path = job.at("path").get<std::string>();
+  out.log_level = job.at("log_level").get<int>();
+  r.path = unescape_text(job.at("path").get<std::string>());
   r.g_req = SplitRequest{job.at("g_auto").get<bool>(), job.at("g_value").get<int>()};
-  r.where = SourceLoc{job.at("file").get<std::string>(), job.at("line").get<int>()};
-  const int G = job.at("G").get<int>();
-  r.g_used = G;
+  r.where = SourceLoc{unescape_text(job.at("file").get<std::string>()), job.at("line").get<int>()};
+  out.G = job.at("G").get<int>();
+  r.g_used = out.G;
+  out.cpu_budget_flops = std::strtod(job.at("cpu_budget_flops").get_ref<const std::string&>().c_str(), nullptr);
+  return out;
+}
+
+int run_isolated_child(const std::string& job_text, int result_fd, const std::function<DeviceFacts()>& probe,
+                       ReferenceFn reference, const std::function<Registry(const DeviceFacts&)>& make_registry) {
+  IsolatedJob job = decode_job(job_text);
+  Record& r = job.record;
+  RunOptions& opt = job.options;
+  const int G = job.G;
+  spdlog::set_level(spdlog::level::level_enum(job.log_level));
   GateContext ctx;
   ctx.device = probe();
-  ctx.cpu_budget_flops = std::strtod(job.at("cpu_budget_flops").get_ref<const std::string&>().c_str(), nullptr);
+  ctx.cpu_budget_flops = job.cpu_budget_flops;
   const Registry reg = make_registry(ctx.device);
   const PathRow* pr = reg.find(r.path);
   if (!pr) throw std::runtime_error(fmt::format("isolated record: unknown path '{}'", r.path));
   opt.reference = reference;
+  install_tensor_hooks(opt);  // --load-tensors and --save-tensors, as in the parent
   RowData data;
   run_record(r, *pr, G, opt, ctx, data);
   write_all(result_fd, encode_outcome(r));

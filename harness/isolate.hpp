@@ -28,6 +28,16 @@ int run_isolated_child(const std::string& job, int result_fd, const std::functio
 
 // The wire format, exposed for its round-trip test.
 std::string encode_job(const Record& r, int G, const RunOptions& opt, const GateContext& ctx);
+// What a child rebuilds from a job: the record to run, its G, and every option the runner consumes
+// (the hooks excepted: install_tensor_hooks rebuilds them from the folders).
+struct IsolatedJob {
+  Record record;
+  int G = 0;
+  RunOptions options;
+  double cpu_budget_flops = 0;
+  int log_level = 0;
+};
+IsolatedJob decode_job(const std::string& job);
 std::string encode_outcome(const Record& r);
 void decode_outcome(const std::string& text, Record& r);
 

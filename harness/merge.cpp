@@ -32,7 +32,16 @@ Merged merge_results(const std::vector<std::string>& files) {
     else if (text[h] != m.header)
       throw InputError(SourceLoc{file, int(h) + 1}, "header",
                        fmt::format("columns differ from {}'s; merge files of one fa-bench version", files.front()));
+    // Within the file, the last line of each key stands (in the place of the key's first line).
+    std::vector<const ReadRecord*> last;
+    std::map<std::string, size_t> at;
     for (const auto& rr : rf.records) {
+      const auto [it, fresh] = at.emplace(rr.record.resume_key(), last.size());
+      if (fresh) last.push_back(&rr);
+      else last[it->second] = &rr, ++m.replaced;
+    }
+    for (const ReadRecord* p : last) {
+      const ReadRecord& rr = *p;
       const std::string key = rr.record.resume_key();
       const std::string& line = text[size_t(rr.at.line - 1)];
       const auto it = seen.find(key);

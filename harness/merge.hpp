@@ -1,7 +1,8 @@
 // `fa-bench merge`: results CSVs (shards of one sweep, or runs on several machines) into one.
-// Every file must have the same header. A record key (row name, problem, path, requested G) may
-// appear in two files only with identical lines (the same shard passed twice); anything else is
-// a conflict. Given the sweep they came from, find_gaps lists the records no file holds, with the
+// Every file must have the same header. Within one file a later line of a key replaces the earlier
+// one (a --resume re-running error records, an interrupted --isolate run resumed). Across files a
+// record key (row name, problem, path, requested G) may appear twice only with identical lines
+// (the same shard passed twice); anything else is a conflict. Given the sweep they came from, find_gaps lists the records no file holds, with the
 // shard each belongs to, so the one array task to re-run is named.
 #pragma once
 #include <string>
@@ -18,6 +19,7 @@ struct Merged {
   std::vector<Record> records;             // the same, parsed
   std::vector<std::string> conflicts;      // "KEY: A.csv:3 and B.csv:7 differ"
   size_t identical_duplicates = 0;
+  size_t replaced = 0;                     // lines replaced by a later line of their own file
 };
 
 // Throws InputError on an unreadable file or a header that differs from the first file's.

@@ -76,15 +76,24 @@ NpyArray read_npy(const std::string& path) {
     throw fail(fmt::format("dtype '{}' is not one of '<f2' (fp16), '<f4' (fp32, or bf16 widened), '<f8'", a.descr));
   if (after_key(h, "fortran_order", path).rfind("False", 0) != 0) throw fail("fortran_order must be False (C order)");
   const std::string s = after_key(h, "shape", path);
+  // Each dimension, and their product, must fit in what the file holds: a header cannot ask for
+  // more elements than there are bytes (which also keeps the product far from overflow).
+  const size_t data_bytes = bytes.size() - data_at;
+  size_t product = 1;
   for (size_t i = 1; i < s.size() && s[i] != ')';) {
     if (std::isdigit((unsigned char)s[i])) {
-      size_t n = 0;
-      a.shape.push_back(std::stoll(s.substr(i), &n));
+      const size_t n = s.find_first_not_of("0123456789", i) == std::string::npos ? s.size() - i : s.find_first_not_of("0123456789", i) - i;
+      const std::string digits = s.substr(i, n);
+      if (n > 18 || std::stoull(digits) > data_bytes)
+        throw fail(fmt::format("dimension {} is larger than the file's {} data bytes allow", digits, data_bytes));
+      a.shape.push_back(int64_t(std::stoull(digits)));
+      product = a.shape.back() == 0 ? 0 : product * size_t(a.shape.back());
+      if (product > data_bytes) throw fail(fmt::format("shape needs more elements than the file's {} data bytes hold", data_bytes));
       i += n;
     } else ++i;
   }
   const size_t want = size_t(a.elements()) * size_t(npy_item_size(a.descr));
-  if (bytes.size() - data_at != want)
+  if (data_bytes != want)
     throw fail(fmt::format("{} data bytes, but shape and dtype need {}", bytes.size() - data_at, want));
   a.data.assign(bytes.begin() + std::ptrdiff_t(data_at), bytes.end());
   return a;

@@ -1,5 +1,6 @@
-// Results files: open without truncating, flock, input/output identity by (st_dev, st_ino),
-// and writes that either land completely or throw naming the file.
+// The output policy: checks by identity (st_dev, st_ino; a file not yet there by its canonical
+// path) before anything runs, open without truncating, flock, and writes that either land
+// completely or throw naming the file.
 #include "harness/output_file.hpp"
 
 #include <fcntl.h>
@@ -9,7 +10,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include "harness/sweep.hpp"
 
 namespace fa {
 namespace {
@@ -20,7 +26,47 @@ struct stat stat_of(int fd) {
   return st;
 }
 
+// What makes two names one file: device and inode where it exists, else its canonical path.
+std::string identity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) return fmt::format("inode {}:{}", st.st_dev, st.st_ino);
+  std::error_code ec;
+  return "path " + std::filesystem::weakly_canonical(std::filesystem::absolute(path), ec).string();
+}
+
 }  // namespace
+
+void check_outputs(const std::vector<OutputSpec>& outputs, const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  const SourceLoc cli{"command line", 0};
+  std::vector<std::pair<const OutputSpec*, std::string>> seen;  // earlier outputs and their identity
+  for (const auto& o : outputs) {
+    if (o.path.empty()) continue;
+    struct stat st {};
+    const bool exists = ::stat(o.path.c_str(), &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) throw InputError(cli, o.flag, fmt::format("'{}' is a directory, not a file", o.path));
+    const fs::path dir = fs::path(o.path).parent_path().empty() ? fs::path(".") : fs::path(o.path).parent_path();
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+      throw InputError(cli, o.flag, fmt::format("cannot write '{}': directory '{}' does not exist", o.path, dir.string()));
+    if (exists && !S_ISREG(st.st_mode)) continue;  // a device: writing it overwrites nothing
+    for (const auto& in : inputs)
+      if (!in.empty() && same_file(o.path, in))
+        throw InputError(cli, o.flag, fmt::format("'{}' is the input '{}'; refusing to overwrite it", o.path, in));
+    const std::string id = identity(o.path);
+    for (const auto& [other, other_id] : seen)
+      if (other_id == id)
+        throw InputError(cli, o.flag, fmt::format("'{}' is also the file of {}; give each output its own file", o.path, other->flag));
+    seen.emplace_back(&o, id);
+  }
+}
+
+void check_stdout() {
+  errno = 0;
+  std::cout.flush();
+  const bool failed = std::cout.fail() || std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (failed) throw WriteError(fmt::format("writing stdout failed: {}", errno ? std::strerror(errno) : "stream error"));
+}
 
 bool same_file(const std::string& a, const std::string& b) {
   struct stat x {}, y {};
@@ -55,6 +101,16 @@ bool OutputFile::empty() const { return stat_of(fd_).st_size == 0; }
 void OutputFile::truncate() {
   if (S_ISREG(stat_of(fd_).st_mode) && ::ftruncate(fd_, 0) != 0)
     throw WriteError(fmt::format("cannot truncate results file '{}': {}", path_, std::strerror(errno)));
+}
+
+void OutputFile::truncate_to(long long size) {
+  if (S_ISREG(stat_of(fd_).st_mode) && ::ftruncate(fd_, off_t(size)) != 0)
+    throw WriteError(fmt::format("cannot truncate results file '{}': {}", path_, std::strerror(errno)));
+}
+
+void OutputFile::replace_with(const std::string& text) {
+  truncate();
+  write(text);
 }
 
 void OutputFile::write(const std::string& text) {

@@ -25,10 +25,11 @@ const char* status_name(Status s) {
 
 std::string Record::resume_key() const { return problem.name + "|" + problem.key() + "|" + path + "|" + g_req.str(); }
 
-std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+std::string csv_escape(const std::string& text) {
+  const std::string s = escape_text(text);  // one line, valid UTF-8
+  if (s.find_first_of(",\"") == std::string::npos) return s;
   std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
 }
 
@@ -173,7 +174,7 @@ JsonLinesWriter::JsonLinesWriter(OutputFile out, const RunMeta& meta, bool appen
 
 void JsonLinesWriter::write(const Record& r) {
   nlohmann::json j;
-  for (const auto& [k, v] : fields(r, meta_)) j[k] = json_cell(k, v);
+  for (const auto& [k, v] : fields(r, meta_)) j[k] = json_cell(k, escape_text(v));
   out_.write(j.dump() + '\n');
 }
 

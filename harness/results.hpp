@@ -12,6 +12,7 @@
 #include "harness/path.hpp"
 #include "harness/peaks.hpp"
 #include "harness/sweep.hpp"
+#include "harness/text_escape.hpp"
 #include "harness/timing.hpp"
 
 namespace fa {
@@ -84,6 +85,7 @@ class JsonLinesWriter : public RecordSink {
 
 std::string meta_json(const RunMeta& meta);  // the JSON Lines meta line, without its newline
 
+// A CSV cell: escape_text (harness/text_escape.hpp), then quoted where it holds a comma or a quote.
 std::string csv_escape(const std::string& s);
 // A problem's identity as results columns, name through seed, in the schema's order (shared by the
 // results writers and `compare`'s output, so the two name and format them alike).

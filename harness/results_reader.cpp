@@ -1,9 +1,11 @@
-// Header-mapped reader of results CSVs. One record per line: the writer turns newlines inside
-// text into spaces, so a quoted field never spans lines.
+// Header-mapped reader of results CSVs. One record per line: the writer escapes newlines (and
+// every other control or non-UTF-8 byte) inside text, so a field never spans lines; cells are
+// unescaped as they are split.
 #include "harness/results_reader.hpp"
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -48,8 +50,10 @@ class Row {
   int64_t integer(const std::string& col) const {
     const std::string& t = text(col);
     char* end = nullptr;
+    errno = 0;
     const long long v = std::strtoll(t.c_str(), &end, 10);
     if (t.empty() || *end != '\0') fail(col, fmt::format("'{}' is not an integer", t));
+    if (errno == ERANGE) fail(col, fmt::format("'{}' is out of range for a 64-bit integer", t));
     return v;
   }
   int64_t integer_or_zero(const std::string& col) const { return empty(col) ? 0 : integer(col); }
@@ -151,6 +155,7 @@ ResultsFile read_results_csv(const std::string& path) {
     ++n;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     auto cells = split_csv_line(line);
+    for (auto& c : cells) c = unescape_text(c);
     if (cols.empty()) {
       for (size_t i = 0; i < cells.size(); ++i) cols[cells[i]] = i;
       for (const char* c : kRequired)

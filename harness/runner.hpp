@@ -33,6 +33,9 @@ struct RunOptions {
   bool isolate = false;            // run each record in a child process
   double row_timeout_s = 0;        // > 0 (with isolate): a record's child is killed after this long
   std::function<int()> stop;       // non-zero (the signal): write nothing more after the current record
+  // --load-tensors / --save-tensors folders: install_tensor_hooks (harness/tensor_files.hpp) turns
+  // them into the two hooks below, in the parent and in every --isolate child alike.
+  std::string load_tensors, save_tensors;
   // Where a problem's inputs come from (--load-tensors); empty: make_inputs, from the seed.
   std::function<HostInputs(const Problem&)> inputs;
   // Sees every record's inputs and outputs once validated, before timing (--save-tensors).

@@ -2,10 +2,12 @@
 #include "harness/sweep.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <map>
 
 namespace fa {
 
@@ -155,9 +157,33 @@ Sweep load_sweep(const std::string& path, const Overrides& ovr) {
     const std::string s(suf);
     return path.size() >= s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0;
   };
-  if (ends_with(".csv")) return load_csv_sweep(path, ovr);
-  if (ends_with(".yaml") || ends_with(".yml")) return load_yaml_sweep(path, ovr);
-  throw InputError(SourceLoc{path, 0}, "file", "unknown sweep format (expected .csv, .yaml or .yml)");
+  Sweep s;
+  if (ends_with(".csv")) s = load_csv_sweep(path, ovr);
+  else if (ends_with(".yaml") || ends_with(".yml")) s = load_yaml_sweep(path, ovr);
+  else throw InputError(SourceLoc{path, 0}, "file", "unknown sweep format (expected .csv, .yaml or .yml)");
+  if (s.rows.empty())
+    throw InputError(SourceLoc{path, 0}, "problems", "the file defines no problem (an empty list, or a header and no rows)");
+  return s;
+}
+
+void drop_duplicate_rows(Sweep& sweep) {
+  std::map<std::string, SourceLoc> first;  // name|problem|G -> where it was first asked for
+  std::vector<SweepRow> kept;
+  for (auto& row : sweep.rows) {
+    const std::string problem = row.problem.name + "|" + row.problem.key() + "|";
+    std::vector<SplitRequest> splits;
+    for (const auto& g : row.splits) {
+      const auto [it, fresh] = first.emplace(problem + (row.invalid ? "invalid" : g.str()), row.where);
+      if (fresh) splits.push_back(g);
+      else
+        spdlog::warn("{}: {} {} G={} repeats {}; run once", row.where.str(), row.problem.label(),
+                     dtype_name(row.problem.dtype), g.str(), it->second.str());
+    }
+    if (splits.empty()) continue;
+    row.splits = std::move(splits);
+    kept.push_back(std::move(row));
+  }
+  sweep.rows = std::move(kept);
 }
 
 }  // namespace fa

@@ -62,6 +62,7 @@ struct Sweep {
   std::vector<std::string> paths;  // from the file; empty when the file names none
   Thresholds thresholds;
   std::vector<std::string> files;  // the files it was read from (no output may be one of them)
+  SourceLoc paths_where;           // the file and line of `paths:`, for errors about a name in it
 };
 
 std::vector<SweepRow> build_rows(const RawRow& raw, const std::map<std::string, std::string>& file_defaults,
@@ -69,8 +70,13 @@ std::vector<SweepRow> build_rows(const RawRow& raw, const std::map<std::string, 
 
 Sweep load_csv_sweep(const std::string& path, const Overrides& ovr);
 Sweep load_yaml_sweep(const std::string& path, const Overrides& ovr);
-// Dispatches on the extension (.csv, .yaml/.yml).
+// Dispatches on the extension (.csv, .yaml/.yml). A file that defines no problem (`problems: []`,
+// a CSV header with no rows) is an InputError naming it.
 Sweep load_sweep(const std::string& path, const Overrides& ovr);
+
+// One key per record: a row (name, problem, G) that repeats an earlier one adds no record. Drops
+// each repeated split count, and a row left with none, with a warning naming both lines.
+void drop_duplicate_rows(Sweep& sweep);
 
 std::vector<std::string> split_list(const std::string& text);  // "a|b|c" -> {a, b, c}, trimmed
 

@@ -176,6 +176,7 @@ Sweep load_yaml_sweep(const std::string& file, const Overrides& ovr) {
         check_unique_keys(file, v);
         for (const auto& d : v) defaults[d.first.Scalar()] = cell_text(file, d.first.Scalar(), d.second);
       } else if (key == "paths") {
+        sweep.paths_where = SourceLoc{file, line_of(kv.first)};
         for (const auto& p : split_list(cell_text(file, key, v))) sweep.paths.push_back(p);
       } else if (key == "thresholds") {
         if (!v.IsMap()) throw InputError(at, key, "must be a map (max_err, cosine)");

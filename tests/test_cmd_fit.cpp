@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -156,4 +157,38 @@ TEST(CmdFit, SweepLogsWhichGRuleRanAndWhereItsParametersCameFrom) {
   EXPECT_TRUE(std::regex_search(res.output, std::regex(R"(G rule: (fa2 \(default: no GPU\)|fa2 \(default: no fitted )"
                                                        R"(parameters for \S+\)|model \((built-in|file) \S+\)))")))
       << res.output;
+}
+
+TEST(CmdFit, TheParameterFileIsNeverNamedByAnArchTextThatIsNotAPlainName) {
+  const test::TempDir dir;
+  write_model_results(dir.path + "/r.csv", ModelParams{});
+  std::string text = slurp(dir.path + "/r.csv");
+  for (size_t at; (at = text.find(",sm_test,")) != std::string::npos;) text.replace(at, 9, ",../../escaped,");
+  std::ofstream(dir.path + "/evil.csv") << text;
+  const auto r = run_cli("fit " + dir.path + "/evil.csv -o " + dir.path + "/fit.csv");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("field 'arch': '../../escaped' cannot name the parameter file"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists("results/escaped.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path + "/fit.csv")) << "refused before anything was written";
+}
+
+TEST(CmdFit, ANaNMedianIsAnInputErrorNamingFileAndLine) {
+  const test::TempDir dir;
+  write_model_results(dir.path + "/r.csv", ModelParams{});
+  const auto lines = [&] {
+    std::vector<std::string> ls;
+    std::ifstream in(dir.path + "/r.csv");
+    for (std::string l; std::getline(in, l);) ls.push_back(l);
+    return ls;
+  }();
+  const auto head = test::csv_fields(lines[0]);
+  auto cells = test::csv_fields(lines[3]);
+  cells[size_t(std::find(head.begin(), head.end(), "median_ms") - head.begin())] = "nan";
+  std::string out = lines[0] + "\n" + lines[1] + "\n" + lines[2] + "\n";
+  for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
+  out += "\n";
+  std::ofstream(dir.path + "/nan.csv") << out;
+  const auto r = run_cli(fmt::format("fit {0}/nan.csv --no-params -o {0}/fit.csv", dir.path));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find(dir.path + "/nan.csv:4: field 'median_ms': median_ms is nan"), std::string::npos) << r.output;
 }

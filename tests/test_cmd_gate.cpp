@@ -114,6 +114,31 @@ TEST_F(GateOnCpuResults, AMissingOrFailedRecordFailsTheGate) {
   EXPECT_NE(w.output.find("pass → fail"), std::string::npos) << w.output;
 }
 
+TEST_F(GateOnCpuResults, ANaNMedianOrAnInfiniteSpreadFailsTheGateAsWrong) {
+  const auto nan_median = edited(*base_, 1, [](auto col, auto& cs) { return cs[col("median_ms")] = "nan", true; });
+  const auto g = fa::test::run_cli("gate --baseline " + *base_ + " " + nan_median);
+  EXPECT_EQ(g.status, 1) << g.output;
+  EXPECT_NE(g.output.find("median_ms is nan"), std::string::npos) << g.output;
+  const auto inf_spread = edited(*base_, 1, [](auto col, auto& cs) {
+    cs[col("median_ms")] = "1000";
+    return cs[col("spread")] = "inf", true;
+  });
+  const auto s = fa::test::run_cli("gate --baseline " + *base_ + " " + inf_spread);
+  EXPECT_EQ(s.status, 1) << "a 10x slowdown cannot hide behind an infinite spread\n" << s.output;
+  EXPECT_NE(s.output.find("spread is inf"), std::string::npos) << s.output;
+}
+
+TEST_F(GateOnCpuResults, AHeaderOnlyFileIsAnInputErrorUnlessAllowEmpty) {
+  const auto empty = edited(*base_, 0, [](auto, auto&) { return false; });
+  for (const std::string& args : {"gate --baseline " + empty + " " + *base_, "gate --baseline " + *base_ + " " + empty}) {
+    const auto g = fa::test::run_cli(args);
+    EXPECT_EQ(g.status, 2) << args << "\n" << g.output;
+    EXPECT_NE(g.output.find(empty + ": field 'records': no records"), std::string::npos) << g.output;
+  }
+  const auto both = fa::test::run_cli("gate --allow-empty --baseline " + empty + " " + empty);
+  EXPECT_EQ(both.status, 0) << both.output;
+}
+
 TEST_F(GateOnCpuResults, FewSamplesAreReportedAndFailOnlyWithStrict) {
   const auto few = edited(*base_, 1, [](auto col, auto& cs) {
     cs[col("samples")] = "2";

@@ -1,7 +1,9 @@
 // gate: fails on a wrong record in current, a baseline record current lacks or no longer runs,
-// and any SLOW; AMBIGUOUS fails only when strict; the summary counts each kind.
+// and any SLOW; AMBIGUOUS fails only when strict; the summary counts each kind; a NaN, infinite or
+// negative median or spread on either side is wrong.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "harness/gate.hpp"
@@ -66,4 +68,28 @@ TEST(Gate, AmbiguousRecordsFailOnlyWhenStrict) {
   const GateReport strict = run_gate(base, few, CompareRule{}, true);
   EXPECT_TRUE(strict.failed());
   EXPECT_EQ(strict.summary(), "gate: FAIL 0 slow, 0 missing, 0 wrong, 1 ambiguous (strict) of 1 records");
+}
+
+TEST(Gate, ATimingThatIsNotAFiniteNumberAtLeastZeroIsWrongOnEitherSide) {
+  const double nan = std::nan(""), inf = HUGE_VAL;
+  auto with_spread = [](Record r, double s) { return r.timing->spread = s, r; };
+  const ResultsFile base = test::written({timed("a", 1.0), timed("b", 1.0), timed("c", 1.0), timed("d", 1.0)});
+  const std::vector<Record> bad_current[] = {
+      {timed("a", nan), timed("b", 1.0), timed("c", 1.0), timed("d", 1.0)},
+      {timed("a", -1.0), timed("b", 1.0), timed("c", 1.0), timed("d", 1.0)},
+      {with_spread(timed("a", 10.0), inf), timed("b", 1.0), timed("c", 1.0), timed("d", 1.0)},
+      {with_spread(timed("a", 10.0), -0.5), timed("b", 1.0), timed("c", 1.0), timed("d", 1.0)},
+  };
+  for (const auto& recs : bad_current) {
+    const ResultsFile cur = test::written(recs);
+    const GateReport g = run_gate(base, cur, CompareRule{}, false);
+    EXPECT_TRUE(g.failed()) << g.summary();
+    ASSERT_EQ(g.wrong.size(), 1u) << g.summary();
+    EXPECT_NE(g.wrong[0].why.find("a timing must be a finite number >= 0"), std::string::npos) << g.wrong[0].why;
+  }
+  const ResultsFile nan_base = test::written({timed("a", nan), timed("b", 1.0), timed("c", 1.0), timed("d", 1.0)});
+  const GateReport g = run_gate(nan_base, base, CompareRule{}, false);
+  EXPECT_TRUE(g.failed()) << "a baseline that cannot be judged against fails too: " << g.summary();
+  ASSERT_EQ(g.wrong.size(), 1u);
+  EXPECT_NE(g.wrong[0].why.find("in the baseline"), std::string::npos);
 }

@@ -92,3 +92,20 @@ TEST(Npy, NumPyLoadsTheFilesWithTheirShapeDtypeAndValues) {
                             "'); assert a.dtype == np.float32 and a.shape == (2, 3) and a[1, 0] == 3.5, a\"";
   EXPECT_EQ(std::system(check.c_str()), 0);
 }
+
+TEST(Npy, AHugeDimensionInTheHeaderIsAClearErrorNamingTheFile) {
+  for (const std::string huge : {"99999999999999999999999", "4611686018427387904"}) {
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + huge + ", 3), }";
+    header.append(size_t(64 - (10 + header.size() + 1) % 64) % 64, ' ');
+    header += '\n';
+    std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + char(header.size() & 0xff) + char(header.size() >> 8);
+    const auto path = test::temp_file(".npy", bytes + header + std::string(24, '\0'));
+    try {
+      read_npy(path);
+      FAIL() << "no error for dimension " << huge;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("dimension " + huge), std::string::npos) << e.what();
+    }
+  }
+}

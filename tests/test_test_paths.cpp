@@ -36,7 +36,7 @@ TEST(TestPaths, RoundTowardZeroStoresFailWhereTheCorrectPathPasses) {
   EXPECT_GE(by_bias, 1) << "at least one failure only the bias rule catches";
 }
 
-TEST(TestPaths, APlantedSlowdownIsRefusedWithoutTheTestSwitchOrWithIsolate) {
+TEST(TestPaths, APlantedSlowdownIsRefusedWithoutTheTestSwitchAndReachesIsolatedChildren) {
   const auto sweep = test::temp_file(".csv", "name,B,H,S,D\nsmall,1,2,16,16\n");
   const auto csv = test::temp_file(".csv", "");
   const std::string cmd = "sweep " + sweep + " --paths cpu-flash --no-table --plant-slowdown 0.1 -o " + csv;
@@ -45,9 +45,12 @@ TEST(TestPaths, APlantedSlowdownIsRefusedWithoutTheTestSwitchOrWithIsolate) {
   EXPECT_NE(off.output.find("--plant-slowdown"), std::string::npos) << off.output;
   EXPECT_NE(off.output.find("set FABENCH_TEST_PATHS=1"), std::string::npos) << off.output;
   EXPECT_TRUE(test::read_csv(csv).empty()) << "refused before anything ran";
-  const auto isolated = test::run_cli(cmd + " --isolate", "FABENCH_TEST_PATHS=1");
-  EXPECT_EQ(isolated.status, 2) << isolated.output;
-  EXPECT_NE(isolated.output.find("not with --isolate"), std::string::npos) << isolated.output;
+  const auto isolated = test::run_cli(cmd + " --isolate --timing hot --time-cap 0.01", "FABENCH_TEST_PATHS=1");
+  EXPECT_EQ(isolated.status, 0) << isolated.output;
+  const auto rows = test::read_csv(csv);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NE(rows[0].at("timing_note").find("planted slowdown"), std::string::npos)
+      << "the child timed with the delay and its note came back: " << rows[0].at("timing_note");
 }
 
 TEST(TestPaths, APlantedSlowdownKeepsPathNamesAndSaysSoInEveryTimedRecord) {
