@@ -11,6 +11,10 @@ bin=$(realpath "${1:?usage: scripts/slurm-test.sh BUILD_DIR}/fa-bench")
 # cpu-flash without timing: each record is validated exactly as on a GPU, in ~0.1 s.
 flags=(--paths cpu-flash --no-timing)
 whisper_flags=(--paths cpu-flash --no-timing --dtype fp16 --G '0,4' --filter 'Sk<=448')
+# (b) must kill a task while it runs, on a machine of any speed; untimed, a shard of edge.csv ends in
+# 0.13 s. Timed, each record samples for the whole --time-cap (--spread 0 never stops it early), so
+# a shard lasts 16 x 0.05 s at least (3-7 s measured on 2 busy cores, hot; cold took 12 s).
+slow_flags=(--paths cpu-flash --timing hot --time-cap 0.05 --spread 0 --max-samples 1000000)
 wait_s=${SLURM_TEST_WAIT:-180}  # the most any one wait may take
 
 step() { printf '\n== [%ds] %s\n' "$SECONDS" "$*"; }
@@ -70,7 +74,7 @@ import csv, os, sys
 label, ref, merged, sweep = sys.argv[1:]
 # What differs between two runs of the same records: when they ran, their shard, their timing.
 ignore = {"run_id", "time", "shard", "median_ms", "min_ms", "max_ms", "spread", "samples",
-          "stopped_by", "batch", "timing_note", "tflops", "gbps", "pct_peak"}
+          "timing_mode", "stopped_by", "batch", "timing_note", "tflops", "gbps", "pct_peak", "bound"}
 def load(path):
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
@@ -109,10 +113,12 @@ same_records "(a) edge, 4 shards" "$work/edge-unsharded.csv" "$work/a/all.csv" s
 
 step "(b) shard 2 killed by scancel while it runs, shard 3 failing (its output path is a directory)"
 mkdir -p "$work/b/shard-3.csv"
-read -r arr merge < <(submit --shards 4 --out "$work/b" sweeps/edge.csv -- "${flags[@]}")
+read -r arr merge < <(submit --shards 4 --out "$work/b" sweeps/edge.csv -- "${slow_flags[@]}")
 echo "array $arr, merge $merge"
 end=$((SECONDS + wait_s))
 until [[ "$(squeue -h -j "${arr}_2" -o %T 2>/dev/null)" == RUNNING ]]; do
+  ended=$(sacct -X -n -j "${arr}_2" -o State 2>/dev/null | grep -vE 'PENDING|RUNNING' || true)
+  [[ -z "$ended" ]] || fail "task ${arr}_2 ended ($ended) before it could be killed"
   ((SECONDS < end)) || fail "task ${arr}_2 never seen running"
   sleep 0.1
 done
