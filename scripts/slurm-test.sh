@@ -33,6 +33,8 @@ finish() {
   fi
 }
 trap finish EXIT
+trap 'exit 130' INT  # a CI timeout or ^C still stops the cluster
+trap 'exit 143' TERM
 step "start a one-node Slurm cluster (munge, MariaDB, slurmdbd, slurmctld, slurmd)"
 scripts/slurm-local.sh start
 export SLURM_CONF=${FABENCH_SLURM_DIR:-/tmp/fa-bench-slurm}/etc/slurm.conf
