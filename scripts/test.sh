@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test run (what .ci/run calls): builds the CPU-only binary three times (native, portable
 # FABENCH_NATIVE=OFF, and ASan + UBSan FABENCH_SANITIZE=ON) and runs every CPU test on each,
-# fuzzes the input parsers (scripts/fuzz.sh, FUZZ_SECONDS each), checks the GPU backend's
+# runs the Slurm job-array path on a one-node cluster (scripts/slurm-test.sh), fuzzes the input
+# parsers (scripts/fuzz.sh, FUZZ_SECONDS each), checks the GPU backend's
 # auto-detection (configure only), then checks that the GPU builds still compile: cuda (nvcc;
 # sm_80 + sm_90a, then scripts/ptx-check.sh: mma's tensor-core instructions), hip (Debian clang-15 + ROCm 5.2;
 # gfx90a + gfx940, linked) and the gfx942/gfx1100 ISA check (clang-19). A GPU step is skipped with
@@ -45,6 +46,12 @@ done
 step "cpu build, ASan + UBSan (FABENCH_SANITIZE=ON, -O1, ${asan_cc[0]:-GCC}) and tests"
 ctest_exclude='Interrupt.SigkillAtRandomInstants|AHostAllocationThatFailsIsAnOomRecord|AProblemTooLargeForHostMemory' \
   cpu_tests build/asan -DFABENCH_SANITIZE=ON "${asan_cc[@]}" "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG"
+
+# A one-node Slurm cluster on localhost (scripts/slurm-local.sh; its Debian packages come from
+# scripts/setup.sh --slurm, which the step runs itself): edge.csv as a 4-shard job array merged by a
+# dependent job, a killed and a failing shard re-run from the printed command, two arrays at once.
+step "slurm: sweeps as job arrays on a one-node Slurm cluster, a killed shard re-run (scripts/slurm-test.sh)"
+scripts/slurm-test.sh build/cpu
 
 if command -v clang++-19 >/dev/null && [[ -f /usr/lib/llvm-19/lib/clang/19/lib/linux/libclang_rt.fuzzer-x86_64.a ]]; then
   export FUZZ_SECONDS=${FUZZ_SECONDS:-20}  # three parsers; the committed corpora carry what earlier runs found
