@@ -112,7 +112,10 @@ TEST(Isolate, AChildReceivesEveryOptionTheRunnerConsumes) {
   r.g_req = SplitRequest{true, 0};
   r.where = SourceLoc{"sweeps/x.csv", 7};
   RunOptions o;
-  o.timing = {3, 4, 5, 0.25, 1.5, TimingMode::hot, 0.1};
+  o.timing = {3, 4, 5, 0.25, 1.5, TimingMode::hot};
+  o.timing.time_limit_s = 2.5;
+  o.timing.planted_slowdown = 0.1;
+  o.check_timed = false;
   o.time_paths = false;
   o.thresholds.max_err = 0.125;
   o.thresholds.cosine = 0.5;
@@ -137,6 +140,8 @@ TEST(Isolate, AChildReceivesEveryOptionTheRunnerConsumes) {
   EXPECT_EQ(b.timing.time_cap_s, 1.5);
   EXPECT_EQ(b.timing.mode, TimingMode::hot);
   EXPECT_EQ(b.timing.planted_slowdown, 0.1);
+  EXPECT_EQ(b.timing.time_limit_s, 2.5);
+  EXPECT_FALSE(b.check_timed);
   EXPECT_FALSE(b.time_paths);
   EXPECT_EQ(b.thresholds.max_err, 0.125);
   EXPECT_EQ(b.thresholds.cosine, 0.5);
