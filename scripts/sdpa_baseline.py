@@ -423,7 +423,10 @@ def run_backend(torch, p, backend, args, flush, meta):
 
 def device_meta(torch):
     props = torch.cuda.get_device_properties(0)
-    arch = getattr(props, "gcnArchName", "").split(":")[0] or f"sm_{props.major}{props.minor}"
+    # gcnArchName names the gfx target on ROCm only: PyTorch 2.11 on CUDA fills it with the device's
+    # name ("NVIDIA H100 80GB HBM3"), which is no arch and split one H100's results in two for plot.py.
+    hip = getattr(torch.version, "hip", None)
+    arch = (getattr(props, "gcnArchName", "").split(":")[0] if hip else "") or f"sm_{props.major}{props.minor}"
     started = utc_now()
     return {"run_id": f"{started}-{random.getrandbits(24):06x}", "device": torch.cuda.get_device_name(0),
             "arch": arch, "git_commit": git_commit()}
