@@ -1,4 +1,5 @@
-// `fa-bench info`: machine and device facts, the build, and the capability predicates.
+// `fa-bench info`: machine and device facts, the build, the capability predicates, and the paths
+// of any plugin loaded (--plugin, FABENCH_PLUGINS).
 #include <fmt/format.h>
 
 #include <fstream>
@@ -7,12 +8,15 @@
 #include "cli/commands.hpp"
 #include "harness/metadata.hpp"
 #include "paths/builtin.hpp"
+#include "paths/plugin_paths.hpp"
 
 namespace fa::cli {
 
 void add_info(CLI::App& app, int& status) {
   auto* cmd = app.add_subcommand("info", "Print machine, device and build facts");
-  cmd->callback([&status] {
+  auto plugins = std::make_shared<std::vector<std::string>>();
+  add_plugin_option(*cmd, *plugins);
+  cmd->callback([&status, plugins] {
     const DeviceFacts d = probe_device();
     const RunMeta m = collect_meta(d, TimingMode::cold);
     std::string mem;
@@ -32,6 +36,10 @@ void add_info(CLI::App& app, int& status) {
       std::cout << fmt::format("runtime     {}\ncapability  has_mma_sm80={} has_mfma_gfx9={} has_wmma_gfx11={}\n",
                                d.runtime, d.has_mma_sm80, d.has_mfma_gfx9, d.has_wmma_gfx11);
     }
+    const Registry reg = registry_with_plugins(d, *plugins);
+    for (const auto& r : reg.rows())
+      if (!r.plugin_file.empty())
+        std::cout << fmt::format("plugin      {} ({}) from {} (version {})\n", r.name, r.kind, r.plugin_file, r.plugin_version);
     status = 0;
   });
 }

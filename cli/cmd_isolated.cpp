@@ -4,6 +4,7 @@
 #include "cli/test_paths.hpp"
 #include "harness/isolate.hpp"
 #include "paths/builtin.hpp"
+#include "paths/plugin_paths.hpp"
 #include "reference/cpu_ref.hpp"
 
 namespace fa::cli {
@@ -16,7 +17,7 @@ void add_isolated(CLI::App& app, int& status) {
   cmd->add_option("--result-fd", *fd)->required();
   cmd->callback([job, fd, &status] {
     status = run_isolated_child(*job, *fd, probe_device, compute_reference, [](const DeviceFacts& device) {
-      Registry reg = builtin_registry(device);
+      Registry reg = registry_with_plugins(device, {});  // FABENCH_PLUGINS, set by the parent
       add_test_paths(reg);
       return reg;
     });

@@ -2,6 +2,8 @@
 // callback's exit status through `status`.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
 
 namespace fa::cli {
 
@@ -16,5 +18,9 @@ void add_isolated(CLI::App& app, int& status);
 void add_merge(CLI::App& app, int& status);
 void add_fit(CLI::App& app, int& status);
 void add_table(CLI::App& app, int& status);
+void add_check(CLI::App& app, int& status);
+
+// --plugin FILE (repeatable) on a subcommand (paths/plugin_paths.hpp).
+void add_plugin_option(CLI::App& cmd, std::vector<std::string>& files);
 
 }  // namespace fa::cli

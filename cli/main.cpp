@@ -4,6 +4,7 @@
 //   fa-bench list | fa-bench info
 //   fa-bench compare OLD.csv NEW.csv | fa-bench gate --baseline BASE.csv NEW.csv | fa-bench expand FILE
 //   fa-bench table fa.csv torch.csv   (one compact table over results files)
+//   fa-bench sweep F --plugin ./libmine.so ; fa-bench check SAVED_DIR --path mine   (kernels from outside)
 //   fa-bench sweep F --shard 0/4 -o part0.csv ... ; fa-bench merge part*.csv -o all.csv --expect F --shards 4
 // Exit status: 0 all pass, 1 any fail/error, 2 usage, input or output error (file named),
 // 130/143 stopped by SIGINT/SIGTERM.
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   fa::cli::add_merge(app, status);
   fa::cli::add_fit(app, status);
   fa::cli::add_table(app, status);
+  fa::cli::add_check(app, status);
   app.parse_complete_callback([&] {
     spdlog::set_level(quiet ? spdlog::level::warn : verbose >= 2 ? spdlog::level::trace
                                                 : verbose == 1   ? spdlog::level::debug

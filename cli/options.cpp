@@ -22,6 +22,7 @@
 #include "harness/runner.hpp"
 #include "harness/summary.hpp"
 #include "paths/builtin.hpp"
+#include "paths/plugin_paths.hpp"
 #include "reference/cpu_ref.hpp"
 
 namespace fa::cli {
@@ -170,6 +171,7 @@ void add_common_options(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("--heuristic-file", o.heuristic_file,
                  "The model's parameter file (default: results/heuristics/<arch>.json found at run time, else built in)")
       ->check(CLI::ExistingFile);
+  add_plugin_option(cmd, o.plugins);
   add_run_output_options(cmd, o);
   add_test_options(cmd, o.plant_slowdown);
 }
@@ -199,7 +201,7 @@ int execute(Sweep sweep, const CommonOptions& o) {
   ctx.device = probe_device();
   ctx.cpu_budget_flops = o.cpu_budget_gflop * 1e9;
   if (!ctx.device.gpu) spdlog::info("no GPU: {}", ctx.device.gpu_absent_why);
-  Registry reg = builtin_registry(ctx.device);
+  Registry reg = registry_with_plugins(ctx.device, o.plugins);
   add_test_paths(reg);
 
   RunOptions ro;

@@ -3,6 +3,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "harness/sweep.hpp"
 
@@ -28,6 +29,7 @@ struct CommonOptions {
   std::string table = "compact", markdown, shard, devices, save_tensors, load_tensors;
   bool fail_on_skip = false;
   double plant_slowdown = 0;  // test only (cli/test_paths.hpp)
+  std::vector<std::string> plugins;  // --plugin FILE (paths/plugin_paths.hpp)
 
   Overrides overrides() const;
 };

@@ -9,7 +9,7 @@
 namespace fa {
 
 nlohmann::json json_cell(const std::string& column, const std::string& text) {
-  static const std::set<std::string> kText = {"run_id", "time", "name", "dtype", "layout", "path", "ran_path",
+  static const std::set<std::string> kText = {"run_id", "time", "name", "dtype", "layout", "path", "ran_path", "plugin", "plugin_version",
                                               "G_req", "split_rule", "status", "reason", "rule", "timing_mode", "stopped_by",
                                               "timing_note", "bound", "device", "arch", "git_commit", "sweep_file",
                                               "shard"};

@@ -42,6 +42,9 @@ struct RunOutputs {
   int g_used = -1;              // splits the run used; -1: as requested
   std::string ran_path;         // the path that ran (differs from the row's for `auto`)
   int rz_accumulate_keys = -1;  // the ran path's PathRow::rz_accumulate_keys (`auto`); -1: the row's
+  // Non-empty when the run wrote outside its outputs (a plugin path's guard bytes changed): the
+  // record fails with this reason whatever the output's errors.
+  std::string fault;
 };
 
 class Execution {
@@ -106,6 +109,9 @@ struct PathRow {
   int rz_accumulate_keys = 0;
   // Same inputs, same bits: the timed-launch check compares bit for bit; false: through the rule.
   bool deterministic = true;
+  // Plugin paths (include/fa_bench/plugin.h): the library it came from and the version it declares;
+  // empty for built-in paths. Both reach every record (results columns plugin, plugin_version).
+  std::string plugin_file, plugin_version;
 
   TileShape tile_for(const Problem& p, int G, const DeviceFacts& d) const { return tile_at ? tile_at(p, G, d) : tiles; }
 };

@@ -73,6 +73,8 @@ std::vector<std::pair<std::string, std::string>> fields(const Record& r, const R
   f.insert(f.end(), {
       {"path", r.path},
       {"ran_path", r.ran_path},
+      {"plugin", r.plugin_file},
+      {"plugin_version", r.plugin_version},
       {"G_req", r.g_req.str()},
       {"G_used", std::to_string(r.g_used)},
       {"split_rule", r.split_rule},

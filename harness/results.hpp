@@ -17,7 +17,7 @@
 
 namespace fa {
 
-constexpr int kSchemaVersion = 5;  // 2: bias_ulp, bias_bound, repeat_*; 3: batch, timing_note, pct_peak, bound, clocks, shard, device_index; 4: split_rule, units, tile_m, tile_n, resident; 5: timed_check
+constexpr int kSchemaVersion = 6;  // 2: bias_ulp, bias_bound, repeat_*; 3: batch, timing_note, pct_peak, bound, clocks, shard, device_index; 4: split_rule, units, tile_m, tile_n, resident; 5: timed_check; 6: plugin, plugin_version
 
 enum class Status { pass, fail, skip, invalid, error, oom };
 const char* status_name(Status s);
@@ -50,6 +50,7 @@ struct Record {
   std::optional<Roofline> roof;  // timed GPU records on an arch harness/peaks.cpp knows
   int device_index = -1;         // the GPU ordinal under --devices; -1 otherwise
   std::string time;  // when the record finished (UTC, ISO 8601)
+  std::string plugin_file, plugin_version;  // a plugin path's library and declared version; empty: built in
 
   std::string resume_key() const;  // row name + problem identity + path + requested G
 };

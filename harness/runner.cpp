@@ -58,6 +58,10 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
       r.bias_bound = v.bias_bound;
       r.status = v.pass ? Status::pass : Status::fail;
       r.reason = v.reason;
+      if (!out.fault.empty()) {
+        r.status = Status::fail;
+        r.reason = out.fault + (v.pass ? "" : "; " + v.reason);
+      }
     }
     if (opt.repeat_check > 0) {
       r.repeat_runs = opt.repeat_check;
@@ -78,10 +82,12 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
         r.roof = roofline(p.flops(), p.bytes(), r.timing->median_ms, peak_for(ctx.device.arch));
       // Outputs were poisoned before each sample, so this is the last timed launch's own output.
       if (opt.check_timed && r.status == Status::pass) {
-        const TimedCheck c = check_timed_outputs(out, exec->read_back(), pr.deterministic, [&](const RunOutputs& t) {
+        const RunOutputs last = exec->read_back();
+        TimedCheck c = check_timed_outputs(out, last, pr.deterministic, [&](const RunOutputs& t) {
           if (!data.ref) return std::string("no reference to judge it by (the oracle)");
           return judge(measure(p, *data.inputs, *data.ref, t), p.dtype, opt.thresholds, drift).reason;
         });
+        if (!last.fault.empty()) c.reason = last.fault + " (in a timed launch)";
         r.timed_check = c.outcome;
         if (!c.reason.empty()) {
           r.status = Status::fail;
@@ -142,6 +148,8 @@ std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const R
           ++done;
           continue;
         }
+        r.plugin_file = pr->plugin_file;
+        r.plugin_version = pr->plugin_version;
         r.units = units_for(*pr, ctx);
         int G = g.value;
         if (!pr->own_split_rule.empty()) {

@@ -7,6 +7,8 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "harness/npy.hpp"
 #include "harness/sweep.hpp"
@@ -74,6 +76,18 @@ void save_record_tensors(const std::string& dir, const Record& r, const HostInpu
         for (int64_t x = 0; x < p.D; ++x)
           ref[size_t(qs.at(b, s, h) + x)] = ref_o_bhsd[size_t(((b * p.H + h) * p.S + s) * p.D + x)];
   write_npy(d + "/ref_o.npy", array_of("<f8", shape_of(p, p.S, p.H), ref));
+  write_problem_json(d, r);
+}
+
+void write_problem_json(const std::string& dir, const Record& r) {
+  nlohmann::json cells;
+  for (const auto& [k, v] : problem_fields(r.problem)) cells[k] = v;
+  cells["scale"] = fmt::format("{}", r.problem.scale);  // shortest round trip: the reference sees the same scale
+  const nlohmann::json j = {{"problem", cells}, {"path", r.path}, {"G_req", r.g_req.str()}, {"G_used", r.g_used}};
+  const std::string file = dir + "/" + kProblemFile;
+  std::ofstream out(file);
+  out << j.dump(1) << "\n";
+  if (!out.flush()) throw WriteError(fmt::format("cannot write '{}'", file));
 }
 
 namespace {

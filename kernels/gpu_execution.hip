@@ -69,14 +69,17 @@ double events_ms(Event start, Event stop, Stream st, F&& enqueue) {
 
 }  // namespace
 
-GpuExecution::GpuExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int partial_splits)
+GpuExecution::GpuExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int partial_splits,
+                           size_t guard_bytes)
     : p_(p), args_(make_args(p)), l2_bytes_(ctx.device.l2_bytes) {
   q_ = upload(p.dtype, in.q);
   k_ = upload(p.dtype, in.k);
   v_ = upload(p.dtype, in.v);
   const size_t rows = size_t(p.B * p.H * p.S);
-  o_ = DeviceBuffer(rows * size_t(p.D) * 2);
-  lse_ = DeviceBuffer(rows * sizeof(float));
+  o_bytes_ = rows * size_t(p.D) * 2;
+  lse_bytes_ = rows * sizeof(float);
+  o_ = DeviceBuffer(o_bytes_ + guard_bytes);
+  lse_ = DeviceBuffer(lse_bytes_ + guard_bytes);
   if (partial_splits > 1) {
     o_part_ = DeviceBuffer(rows * size_t(partial_splits) * size_t(p.D) * sizeof(float));
     lse_part_ = DeviceBuffer(rows * size_t(partial_splits) * sizeof(float));
@@ -107,8 +110,8 @@ GpuExecution::~GpuExecution() {
 }
 
 void GpuExecution::poison() {
-  FA_GPU_CHECK(memset_async(o_.as<void>(), 0xff, o_.bytes(), stream_));
-  FA_GPU_CHECK(memset_async(lse_.as<void>(), 0xff, lse_.bytes(), stream_));
+  FA_GPU_CHECK(memset_async(o_.as<void>(), 0xff, o_bytes_, stream_));
+  FA_GPU_CHECK(memset_async(lse_.as<void>(), 0xff, lse_bytes_, stream_));
   if (p_.kv_cache) {  // the cache's new slots: each (batch, kv head) run of rows [offset, Sk)
     const Strides ks = kv_strides(p_);
     const int64_t off = p_.kv_cache_offset();
@@ -131,9 +134,9 @@ void GpuExecution::run() {
 RunOutputs GpuExecution::read_back() {
   RunOutputs out;
   out.o = TypedBuffer(p_.dtype, p_.B * p_.S * p_.H * p_.D);
-  FA_GPU_CHECK(copy_to_host(out.o.bytes.data(), o_.as<void>(), o_.bytes()));
+  FA_GPU_CHECK(copy_to_host(out.o.bytes.data(), o_.as<void>(), o_bytes_));
   out.lse.resize(size_t(p_.B * p_.H * p_.S));
-  FA_GPU_CHECK(copy_to_host(out.lse.data(), lse_.as<void>(), lse_.bytes()));
+  FA_GPU_CHECK(copy_to_host(out.lse.data(), lse_.as<void>(), lse_bytes_));
   if (p_.kv_cache) {
     out.k_cache = TypedBuffer(p_.dtype, int64_t(k_.bytes() / 2));
     out.v_cache = TypedBuffer(p_.dtype, int64_t(v_.bytes() / 2));

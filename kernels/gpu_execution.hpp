@@ -29,8 +29,10 @@ class DeviceBuffer {
 
 class GpuExecution : public Execution {
  public:
-  // partial_splits > 1 allocates fp32 partial O/LSE for that many splits.
-  GpuExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int partial_splits);
+  // partial_splits > 1 allocates fp32 partial O/LSE for that many splits. guard_bytes: spare bytes
+  // after O and LSE that poison and read-back leave alone (plugin paths' guards, kernels/plugin_gpu.hpp).
+  GpuExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int partial_splits,
+               size_t guard_bytes = 0);
   ~GpuExecution() override;
   void poison() override;
   void run() override;
@@ -48,6 +50,7 @@ class GpuExecution : public Execution {
   Stream stream_ = nullptr;
   DeviceBuffer q_, k_, v_, o_, lse_, o_part_, lse_part_, flush_;
   DeviceBuffer k_new_, v_new_;  // kv_cache problems: the tokens to append
+  size_t o_bytes_ = 0, lse_bytes_ = 0;  // O's and LSE's own bytes (the buffers may hold guards after)
   size_t l2_bytes_ = 0;
 
  private:

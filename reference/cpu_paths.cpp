@@ -12,6 +12,7 @@
 
 #include "harness/path_registry.hpp"
 #include "reference/cpu_flash.hpp"
+#include "reference/cpu_flush.hpp"
 #include "reference/cpu_ref.hpp"
 
 namespace fa {
@@ -34,11 +35,15 @@ size_t flush_bytes() {
   return llc ? std::clamp(2 * llc, 8 * mb, 256 * mb) : 256 * mb;
 }
 
+}  // namespace
+
 void flush_cpu_caches() {
   static std::vector<uint8_t> junk(flush_bytes());
   static uint8_t round = 0;
   std::memset(junk.data(), ++round, junk.size());
 }
+
+namespace {
 
 float poison_float() {
   const uint32_t b = 0xffffffffu;

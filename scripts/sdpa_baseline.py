@@ -29,9 +29,10 @@ from dataclasses import dataclass
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# harness/results.cpp's columns, in its order (schema 5; tests check them against the binary).
+# harness/results.cpp's columns, in its order (schema 6; tests check them against the binary).
 COLUMNS = (
-    "schema run_id time name B H Hk S Sk D causal dtype layout kv_cache scale seed path ran_path G_req G_used "
+    "schema run_id time name B H Hk S Sk D causal dtype layout kv_cache scale seed path ran_path plugin plugin_version "
+    "G_req G_used "
     "split_rule units tile_m tile_n resident "
     "status reason rule tol max_abs_err mean_abs_err rel_l2 cosine lse_max_err nan_inf unwritten cache_mismatch "
     "rows_checked rows_total lowprec_max_err bias_ulp bias_bound repeat_runs repeat_diffs timed_check "
@@ -237,7 +238,7 @@ def g6(x):
 def record_fields(p, path, status, reason, meta, stats=None, metrics=None):
     """One fa-bench results row (column -> text) for a problem run on a torch backend."""
     r = dict.fromkeys(COLUMNS, "")
-    r.update(schema="5", run_id=meta["run_id"], time=utc_now(), name=p.name, B=p.B, H=p.H, Hk=p.Hk, S=p.S, Sk=p.Sk,
+    r.update(schema="6", run_id=meta["run_id"], time=utc_now(), name=p.name, B=p.B, H=p.H, Hk=p.Hk, S=p.S, Sk=p.Sk,
              D=p.D, causal=int(p.causal), dtype=p.dtype, layout=p.layout, kv_cache=int(p.kv_cache),
              scale=format(p.scale, ".9g"), seed=p.seed, path=path, ran_path=path, G_req="0", G_used="0",
              status=status, reason=" ".join(reason.split()), flops=g6(p.flops()), bytes=g6(p.bytes()),

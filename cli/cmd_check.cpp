@@ -1,0 +1,137 @@
+// `fa-bench check DIR... [--path NAME]`: validation for outputs computed anywhere. Each DIR is a
+// record folder of --save-tensors (or a folder of them) where another program (JAX, Triton, a
+// torch backend, a script) has written o.npy, and optionally lse.npy. The problem comes back from
+// problem.json, the inputs from q/k/v.npy, and the record is judged by the runner itself
+// (run_record without timing): the rule, metrics and rounding bias a built-in path gets.
+//   fa-bench sweep sweeps/whisper.csv --paths cpu-ref --no-timing --save-tensors saved
+//   python my_kernel.py saved/*   # writes o.npy (and lse.npy) in each folder
+//   fa-bench check saved --path my-kernel -o check.csv   # exit 0 all pass, 1 any fail, 2 input error
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+
+#include "cli/commands.hpp"
+#include "harness/check_dir.hpp"
+#include "harness/inputs.hpp"
+#include "harness/metadata.hpp"
+#include "harness/runner.hpp"
+#include "harness/summary.hpp"
+#include "harness/tensor_files.hpp"
+#include "paths/builtin.hpp"
+#include "reference/cpu_ref.hpp"
+
+namespace fa::cli {
+namespace {
+
+struct CheckOptions {
+  std::vector<std::string> dirs;
+  std::string path = "external", csv = "fa-bench-check.csv", json;
+  bool no_lse = false, no_table = false;
+  double max_err = -1, min_cosine = -1, cpu_budget_gflop = 50;
+  int64_t check_rows = 0;
+};
+
+// The outputs another program wrote, handed to the runner as a path's run would hand them.
+class SavedOutputs : public Execution {
+ public:
+  explicit SavedOutputs(RunOutputs out) : out_(std::move(out)) {}
+  void poison() override {}
+  void run() override {}
+  RunOutputs read_back() override { return out_; }
+  double timed_sample_ms(TimingMode) override { throw std::logic_error("check: saved outputs are not timed"); }
+
+ private:
+  RunOutputs out_;
+};
+
+RunOutputs outputs_of(const RecordDir& rd, const HostInputs& in, bool no_lse) {
+  const Problem& p = rd.problem;
+  RunOutputs out = read_outputs(rd.dir, p, !no_lse);
+  if (no_lse) {  // LSE not judged: the reference's own, so only O decides
+    std::vector<int64_t> rows(size_t(p.S));
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = int64_t(i);
+    const Reference ref = compute_reference(p, in, rows, false);
+    out.lse.assign(ref.lse.begin(), ref.lse.end());
+  }
+  if (p.kv_cache) {  // the cache append is the saved path's work, not the checked program's
+    out.k_cache = to_typed(p.dtype, in.k);
+    out.v_cache = to_typed(p.dtype, in.v);
+  }
+  out.g_used = rd.g_used;
+  out.ran_path = rd.saved_path.empty() ? "" : "saved by " + rd.saved_path;
+  return out;
+}
+
+int run_check(const CheckOptions& o) {
+  const std::vector<std::string> dirs = record_dirs(o.dirs);
+  std::vector<RecordDir> found;
+  for (const auto& d : dirs) found.push_back(read_record_dir(d));  // every folder read before any is judged
+  GateContext ctx;
+  ctx.device = probe_device();
+  ctx.cpu_budget_flops = o.cpu_budget_gflop * 1e9;
+  RunOptions ro;
+  ro.reference = compute_reference;
+  ro.time_paths = false;
+  ro.check_timed = false;
+  ro.check_rows = o.check_rows;
+  if (o.max_err >= 0) ro.thresholds.max_err = o.max_err;
+  if (o.min_cosine >= 0) ro.thresholds.cosine = o.min_cosine;
+  std::vector<std::string> inputs_files = o.dirs;
+  OutputFile csv_out(o.csv, inputs_files);
+  RunMeta meta = collect_meta(ctx.device, TimingMode::cold);
+  meta.timing_mode = "";
+  CsvWriter csv(std::move(csv_out), meta, false);
+  std::unique_ptr<JsonLinesWriter> json;
+  if (!o.json.empty()) json = std::make_unique<JsonLinesWriter>(OutputFile(o.json, inputs_files), meta, false);
+  std::vector<Record> records;
+  for (const RecordDir& rd : found) {
+    Record r{rd.problem, SourceLoc{rd.dir, 0}, o.path, "", rd.g_req};
+    r.g_used = rd.g_used;
+    RowData data;
+    data.inputs = std::make_unique<HostInputs>(load_inputs(rd.dir, rd.problem));
+    const RunOutputs out = outputs_of(rd, *data.inputs, o.no_lse);
+    PathRow row;
+    row.name = o.path;
+    row.kind = "cpu";
+    row.prepare = [&out](const Problem&, const HostInputs&, int, const GateContext&) -> std::unique_ptr<Execution> {
+      return std::make_unique<SavedOutputs>(out);
+    };
+    run_record(r, row, rd.g_used, ro, ctx, data);
+    r.time = utc_now();
+    csv.write(r);
+    if (json) json->write(r);
+    spdlog::log(r.status == Status::pass ? spdlog::level::info : spdlog::level::warn, "{} {}: {}{}", status_name(r.status),
+                rd.dir, r.rule, r.reason.empty() ? "" : ": " + r.reason);
+    records.push_back(std::move(r));
+  }
+  if (!o.no_table) print_tables(std::cout, records, o.path, Tables::detail);
+  spdlog::info("checked {} record folders; records -> {}", records.size(), o.csv);
+  return exit_status(records);
+}
+
+}  // namespace
+
+void add_check(CLI::App& app, int& status) {
+  auto* cmd = app.add_subcommand("check", "Judge outputs another program wrote (o.npy, lse.npy) into --save-tensors "
+                                          "folders by the rule a built-in path gets");
+  auto o = std::make_shared<CheckOptions>();
+  cmd->add_option("dirs", o->dirs, "Record folders of --save-tensors, or folders of them")->required();
+  cmd->add_option("--path", o->path, "Path name the records carry (the program that wrote o.npy)")->capture_default_str();
+  cmd->add_option("-o,--csv", o->csv, "Results CSV (the sweep's columns; no timing)")->capture_default_str();
+  cmd->add_option("--json", o->json, "Also write JSON Lines");
+  cmd->add_flag("--no-lse", o->no_lse, "Judge O only: the program wrote no lse.npy (a saved one is ignored)");
+  cmd->add_flag("--no-table", o->no_table, "Do not print the table");
+  cmd->add_option("--max-err", o->max_err, "Fixed rule: max |o - ref| threshold")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--min-cosine", o->min_cosine, "Fixed rule: minimum cosine similarity")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--check-rows", o->check_rows, "Validate this many sampled query rows (0: as --cpu-budget allows)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--cpu-budget", o->cpu_budget_gflop, "GFLOP the reference may spend on one problem")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->callback([o, &status] { status = run_check(*o); });
+}
+
+}  // namespace fa::cli

@@ -1,0 +1,38 @@
+// The plugin ABI (include/fa_bench/plugin.h) as the harness fills it: a Problem and G as an
+// fa_problem (strides in elements, the scale resolved), DeviceFacts as an fa_device, and the guard
+// bytes fa-bench puts after a plugin's O, LSE and workspace: a fixed byte pattern checked when the
+// outputs are read back, so a write past an output's end fails the record with a reason naming it.
+#pragma once
+#include <fa_bench/plugin.h>
+
+#include <cstdint>
+#include <string>
+
+#include "harness/path.hpp"
+
+namespace fa {
+
+// One path of a loaded plugin: the table entry and where it came from.
+struct PluginPathRef {
+  std::string file;     // the library as given (--plugin / FABENCH_PLUGINS), made absolute
+  std::string version;  // fa_plugin::version
+  const fa_plugin_path* path = nullptr;
+};
+
+fa_problem plugin_problem(const Problem& p, int G);
+// Strings point into `d`: keep it alive while the fa_device is used.
+fa_device plugin_device(const DeviceFacts& d);
+
+// 4 KiB: a loop that runs a tile past the end (64 rows x 64 dims of fp16 is 8 KiB) lands in the
+// guard's first bytes; larger strays reach memory the allocator or the device can fault on.
+constexpr size_t kGuardBytes = 4096;
+constexpr uint8_t kGuardByte = 0xA5;  // not 0x00 or 0xff: neither zero-fill nor the poison pattern
+
+// "" when guard[0..n) still holds kGuardByte; otherwise "wrote past <what>'s end (N of the G guard
+// bytes after it changed, the first at +K)".
+std::string guard_breach(const std::string& what, const uint8_t* guard, size_t n);
+
+// The message a plugin wrote into its buffer, made safe: cut at the buffer's end, NUL or not.
+std::string plugin_message(const char* buf, size_t size);
+
+}  // namespace fa

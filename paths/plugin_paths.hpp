@@ -1,0 +1,24 @@
+// Plugin paths: shared libraries implementing include/fa_bench/plugin.h, loaded with dlopen from
+// `--plugin FILE` (sweep, run, list, info, check) and the colon-separated FABENCH_PLUGINS list,
+// each of their paths one more registry row that fa-bench runs like its own (paths/plugin_cpu.hpp,
+// kernels/plugin_gpu.hpp). A library that fails to load, lacks the entry symbol, speaks another ABI
+// version, or names a path that is already taken is an InputError naming the file (exit 2).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "harness/registry.hpp"
+
+namespace fa {
+
+constexpr const char* kPluginsEnv = "FABENCH_PLUGINS";
+
+// Loads `files` and then FABENCH_PLUGINS's entries (a file named twice loads once) and appends a
+// row for each of their paths. Afterwards FABENCH_PLUGINS lists every loaded file (absolute): the
+// children of --isolate, which re-execute this binary and inherit the environment, load the same.
+void add_plugin_paths(Registry& reg, const std::vector<std::string>& files);
+
+// The registry every subcommand that runs paths uses: built-ins, then plugins (as above).
+Registry registry_with_plugins(const DeviceFacts& device, const std::vector<std::string>& files);
+
+}  // namespace fa
