@@ -4,19 +4,19 @@
 // so K and V are read once per group. Each warp streams its own tiles of the chunk (tiles w,
 // w + WARPS, ...) through a private cp.async ring and keeps its own online softmax; the warps
 // fold their states through shared memory, and chunks write fp32 partials; the last block of a
-// (batch, kv head) to finish folds them (kernels/combine_row.hpp) in the same launch.
+// (batch, kv head) to finish folds them (kernels/device/combine_row.hpp) in the same launch.
 // Chunks: one wave of blocks (occupancy x SMs / (B x Hk)), reported as G_used.
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "harness/path_registry.hpp"
-#include "kernels/combine_row.hpp"
-#include "kernels/fragment_layout.hpp"
-#include "kernels/gpu_execution.hpp"
-#include "kernels/launchers.hpp"
-#include "kernels/mma_sm80.hpp"
-#include "kernels/tile_loop.hpp"
+#include "kernels/device/combine_row.hpp"
+#include "kernels/device/fragment_layout.hpp"
+#include "kernels/runtime/gpu_execution.hpp"
+#include "kernels/runtime/launchers.hpp"
+#include "kernels/device/mma_sm80.hpp"
+#include "kernels/device/tile_loop.hpp"
 
 namespace fa::gpu {
 namespace {

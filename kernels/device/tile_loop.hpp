@@ -5,7 +5,7 @@
 // Layout-free: each path applies these to the rows and columns its fragment layout gives a lane.
 #pragma once
 #include "harness/conventions.hpp"
-#include "kernels/device_common.hpp"
+#include "kernels/device/device_common.hpp"
 
 namespace fa::gpu::tile {
 

@@ -6,9 +6,9 @@
 // row, 32-row tiles: at 64 rows the 512-thread block capped registers at 128 and spilled 404 B).
 #include <fmt/format.h>
 
-#include "kernels/gpu_execution.hpp"
+#include "kernels/runtime/gpu_execution.hpp"
 #include "harness/path_registry.hpp"
-#include "kernels/launchers.hpp"
+#include "kernels/runtime/launchers.hpp"
 
 namespace fa::gpu {
 namespace {

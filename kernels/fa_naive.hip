@@ -8,8 +8,8 @@
 #include <cmath>
 
 #include "harness/path_registry.hpp"
-#include "kernels/gpu_execution.hpp"
-#include "kernels/launchers.hpp"
+#include "kernels/runtime/gpu_execution.hpp"
+#include "kernels/runtime/launchers.hpp"
 
 namespace fa::gpu {
 namespace {

@@ -16,8 +16,8 @@
 #include <type_traits>
 
 #include "harness/path_registry.hpp"
-#include "kernels/gpu_execution.hpp"
-#include "kernels/launchers.hpp"
+#include "kernels/runtime/gpu_execution.hpp"
+#include "kernels/runtime/launchers.hpp"
 
 namespace fa::gpu {
 namespace {

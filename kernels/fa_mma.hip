@@ -5,18 +5,18 @@
 // S accumulator's layout is P's A-operand layout, packed to the dtype with no shared-memory trip.
 // Online softmax in the exp2 domain with the scale folded into one FFMA; causal tiles past the
 // last row's keys are never visited, and only the diagonal and range-end tiles are masked
-// (kernels/tile_loop.hpp). G > 1 writes fp32 partials that kernels/combine.hip folds.
+// (kernels/device/tile_loop.hpp). G > 1 writes fp32 partials that kernels/device/combine.hip folds.
 // On sm_90 (built with sm_90a), D = 64 and 128 run the same tile loop on warpgroup MMA instead
 // (mma_wg_fwd below: wgmma, swizzled shared memory, the softmax overlapped with P V).
 #include <fmt/format.h>
 
 #include "harness/path_registry.hpp"
-#include "kernels/fragment_layout.hpp"
-#include "kernels/gpu_execution.hpp"
-#include "kernels/launchers.hpp"
-#include "kernels/mma_sm80.hpp"
-#include "kernels/tile_loop.hpp"
-#include "kernels/wgmma_sm90.hpp"
+#include "kernels/device/fragment_layout.hpp"
+#include "kernels/runtime/gpu_execution.hpp"
+#include "kernels/runtime/launchers.hpp"
+#include "kernels/device/mma_sm80.hpp"
+#include "kernels/device/tile_loop.hpp"
+#include "kernels/device/wgmma_sm90.hpp"
 
 namespace fa::gpu {
 namespace {

@@ -8,9 +8,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "kernels/gpu.hpp"
+#include "kernels/device/gpu.hpp"
 #include "kernels/gpu_device.hpp"
-#include "kernels/launchers.hpp"
+#include "kernels/runtime/launchers.hpp"
 
 namespace fa::gpu {
 
@@ -99,7 +99,7 @@ DeviceFacts query_device() {
   f.runtime = fmt::format("HIP {}", rt);
   const std::string a = f.arch;
   f.has_mfma_gfx9 = a.rfind("gfx90a", 0) == 0 || a.rfind("gfx94", 0) == 0 || a.rfind("gfx95", 0) == 0;
-  f.has_wmma_gfx11 = a.rfind("gfx11", 0) == 0;  // gfx12's WMMA differs (kernels/gpu.hpp)
+  f.has_wmma_gfx11 = a.rfind("gfx11", 0) == 0;  // gfx12's WMMA differs (kernels/device/gpu.hpp)
   hipFuncAttributes attr;
   const Error probe = hipFuncGetAttributes(&attr, reinterpret_cast<const void*>(probe_kernel));
 #else

@@ -3,7 +3,7 @@
 #pragma once
 #include "harness/conventions.hpp"
 #include "harness/problem.hpp"
-#include "kernels/gpu.hpp"
+#include "kernels/device/gpu.hpp"
 
 namespace fa::gpu {
 
