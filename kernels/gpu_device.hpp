@@ -1,5 +1,5 @@
 // The GPU half as the host sees it (plain C++, no GPU headers): device discovery and the device
-// copy bandwidth, defined in kernels/gpu_runtime.hip. The paths themselves register their rows
+// copy bandwidth, defined in kernels/runtime/query_device.hip and copy_bandwidth.hip. The paths themselves register their rows
 // from their own files (harness/path_registry.hpp). Only built with a GPU backend.
 #pragma once
 #include "harness/path.hpp"
