@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(kBM * TPR) tiled_fwd(AttnArgs a) {
       const int d = i * TPR + lane;
       if (EXACT || d < a.D) orow[d] = T::store(acc[i] * inv);
     }
-    if (lane == 0) a.lse[(int64_t(b) * a.H + h) * a.S + s] = lse;
+    if (lane == 0) a.lse[lse_row(a, b, h, s)] = lse;
   } else {
     const int64_t pr = partial_row(a, b, h, g, s);
 #pragma unroll

@@ -64,7 +64,7 @@ __device__ inline void combine_row(const AttnArgs& a, int b, int h, int s, int l
 #pragma unroll
   for (int c = 0; c < VEC; ++c)
     if (d0 + c < a.D) orow[c] = T::store(acc[c] * inv);
-  if (lane == 0) a.lse[(int64_t(b) * a.H + h) * a.S + s] = m == -INFINITY ? -INFINITY : m + logf(l);
+  if (lane == 0) a.lse[lse_row(a, b, h, s)] = m == -INFINITY ? -INFINITY : m + logf(l);
 }
 
 }  // namespace fa::gpu
