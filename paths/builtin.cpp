@@ -1,11 +1,14 @@
 // Assembles the registry above harness/. FABENCH_GPU_PATHS (from CMakeLists.txt's one GPU path
 // list, comma-separated) names every GPU path of the project; one whose row did not register (a
-// build without a GPU backend) gets a placeholder that skips with the reason.
+// build without a GPU backend) gets a placeholder that skips with the reason. FABENCH_GPU_TEST_PATHS
+// (the list's test_* names: kernels/fa_test_*.hip) are test only: their rows, real or placeholder,
+// are shown only with FABENCH_TEST_PATHS=1, after the listed ones.
 #include "paths/builtin.hpp"
 
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 #include <stdexcept>
 
@@ -18,9 +21,17 @@
 namespace fa {
 namespace {
 
-std::vector<std::string> listed_gpu_paths() {
+bool test_paths_on() {
+  const char* on = std::getenv("FABENCH_TEST_PATHS");
+  return on && std::string(on) == "1";
+}
+
+// A GPU row from a kernels/fa_test_*.hip file: in the registry only while the test switch is on.
+bool hidden_test_row(const PathRow& r) { return r.kind == "gpu" && r.name.rfind("test-", 0) == 0 && !test_paths_on(); }
+
+std::vector<std::string> listed_gpu_paths(const char* list) {
   std::vector<std::string> names;
-  std::istringstream in(FABENCH_GPU_PATHS);
+  std::istringstream in(list);
   for (std::string n; std::getline(in, n, ',');)
     if (!n.empty()) names.push_back(n);
   return names;
@@ -53,10 +64,13 @@ Registry builtin_registry(const DeviceFacts& device) {
     for (size_t i = 0; i + 1 < rows.size(); ++i)
       if (rows[i].name == rows.back().name) throw std::logic_error("two rows register path " + rows[i].name);
   }
-  const std::vector<std::string> gpu_list = listed_gpu_paths();
+  std::vector<std::string> gpu_list = listed_gpu_paths(FABENCH_GPU_PATHS);
+  if (test_paths_on())
+    for (const auto& name : listed_gpu_paths(FABENCH_GPU_TEST_PATHS)) gpu_list.push_back(name);
   for (const auto& name : gpu_list)
     if (std::none_of(rows.begin(), rows.end(), [&](const PathRow& r) { return r.name == name; }))
       rows.push_back(placeholder(name, device));
+  rows.erase(std::remove_if(rows.begin(), rows.end(), hidden_test_row), rows.end());
 
   auto place = [&](const PathRow& r) -> size_t {  // the oracle, CPU rows, listed GPU rows, the rest
     if (r.oracle) return 0;

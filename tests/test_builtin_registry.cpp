@@ -3,6 +3,9 @@
 // rows come in a fixed order, and `auto` prefers rows by rank and documents that order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <sstream>
 
 #include "harness/path_registry.hpp"
@@ -13,12 +16,23 @@ using namespace fa;
 
 namespace {
 
-std::vector<std::string> listed_gpu_paths() {  // CMakeLists.txt's GPU path list
+std::vector<std::string> split_list(const char* list) {
   std::vector<std::string> names;
-  std::istringstream in(FABENCH_GPU_PATHS);
+  std::istringstream in(list);
   for (std::string n; std::getline(in, n, ',');) names.push_back(n);
   return names;
 }
+std::vector<std::string> listed_gpu_paths() { return split_list(FABENCH_GPU_PATHS); }  // CMakeLists.txt's GPU path list
+std::vector<std::string> listed_test_paths() { return split_list(FABENCH_GPU_TEST_PATHS); }  // its test_* names
+
+// Sets FABENCH_TEST_PATHS for one scope.
+struct TestSwitch {
+  explicit TestSwitch(const char* v) {
+    if (v) setenv("FABENCH_TEST_PATHS", v, 1);
+    else unsetenv("FABENCH_TEST_PATHS");
+  }
+  ~TestSwitch() { unsetenv("FABENCH_TEST_PATHS"); }
+};
 
 DeviceFacts no_gpu() {
   DeviceFacts d;
@@ -37,7 +51,7 @@ TEST(BuiltinRegistry, EverySelfRegisteredRowSurvivesTheLink) {
   }
   size_t expected = 2;  // cpu-ref and cpu-flash
 #ifdef FABENCH_HAS_GPU
-  expected += listed_gpu_paths().size();
+  expected += listed_gpu_paths().size() + listed_test_paths().size();  // test rows register too (shown only on the switch)
   for (const auto& name : listed_gpu_paths()) {
     const PathRow* r = reg.find(name);
     ASSERT_TRUE(r) << name;
@@ -115,4 +129,43 @@ TEST(BuiltinRegistry, AutoCountsGWithTheTileOfThePathItRunsAtThatG) {
   EXPECT_EQ(t0.resident, 2);
   EXPECT_EQ(t4.block_m, 32);
   EXPECT_EQ(t4.block_n, 16);
+}
+
+TEST(BuiltinRegistry, AGpuPathIsItsKernelFileAndOneNameInTheBuildList) {
+  // Every kernels/fa_<name>.hip is a path named <name> with '_' as '-', listed by CMakeLists.txt.
+  std::vector<std::string> listed = listed_gpu_paths();
+  for (const auto& n : listed_test_paths()) listed.push_back(n);
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(FABENCH_SOURCE_DIR) / "kernels")) {
+    const std::string f = e.path().filename().string();
+    if (f.rfind("fa_", 0) != 0 || e.path().extension() != ".hip") continue;
+    std::string name = f.substr(3, f.size() - 3 - 4);
+    std::replace(name.begin(), name.end(), '_', '-');
+    EXPECT_NE(std::find(listed.begin(), listed.end(), name), listed.end()) << f << " is not in CMakeLists.txt's gpu_paths";
+    ++files;
+  }
+  EXPECT_EQ(files, listed.size()) << "a listed GPU path has no kernels/fa_<name>.hip";
+}
+
+TEST(BuiltinRegistry, TheTestOnlyGpuPathIsARowOnlyWithTheTestSwitch) {
+  // kernels/fa_test_rowwise.hip and its one name in the build list are all that make this row.
+  ASSERT_EQ(listed_test_paths(), std::vector<std::string>{"test-rowwise"});
+  {
+    const TestSwitch off(nullptr);
+    EXPECT_FALSE(builtin_registry(no_gpu()).find("test-rowwise"));
+  }
+  const TestSwitch on("1");
+  const Registry reg = builtin_registry(no_gpu());
+  const PathRow* r = reg.find("test-rowwise");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->kind, "gpu");
+  EXPECT_EQ(r->auto_rank, 0) << "a test-only row is never a candidate for auto";
+  EXPECT_EQ(reg.unavailable(*r, no_gpu()), std::optional<std::string>("no GPU in this test"));
+#ifdef FABENCH_HAS_GPU
+  EXPECT_TRUE(r->prepare) << "the row registered from its own file";
+  EXPECT_NE(r->summary.find("test only"), std::string::npos) << r->summary;
+#else
+  EXPECT_EQ(r->supports(Problem{}, 0, GateContext{no_gpu()}), std::optional<std::string>("no GPU in this test"));
+#endif
+  EXPECT_EQ(reg.rows().back().name, "auto");
 }

@@ -1,4 +1,4 @@
-// Fragment layouts (kernels/fragment_layout.hpp) on the CPU: every element of every operand lives
+// Fragment layouts (kernels/device/fragment_layout.hpp) on the CPU: every element of every operand lives
 // in exactly one lane slot (WMMA inputs: in the replicated pair), entries from the vendor tables,
 // an emulated tile product per instruction equal to the plain matrix product, and the accumulator
 // reuse the mfma and wmma kernels rely on. Plain C++. Run: ctest -R FragmentLayout
@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/fragment_layout.hpp"
+#include "kernels/device/fragment_layout.hpp"
 
 using fa::frag::Coord;
 using fa::frag::Slot;
@@ -190,7 +190,7 @@ TEST(FragmentLayout, AnEmulatedTileProductThroughTheLayoutsEqualsTheMatrixProduc
   }
 }
 
-// mfma.hip feeds S^T = K Q^T's accumulator straight into V^T P^T as B, 8 keys (k) a block.
+// fa_mfma.hip feeds S^T = K Q^T's accumulator straight into V^T P^T as B, 8 keys (k) a block.
 TEST(FragmentLayout, MfmaAccumulatorSlotsAreTheNextProductsBOperand) {
   for (int lane = 0; lane < 64; ++lane)
     for (int kb = 0; kb < 4; ++kb)
@@ -203,7 +203,7 @@ TEST(FragmentLayout, MfmaAccumulatorSlotsAreTheNextProductsBOperand) {
       }
 }
 
-// wmma.hip exchanges P across the half-waves (lane ^ 16) to build the replicated B operand; the
+// fa_wmma.hip exchanges P across the half-waves (lane ^ 16) to build the replicated B operand; the
 // chained product (K Q^T)^T-as-B must equal the plain product of V^T with the first result.
 TEST(FragmentLayout, WmmaAccumulatorExchangedAcrossHalfWavesIsTheNextProductsBOperand) {
   std::mt19937 g(11);

@@ -1,4 +1,4 @@
-// One row of the split-K combine, shared by the combine kernel (kernels/combine.hip) and the
+// One row of the split-K combine, shared by the combine kernel (kernels/device/combine.hip) and the
 // paths that fold their own splits at the end of their kernel (mma-decode's last block).
 // O = sum_g w_g O_g / sum_g w_g and LSE = max + log(sum_g w_g), w_g = exp(LSE_g - max), in fp32
 // with precise expf/logf. Empty splits (LSE_g = -inf) weigh nothing; a row with every split
@@ -10,7 +10,7 @@
 // a running max, weight sum and sum with one rescale a chunk (the online-softmax update): one
 // memory latency a chunk, no shared memory, no barrier.
 #pragma once
-#include "kernels/device_common.hpp"
+#include "kernels/device/device_common.hpp"
 
 namespace fa::gpu {
 
@@ -64,7 +64,7 @@ __device__ inline void combine_row(const AttnArgs& a, int b, int h, int s, int l
 #pragma unroll
   for (int c = 0; c < VEC; ++c)
     if (d0 + c < a.D) orow[c] = T::store(acc[c] * inv);
-  if (lane == 0) a.lse[(int64_t(b) * a.H + h) * a.S + s] = m == -INFINITY ? -INFINITY : m + logf(l);
+  if (lane == 0) a.lse[lse_row(a, b, h, s)] = m == -INFINITY ? -INFINITY : m + logf(l);
 }
 
 }  // namespace fa::gpu

@@ -5,9 +5,9 @@
 #pragma once
 #include <fmt/format.h>
 
-#include "kernels/gpu_execution.hpp"
-#include "kernels/launchers.hpp"
-#include "kernels/tile_loop.hpp"
+#include "kernels/runtime/gpu_execution.hpp"
+#include "kernels/runtime/launchers.hpp"
+#include "kernels/device/tile_loop.hpp"
 
 namespace fa::gpu::mc {
 

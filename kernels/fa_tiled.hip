@@ -6,9 +6,9 @@
 // row, 32-row tiles: at 64 rows the 512-thread block capped registers at 128 and spilled 404 B).
 #include <fmt/format.h>
 
-#include "kernels/gpu_execution.hpp"
+#include "kernels/runtime/gpu_execution.hpp"
 #include "harness/path_registry.hpp"
-#include "kernels/launchers.hpp"
+#include "kernels/runtime/launchers.hpp"
 
 namespace fa::gpu {
 namespace {
@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(kBM * TPR) tiled_fwd(AttnArgs a) {
       const int d = i * TPR + lane;
       if (EXACT || d < a.D) orow[d] = T::store(acc[i] * inv);
     }
-    if (lane == 0) a.lse[(int64_t(b) * a.H + h) * a.S + s] = lse;
+    if (lane == 0) a.lse[lse_row(a, b, h, s)] = lse;
   } else {
     const int64_t pr = partial_row(a, b, h, g, s);
 #pragma unroll

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "kernels/gpu_execution.hpp"
+#include "kernels/runtime/gpu_execution.hpp"
 
 namespace fa::gpu {
 

@@ -3,7 +3,7 @@
 #pragma once
 #include "harness/conventions.hpp"
 #include "harness/problem.hpp"
-#include "kernels/gpu.hpp"
+#include "kernels/device/gpu.hpp"
 
 namespace fa::gpu {
 
@@ -44,6 +44,10 @@ void with_dtype(DType t, F&& f) {
   else f(F16{});
 }
 
+// The LSE output's one index convention, [B][H][S]: every kernel that writes a final LSE goes through it.
+__device__ inline int64_t lse_row(const AttnArgs& a, int b, int h, int s) { return (int64_t(b) * a.H + h) * a.S + s; }
+
+// The partials' index, [B][H][G][S] (rows of D floats in o_part).
 __device__ inline int64_t partial_row(const AttnArgs& a, int b, int h, int g, int s) {
   return ((int64_t(b) * a.H + h) * a.G + g) * a.S + s;
 }

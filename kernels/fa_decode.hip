@@ -16,8 +16,8 @@
 #include <type_traits>
 
 #include "harness/path_registry.hpp"
-#include "kernels/gpu_execution.hpp"
-#include "kernels/launchers.hpp"
+#include "kernels/runtime/gpu_execution.hpp"
+#include "kernels/runtime/launchers.hpp"
 
 namespace fa::gpu {
 namespace {
@@ -221,7 +221,7 @@ __global__ void __launch_bounds__(kThreads) decode_fwd(AttnArgs a, int chunk_key
     }
     if (tid == 0) {
       if (a.G > 1) a.lse_part[partial_row(a, b, h, c, 0)] = lse;
-      else a.lse[int64_t(b) * a.H + h] = lse;
+      else a.lse[lse_row(a, b, h, 0)] = lse;  // S == 1
     }
   }
 }

@@ -2,8 +2,8 @@
 // (splitk, decode), the decode execution (decode, kv-cache) and the common GPU gate.
 #pragma once
 #include "harness/path.hpp"
-#include "kernels/device_common.hpp"
-#include "kernels/gpu_execution.hpp"
+#include "kernels/device/device_common.hpp"
+#include "kernels/runtime/gpu_execution.hpp"
 
 namespace fa::gpu {
 
@@ -14,7 +14,7 @@ void launch_tiled(const AttnArgs& a, DType t, Stream s);
 // Folds a.G partial (O, LSE) per row into O (dtype) and LSE; rows whose splits are all empty
 // get O = 0 and LSE = -inf.
 void launch_combine(const AttnArgs& a, DType t, Stream s);
-// The decode execution (kernels/decode.hip): Sk cut into one wave of chunks, decode + combine.
+// The decode execution (kernels/fa_decode.hip): Sk cut into one wave of chunks, decode + combine.
 // kv-cache derives from it and enqueues its append first (before_decode).
 constexpr TileShape kDecodeTile{1, 64};  // one query token a block, 64-key tiles
 // The decode paths' own split rule (records' split_rule): one full wave of resident blocks, each a

@@ -5,7 +5,7 @@
 // Layout-free: each path applies these to the rows and columns its fragment layout gives a lane.
 #pragma once
 #include "harness/conventions.hpp"
-#include "kernels/device_common.hpp"
+#include "kernels/device/device_common.hpp"
 
 namespace fa::gpu::tile {
 
@@ -96,7 +96,7 @@ __device__ inline void store_pair(const AttnArgs& a, const BlockCoords& c, int s
 
 __device__ inline void store_lse(const AttnArgs& a, const BlockCoords& c, int s, float lse) {
   if (a.G > 1) a.lse_part[partial_row(a, c.b, c.h, c.g, s)] = lse;
-  else a.lse[(int64_t(c.b) * a.H + c.h) * a.S + s] = lse;
+  else a.lse[lse_row(a, c.b, c.h, s)] = lse;
 }
 
 }  // namespace fa::gpu::tile

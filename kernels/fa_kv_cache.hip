@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "harness/path_registry.hpp"
-#include "kernels/gpu_execution.hpp"
-#include "kernels/launchers.hpp"
+#include "kernels/runtime/gpu_execution.hpp"
+#include "kernels/runtime/launchers.hpp"
 
 namespace fa::gpu {
 namespace {

@@ -4,9 +4,10 @@
 // product's B operand in place (frag::mfma_32x32x8_b_from_c). K and V^T tiles in separate LDS.
 // fp16/bf16; D % 32 == 0, 64 <= D <= 256; G in 0, 2, 4, 8, 16. Compile- and ISA-checked here
 // (scripts/isa-check.sh); untimed and unrun until a CDNA machine passes `ctest -L gpu`.
+// fa-bench-isa: gfx942: v_mfma
 #include "harness/path_registry.hpp"
-#include "kernels/fragment_layout.hpp"
-#include "kernels/matrix_core.hpp"
+#include "kernels/device/fragment_layout.hpp"
+#include "kernels/device/matrix_core.hpp"
 
 namespace fa::gpu {
 namespace {

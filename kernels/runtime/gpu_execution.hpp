@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "harness/path.hpp"
-#include "kernels/device_common.hpp"
+#include "kernels/device/device_common.hpp"
 
 namespace fa::gpu {
 

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/device/arch_table.hpp"
+
 #if defined(__HIP__) || defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__)
 #include <hip/hip_fp16.h>
 #include <hip/hip_runtime.h>
@@ -93,28 +95,16 @@ void check_last_launch(const char* kernel_name, const char* file, int line);
 #define FA_GPU_CHECK_LAUNCH(kernel_name) ::fa::gpu::check_last_launch(kernel_name, __FILE__, __LINE__)
 
 // ---- capability predicates (device code: the arch being compiled) ---------------------------
-// gfx11 WMMA only: gfx12's WMMA has other builtins and no half-wave replication of A and B
-// (clang-19 cannot select the gfx11 16x16x16 builtins for gfx1201).
-#if defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__) || defined(__gfx1103__) || \
-    defined(__gfx1150__) || defined(__gfx1151__)
-#define FA_HAS_WMMA_GFX11 1
-#else
-#define FA_HAS_WMMA_GFX11 0
-#endif
-// gfx90a and later: gfx908 (MI100) lacks the 4-element bf16 MFMA (v_mfma_f32_32x32x8bf16_1k).
-#if defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__) || defined(__gfx950__)
-#define FA_HAS_MFMA_GFX9 1
-#else
-#define FA_HAS_MFMA_GFX9 0
-#endif
+// The AMD rows come from the one arch table (kernels/device/arch_table.hpp).
+#define FA_HAS_WMMA_GFX11 FA_ARCH_WMMA_GFX11
+#define FA_HAS_MFMA_GFX9 FA_ARCH_MFMA_GFX9
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define FA_HAS_MMA_SM80 1
 #else
 #define FA_HAS_MMA_SM80 0
 #endif
 // Physical wave size of the arch being compiled: 64 on CDNA (gfx9), 32 on RDNA and NVIDIA.
-#if FA_HIP && (defined(__gfx908__) || defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || \
-               defined(__gfx942__) || defined(__gfx950__))
+#if FA_HIP && FA_ARCH_WAVE64
 #define FA_WAVE_SIZE 64
 #else
 #define FA_WAVE_SIZE 32

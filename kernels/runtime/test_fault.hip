@@ -1,7 +1,7 @@
 // Test only: a kernel that writes to an address no allocation owns, so that a device fault can be
 // planted in a sweep (cli/test_paths.cpp, `test-gpu-fault`, FABENCH_TEST_PATHS=1) and --isolate
 // shown turning it into one `error` record while the rest of the sweep passes. Not a path.
-#include "kernels/gpu.hpp"
+#include "kernels/device/gpu.hpp"
 #include "kernels/gpu_device.hpp"
 
 namespace fa::gpu {

@@ -3,14 +3,14 @@
 // 16 x N B into a 64 x N fp32 accumulator of N / 2 registers a thread. A comes from shared memory
 // (a matrix descriptor) or registers, B from shared memory; the product runs asynchronously until
 // wgmma.wait_group. PTX ISA 8.x, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate
-// Instructions": register fragments (kernels/fragment_layout.hpp: wgmma_m64nNk16_{a,c}), "Matrix
+// Instructions": register fragments (kernels/device/fragment_layout.hpp: wgmma_m64nNk16_{a,c}), "Matrix
 // Descriptor Format" and the 128-byte-swizzle canonical shared-memory layout
-// (kernels/fragment_layout.hpp: wgmma_sw128_offset).
+// (kernels/device/fragment_layout.hpp: wgmma_sw128_offset).
 // Defined only where wgmma exists (FA_HAS_WGMMA_SM90: sm_90a); kernels guard their bodies the same way.
 #pragma once
 #include <type_traits>
 
-#include "kernels/mma_sm80.hpp"
+#include "kernels/device/mma_sm80.hpp"
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define FA_HAS_WGMMA_SM90 1

@@ -4,19 +4,21 @@
 // so K and V are read once per group. Each warp streams its own tiles of the chunk (tiles w,
 // w + WARPS, ...) through a private cp.async ring and keeps its own online softmax; the warps
 // fold their states through shared memory, and chunks write fp32 partials; the last block of a
-// (batch, kv head) to finish folds them (kernels/combine_row.hpp) in the same launch.
+// (batch, kv head) to finish folds them (kernels/device/combine_row.hpp) in the same launch.
 // Chunks: one wave of blocks (occupancy x SMs / (B x Hk)), reported as G_used.
+// fa-bench-isa: sm_90a: mma.sync.aligned.m16n8k16
+// fa-bench-isa: sm_90a.sass: HMMA
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "harness/path_registry.hpp"
-#include "kernels/combine_row.hpp"
-#include "kernels/fragment_layout.hpp"
-#include "kernels/gpu_execution.hpp"
-#include "kernels/launchers.hpp"
-#include "kernels/mma_sm80.hpp"
-#include "kernels/tile_loop.hpp"
+#include "kernels/device/combine_row.hpp"
+#include "kernels/device/fragment_layout.hpp"
+#include "kernels/runtime/gpu_execution.hpp"
+#include "kernels/runtime/launchers.hpp"
+#include "kernels/device/mma_sm80.hpp"
+#include "kernels/device/tile_loop.hpp"
 
 namespace fa::gpu {
 namespace {
@@ -47,12 +49,11 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
   const int ntiles = int((k_end - k_begin + K::BN - 1) / K::BN);
   const uint16_t* kg = a.k + b * a.k_sb + hk * a.k_sh;
   const uint16_t* vg = a.v + b * a.k_sb + hk * a.k_sh;
-  // The two packed rows this lane holds (C layout rows lane/4 and lane/4 + 8) as (head, s).
-  int row_h[2], row_s[2];
+  // The query position s of the two packed rows this lane holds (C layout rows lane/4 and lane/4 + 8).
+  int row_s[2];
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {
     const int r = frag::mma_m16n8k16_c(lane, 2 * hr).row;
-    row_h[hr] = hk * group + (r < rows ? r / a.S : 0);
     row_s[hr] = r < rows ? r % a.S : a.S;  // s >= S marks a padding row
   }
 
@@ -221,10 +222,21 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
 using Decode64 = DecodeTraits<64, 32, 4, 3>;
 using Decode128 = DecodeTraits<128, 32, 4, 2>;
 
+// The dispatch: calls f(K{}) with the traits row of head dim D, or returns false for a D without a
+// row. It is the head-dim list: the gate and the row's words ask it.
 template <typename F>
-void with_traits(int D, F&& f) {
-  if (D == 64) f(Decode64{});
-  else f(Decode128{});
+bool with_traits(int64_t D, F&& f) {
+  switch (D) {
+    case 64: f(Decode64{}); return true;
+    case 128: f(Decode128{}); return true;
+    default: return false;
+  }
+}
+std::string decode_head_dims() {
+  std::string out;
+  for (int64_t D = 8; D <= 256; D += 8)
+    if (with_traits(D, [](auto) {})) out += (out.empty() ? "" : ", ") + std::to_string(D);
+  return out;
 }
 
 // One wave of blocks: the occupancy-sized count of resident blocks over B x Hk, at least one
@@ -284,7 +296,8 @@ std::optional<std::string> mma_decode_supports(const Problem& p, int G, const Ga
   if (!ctx.device.has_mma_sm80)
     return fmt::format("mma-decode needs an NVIDIA GPU with mma.sync (sm_80 or newer); this device is {}",
                        ctx.device.arch);
-  if (p.D != 64 && p.D != 128) return fmt::format("mma-decode has kernels for D in 64, 128 (got D={})", p.D);
+  if (!with_traits(p.D, [](auto) {}))
+    return fmt::format("mma-decode has kernels for D in {} (got D={})", decode_head_dims(), p.D);
   if (p.S * p.group_size() > 16)
     return fmt::format("mma-decode packs S x H/Hk <= 16 query rows into a tile (got {})", p.S * p.group_size());
   if (G != 0) return std::string("mma-decode sizes its own key chunks (reported as G_used); G must be 0");
@@ -296,8 +309,8 @@ std::optional<std::string> mma_decode_supports(const Problem& p, int G, const Ga
 PathRow mma_decode_row(const DeviceFacts&) {
   PathRow r{"mma-decode", "gpu",
             "flash-decoding on tensor cores: the GQA group x S packed into one 16-row tile, key chunks + combine",
-            fmt::format("{}; sm_80+ (mma.sync); D in 64, 128; S*H/Hk <= 16; G = 0 (own key chunks: G_used)",
-                        common_gpu_gate_doc()),
+            fmt::format("{}; sm_80+ (mma.sync); D in {}; S*H/Hk <= 16; G = 0 (own key chunks: G_used)",
+                        common_gpu_gate_doc(), decode_head_dims()),
             false, mma_decode_supports,
             [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<MmaDecodeExecution>(p, in, ctx, decode_chunk_keys(p, p.dtype, ctx.device.units));

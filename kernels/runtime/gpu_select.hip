@@ -1,5 +1,5 @@
 // --devices: the calling worker thread's device, through the portability header's set_device.
-#include "kernels/gpu.hpp"
+#include "kernels/device/gpu.hpp"
 #include "kernels/gpu_select.hpp"
 
 namespace fa::gpu {

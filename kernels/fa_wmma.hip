@@ -4,9 +4,10 @@
 // the replicated B operand by one exchange across the half-waves (frag::wmma_16x16x16_b_from_c).
 // fp16/bf16; D % 16 == 0, D <= 256; G in 0, 2, 4, 8, 16. Compile- and ISA-checked here
 // (scripts/isa-check.sh); untimed and unrun until an RDNA3 machine passes `ctest -L gpu`.
+// fa-bench-isa: gfx1100: v_wmma
 #include "harness/path_registry.hpp"
-#include "kernels/fragment_layout.hpp"
-#include "kernels/matrix_core.hpp"
+#include "kernels/device/fragment_layout.hpp"
+#include "kernels/device/matrix_core.hpp"
 
 namespace fa::gpu {
 namespace {

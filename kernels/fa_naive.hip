@@ -8,8 +8,8 @@
 #include <cmath>
 
 #include "harness/path_registry.hpp"
-#include "kernels/gpu_execution.hpp"
-#include "kernels/launchers.hpp"
+#include "kernels/runtime/gpu_execution.hpp"
+#include "kernels/runtime/launchers.hpp"
 
 namespace fa::gpu {
 namespace {
@@ -53,7 +53,7 @@ __device__ float block_reduce(float v, float* red, bool is_max) {
 
 __global__ void __launch_bounds__(kThreads) naive_softmax(AttnArgs a, float* scores) {
   __shared__ float red[kThreads];
-  const int64_t row = blockIdx.x;  // (b*H + h)*S + s
+  const int64_t row = blockIdx.x;  // a block a row, in lse_row order: (b*H + h)*S + s
   float* x = scores + row * a.Sk;
   float m = -INFINITY;
   for (int j = threadIdx.x; j < a.Sk; j += kThreads) m = fmaxf(m, x[j]);

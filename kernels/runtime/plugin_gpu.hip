@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "kernels/gpu_execution.hpp"
+#include "kernels/runtime/gpu_execution.hpp"
 #include "kernels/plugin_gpu.hpp"
 
 namespace fa::gpu {

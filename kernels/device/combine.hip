@@ -1,5 +1,5 @@
 // Split-K combine kernel: one team of threads a (batch, head, query row), each row folded by
-// combine_row (kernels/combine_row.hpp: the formula, the empty-split rule and the load pattern).
+// combine_row (kernels/device/combine_row.hpp: the formula, the empty-split rule and the load pattern).
 // It sits between a path's producers and its result, so its latency is the path's: on the H100
 // (ncu, warm L2, unlocked clocks) it takes 6.9 us after aiter-2's 126 us mma kernel at G = 16 and
 // 4.1 us after mma-decode's 191 us on (1,32,8,1,131072,128); the one-thread-a-column walk over
@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "kernels/combine_row.hpp"
-#include "kernels/launchers.hpp"
+#include "kernels/device/combine_row.hpp"
+#include "kernels/runtime/launchers.hpp"
 
 namespace fa::gpu {
 namespace {

@@ -1,13 +1,13 @@
 // The sm80 tensor-core instructions the NVIDIA matrix-core paths (mma, mma-decode) share:
 // ldmatrix (plain and transposed), mma.sync m16n8k16 with fp32 accumulation for fp16/bf16, and
-// packing two floats into a dtype pair. Fragment layouts: kernels/fragment_layout.hpp.
+// packing two floats into a dtype pair. Fragment layouts: kernels/device/fragment_layout.hpp.
 // Defined only where mma.sync exists (FA_HAS_MMA_SM80); kernels guard their bodies the same way.
 #pragma once
 #include <type_traits>
 
-#include "kernels/device_common.hpp"
-#include "kernels/fragment_layout.hpp"
-#include "kernels/tile_loop.hpp"
+#include "kernels/device/device_common.hpp"
+#include "kernels/device/fragment_layout.hpp"
+#include "kernels/device/tile_loop.hpp"
 
 namespace fa::gpu {
 

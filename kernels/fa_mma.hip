@@ -1,0 +1,211 @@
+// mma: NVIDIA tensor-core FlashAttention-2 forward (sm80+: mma.sync.m16n8k16, fp32 accumulate).
+// A block of WARPS warps owns BM query rows (each warp MT 16-row tiles); K/V tiles of BN keys
+// stream through a STAGES-deep cp.async ring in shared memory whose rows are padded by 16 bytes,
+// so ldmatrix's 8 row addresses fall in 8 distinct bank groups. S and P stay in registers: the
+// S accumulator's layout is P's A-operand layout, packed to the dtype with no shared-memory trip.
+// Online softmax in the exp2 domain with the scale folded into one FFMA; causal tiles past the
+// last row's keys are never visited, and only the diagonal and range-end tiles are masked
+// (kernels/device/tile_loop.hpp). G > 1 writes fp32 partials that kernels/device/combine.hip folds.
+// On sm_90 (built with sm_90a), D = 64 and 128 run the same tile loop on warpgroup MMA instead
+// (wgmma, swizzled shared memory, the softmax overlapped with P V).
+// This file: the traits table, the dispatch from (D, keys, G, arch) to a row, the gate (which asks
+// that dispatch, so the head-dim list is written once: the table) and the registry row. The
+// kernels: mma_fwd in fa_mma_sm80.hpp, mma_wg_fwd in fa_mma_sm90.hpp.
+// fa-bench-isa: sm_90a: mma.sync.aligned.m16n8k16 wgmma.mma_async
+// fa-bench-isa: sm_90a.sass: HMMA HGMMA
+#include <fmt/format.h>
+
+#include "harness/path_registry.hpp"
+#include "kernels/fa_mma_sm80.hpp"
+#include "kernels/fa_mma_sm90.hpp"
+#include "kernels/runtime/gpu_execution.hpp"
+#include "kernels/runtime/launchers.hpp"
+
+namespace fa::gpu {
+namespace {
+
+// The traits table. TFLOP/s: H100, cold L2, medians (torch flash/cuDNN in the same sessions:
+// aiter-4 (8,16,16,8192,8192,64) bf16 317/471, whisper-enc-b4 fp16 259/348, (2,16,16,8192,8192,128)
+// bf16 354/617, its causal twin 315/546).
+// D=64, long key ranges: 128x128, Q re-read from shared memory: aiter-4 318 (128x64 with Q in
+//   registers 302; 64x64 3 stages 253; 64x128 216). 64 bytes of spill, which cost less than the
+//   extra softmax rounds of 64-key tiles. With the constant-stride copies: 324-332.
+// D=64, short key ranges (< 4096 keys a block): 128x64, Q in registers: whisper-enc-b4 240 vs 233.
+// D=128: 128x64 (40 B of spill at the 255-register cap): (2,16,16,8192,8192,128) 330, causal 295,
+//   FlyDSL's 64-head causal 315; 128x32 313 / 278 / 296 in the same run (before the constant-stride
+//   copies, 128x64 spilled 92 B and lost: 307 vs 318). 128x32 3 stages 309; 64x64 276. A later
+//   run (torch flash 356 / 317 / 324): 128x64 333 / 298 / 316; 256x64 with 8 warps 343 / 292 / 313;
+//   128x64 with 8 warps of 16 rows (<= 128 registers, 2 blocks an SM) 288 / 261 / 277; the same
+//   with 32-key tiles, 3 stages 254 / 230 / 245. Copying K/V with 2 threads a row (immediate
+//   offsets, fewer registers) lost 22% (259 vs 332): 16 rows a warp instruction, one sector each.
+// D=80/96/256: by register count alone (no spill), not yet measured against a peer.
+// sm_90 (wgmma), one H100 run each, torch flash in the same call. D=128: 2 warpgroups x 128-key
+//   tiles (236 registers, 1 block an SM): d128-8k 424, causal 394, FlyDSL 425 (flash 348 / 311 /
+//   322; mma.sync above 332 / 296 / 305); one warpgroup a block 312 / 296 / 298. The first
+//   version, without swizzle (core matrices of 128 contiguous bytes), reached 259: the 128-byte
+//   swizzle is what lets wgmma read shared memory at speed. D=64: 2 warpgroups x 64-key tiles
+//   (122 registers, 2 blocks an SM): aiter-4 373, aiter-3 375, aiter-1 359, whisper-enc-b4 298
+//   (flash 309 / 313 / 263 / 261); with 128-key tiles (190 registers, 1 block) 335 / 336 / 324 /
+//   249; one warpgroup of 64-key tiles (4 blocks) 323 / 323 / 317 / 269.
+using Wg64 = WgTraits<64, 2, 64>;
+using Wg128 = WgTraits<128, 2, 128>;
+using Mma64Long = MmaTraits<64, 128, 128, 4, 2, false>;
+using Mma64Short = MmaTraits<64, 128, 64, 4, 2, true>;
+using Mma80 = MmaTraits<80, 128, 64, 4, 2, false>;
+using Mma96 = MmaTraits<96, 128, 64, 4, 2, false>;
+using Mma128 = MmaTraits<128, 128, 64, 4, 2, false>;
+using Mma256 = MmaTraits<256, 64, 32, 4, 2, false>;
+constexpr int kLongKeys = 4096;  // keys a block visits from which Mma64Long pays
+
+// The kernel a traits row runs.
+template <typename T, typename K>
+auto kernel_of() {
+  if constexpr (K::WG) return mma_wg_fwd<T, K>;
+  else return mma_fwd<T, K>;
+}
+
+template <typename T, typename K>
+void launch_cfg(const AttnArgs& a, Stream st) {
+  const auto kernel = kernel_of<T, K>();
+  static thread_local const bool smem_ok = [&] {  // per device: one per --devices worker thread
+    FA_GPU_CHECK(set_max_dynamic_smem(kernel, K::SMEM));
+    return true;
+  }();
+  (void)smem_ok;
+  const dim3 grid((a.S + K::BM - 1) / K::BM, a.H, a.B * (a.G > 1 ? a.G : 1));
+  kernel<<<grid, K::THREADS, K::SMEM, st>>>(a);
+  FA_GPU_CHECK_LAUNCH(K::WG ? "mma_wg_fwd" : "mma_fwd");
+}
+
+// The dispatch: calls f(K{}) with the traits row a launch uses, or returns false for a D without
+// a kernel. The switches below are the head-dim list; the gate and the row's words ask them.
+template <typename F>
+bool with_wg_cfg(int64_t D, F&& f) {
+  switch (D) {
+    case 64: f(Wg64{}); return true;
+    case 128: f(Wg128{}); return true;
+    default: return false;
+  }
+}
+template <typename F>
+bool with_sync_cfg(int64_t D, int64_t Sk, int G, F&& f) {
+  switch (D) {
+    case 64:
+      if (Sk / (G > 1 ? G : 1) >= kLongKeys) f(Mma64Long{});
+      else f(Mma64Short{});
+      return true;
+    case 80: f(Mma80{}); return true;
+    case 96: f(Mma96{}); return true;
+    case 128: f(Mma128{}); return true;
+    case 256: f(Mma256{}); return true;
+    default: return false;
+  }
+}
+
+// sm_90 runs the wgmma kernel for its D where this binary holds sm_90a code (wgmma is an sm_90a
+// feature: neither sm_80 code nor a later arch runs it).
+#ifdef FABENCH_CUDA_SM90A
+constexpr bool kBuiltSm90a = true;
+#else
+constexpr bool kBuiltSm90a = false;
+#endif
+bool use_wgmma(int64_t D, const DeviceFacts& device) {
+  return kBuiltSm90a && device.arch == "sm_90" && with_wg_cfg(D, [](auto) {});
+}
+
+template <typename F>
+bool with_mma_cfg(int64_t D, int64_t Sk, int G, bool wg, F&& f) {
+  return wg ? with_wg_cfg(D, f) : with_sync_cfg(D, Sk, G, f);
+}
+
+// The head dims a dispatcher has a row for, in words ("64, 80, 96"), for gate reasons and docs.
+template <typename Dispatch>
+std::string head_dims(Dispatch&& has_row) {
+  std::string out;
+  for (int64_t D = 8; D <= 256; D += 8)
+    if (has_row(D)) out += (out.empty() ? "" : ", ") + std::to_string(D);
+  return out;
+}
+std::string sync_head_dims() {
+  return head_dims([](int64_t D) { return with_sync_cfg(D, 0, 0, [](auto) {}); });
+}
+std::string wg_head_dims() {
+  return head_dims([](int64_t D) { return with_wg_cfg(D, [](auto) {}); });
+}
+
+void launch_mma(const AttnArgs& a, DType t, bool wg, Stream st) {
+  with_dtype(t, [&](auto tr) {
+    using T = decltype(tr);
+    if (!with_mma_cfg(a.D, a.Sk, a.G, wg, [&](auto k) { launch_cfg<T, decltype(k)>(a, st); }))
+      throw std::logic_error(fmt::format("mma has no kernel for D={} (its gate should have said so)", a.D));
+  });
+}
+
+// The tile and occupancy a run at G uses, for the split rules (blocks an SM holds: the runtime's
+// occupancy of that kernel configuration).
+TileShape mma_tile(const Problem& p, int G, const DeviceFacts& device) {
+  TileShape tile{128, 64, 1};
+  if (!device.has_mma_sm80 || p.dtype == DType::fp32) return tile;
+  with_dtype(p.dtype, [&](auto tr) {
+    using T = decltype(tr);
+    with_mma_cfg(p.D, p.Sk, G, use_wgmma(p.D, device), [&](auto k) {
+      using K = decltype(k);
+      const auto kernel = kernel_of<T, K>();
+      FA_GPU_CHECK(set_max_dynamic_smem(kernel, K::SMEM));
+      int per_sm = 0;
+      FA_GPU_CHECK(max_active_blocks(&per_sm, kernel, K::THREADS, K::SMEM));
+      tile = TileShape{K::BM, K::BN, std::max(per_sm, 1)};
+    });
+  });
+  return tile;
+}
+
+class MmaExecution : public GpuExecution {
+ public:
+  MmaExecution(const Problem& p, const HostInputs& in, int G, const GateContext& ctx)
+      : GpuExecution(p, in, ctx, G > 1 ? G : 0), wg_(use_wgmma(p.D, ctx.device)) {
+    args_.G = G > 1 ? G : 0;
+  }
+
+ protected:
+  void launch() override {
+    launch_mma(args_, p_.dtype, wg_, stream_);
+    if (args_.G > 1) launch_combine(args_, p_.dtype, stream_);
+  }
+
+ private:
+  bool wg_;
+};
+
+std::optional<std::string> mma_supports(const Problem& p, int G, const GateContext& ctx) {
+  if (auto no = common_gpu_gate(p, ctx)) return no;
+  if (!ctx.device.has_mma_sm80)
+    return fmt::format("mma needs an NVIDIA GPU with mma.sync (sm_80 or newer); this device is {}", ctx.device.arch);
+  if (!with_sync_cfg(p.D, p.Sk, G, [](auto) {}))
+    return fmt::format("mma has kernels for D in {} (got D={})", sync_head_dims(), p.D);
+  if (G == 1 || G > 16 || (G & (G - 1))) return fmt::format("mma needs G in 0, 2, 4, 8, 16 (got {})", G);
+  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
+  if (p.H > 65535 || p.B * std::max(G, 1) > 65535) return std::string("H or B*G exceeds the grid");
+  return std::nullopt;
+}
+
+PathRow mma_row(const DeviceFacts&) {
+  PathRow r{"mma", "gpu",
+            fmt::format("tensor-core FlashAttention-2 (mma.sync m16n8k16; wgmma on sm_90 for D {}): S/P in registers, "
+                        "cp.async K/V ring, split-K",
+                        wg_head_dims()),
+            fmt::format("{}; sm_80+ (mma.sync); D in {}; G in 0, 2, 4, 8, 16", common_gpu_gate_doc(), sync_head_dims()),
+            false, mma_supports,
+            [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
+              return std::make_unique<MmaExecution>(p, in, G, ctx);
+            }};
+  r.auto_rank = 45;  // tensor cores: far ahead of tiled/splitk wherever its gate admits
+  r.tiles = TileShape{128, 64};
+  r.rz_accumulate_keys = 16;  // PV through m16n8k16 / wgmma k16: a truncating fp32 add every 16 keys
+  r.tile_at = mma_tile;
+  return r;
+}
+FA_REGISTER_PATH(mma_row);
+
+}  // namespace
+}  // namespace fa::gpu
