@@ -32,6 +32,7 @@ struct CheckOptions {
   bool no_lse = false, no_table = false;
   double max_err = -1, min_cosine = -1, cpu_budget_gflop = 50;
   int64_t check_rows = 0;
+  int accumulate_keys = 0;  // PathRow::rz_accumulate_keys of the program that wrote o.npy
 };
 
 // The outputs another program wrote, handed to the runner as a path's run would hand them.
@@ -96,6 +97,7 @@ int run_check(const CheckOptions& o) {
     PathRow row;
     row.name = o.path;
     row.kind = "cpu";
+    row.rz_accumulate_keys = o.accumulate_keys;
     row.prepare = [&out](const Problem&, const HostInputs&, int, const GateContext&) -> std::unique_ptr<Execution> {
       return std::make_unique<SavedOutputs>(out);
     };
@@ -124,6 +126,12 @@ void add_check(CLI::App& app, int& status) {
   cmd->add_option("--json", o->json, "Also write JSON Lines");
   cmd->add_flag("--no-lse", o->no_lse, "Judge O only: the program wrote no lse.npy (a saved one is ignored)");
   cmd->add_flag("--no-table", o->no_table, "Do not print the table");
+  cmd->add_option("--accumulate-keys", o->accumulate_keys,
+                  "Keys one truncating fp32 accumulate step of the program's PV product folds in (16: NVIDIA "
+                  "tensor cores' k16 steps, as mma declares; 0: round-to-nearest); the bias check admits the drift "
+                  "it implies over long key ranges (harness/rounding_bias.hpp)")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
   cmd->add_option("--max-err", o->max_err, "Fixed rule: max |o - ref| threshold")->check(CLI::NonNegativeNumber);
   cmd->add_option("--min-cosine", o->min_cosine, "Fixed rule: minimum cosine similarity")->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--check-rows", o->check_rows, "Validate this many sampled query rows (0: as --cpu-budget allows)")

@@ -5,16 +5,22 @@ compare` and `gate` read like any other. fa-bench's conventions: BSHD, scale 1/s
 given, bottom-right causal, GQA, exact FLOPs/bytes; cold L2; CUDA events around the call only.
 
   scripts/sdpa_baseline.py sweeps/whisper.csv [--backends flash,efficient,cudnn,math] [-o out.csv] [--verify]
+  scripts/sdpa_baseline.py --check SAVED_DIR... [--backends cudnn] [--callable mod:fn] [--check-out DIR]
 
 CSV sweeps are read here; YAML sweeps are expanded by `fa-bench expand` (--fa-bench, $FABENCH_BINARY,
 PATH or build/*/fa-bench). Inputs are seeded standard normals from torch's generator, not
 fa-bench's Philox: same distribution, different values. Without --verify a record is `pass`
 "timed only"; with it the output is checked against an fp32 reference under a fixed tolerance.
+--check judges instead by fa-bench's own rule: each backend (or any --callable) runs on the tensors
+`fa-bench sweep --save-tensors DIR` wrote, its O goes beside them as o.npy, and `fa-bench check`
+applies exactly what a built-in path gets (low-precision reference, cosine, NaN, rounding bias).
 """
 import argparse
 import csv
 import datetime
 import glob
+import importlib
+import importlib.util
 import io
 import math
 import os
@@ -23,6 +29,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass
@@ -388,10 +395,9 @@ def first_try(fn):
 
 
 def run_backend(torch, p, backend, args, flush, meta):
-    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.attention import sdpa_kernel
 
-    kind = {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
-            "cudnn": SDPBackend.CUDNN_ATTENTION, "math": SDPBackend.MATH}[backend]
+    kind = sdpa_kind(backend)
     path = "torch-" + backend
     notes = ["kv-cache append not included"] if p.kv_cache else []
     try:
@@ -433,9 +439,153 @@ def device_meta(torch):
             "arch": arch, "git_commit": git_commit()}
 
 
+# ---- --check: outputs computed here, judged by `fa-bench check` under fa-bench's own rule --------
+
+def record_dirs(roots):
+    """--save-tensors record folders (those holding problem.json) under each root, or the root itself."""
+    out = []
+    for root in roots:
+        if os.path.isfile(os.path.join(root, "problem.json")):
+            out.append(root)
+            continue
+        subs = sorted(d for d in glob.glob(os.path.join(root, "*")) if os.path.isfile(os.path.join(d, "problem.json")))
+        if not subs:
+            raise SystemExit(f"{root}: no problem.json in it or its sub-folders (write them with fa-bench --save-tensors)")
+        out += subs
+    return out
+
+
+def saved_problem(folder):
+    """The Problem a --save-tensors folder's problem.json describes (harness/tensor_files.cpp)."""
+    import json
+    with open(os.path.join(folder, "problem.json")) as f:
+        cells = json.load(f)["problem"]
+    p = problems_from_cells({k: str(v) for k, v in cells.items()}, os.path.join(folder, "problem.json"), 0)[0]
+    p.scale = float(cells["scale"])
+    return p
+
+
+def stage_output(folder, out_root, path, o_bshd, dtype):
+    """out_root/<path>/<folder's name>: q, k, v and problem.json linked, o.npy written in the
+    problem's layout (fp16 as '<f2'; bf16 and fp32 as '<f4', which `check` rounds to the dtype as a
+    store would). Returns the staged folder."""
+    import numpy as np
+    dst = os.path.join(out_root, path, os.path.basename(os.path.normpath(folder)))
+    os.makedirs(dst, exist_ok=True)
+    for name in ("q.npy", "k.npy", "v.npy", "problem.json"):
+        link = os.path.join(dst, name)
+        if os.path.lexists(link):
+            os.remove(link)
+        os.symlink(os.path.abspath(os.path.join(folder, name)), link)
+    o = np.asarray(o_bshd, dtype=np.float16 if dtype == "fp16" else np.float32)
+    np.save(os.path.join(dst, "o.npy"), o)
+    return dst
+
+
+def import_callable(spec):
+    """`module:function` (module importable from PYTHONPATH or a file path ending in .py)."""
+    mod, _, fn = spec.partition(":")
+    if not fn:
+        raise SystemExit(f"--callable '{spec}': expected module:function")
+    if mod.endswith(".py"):
+        sp = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(mod))[0], mod)
+        m = importlib.util.module_from_spec(sp)
+        sp.loader.exec_module(m)
+    else:
+        m = importlib.import_module(mod)
+    return getattr(m, fn)
+
+
+def check_saved(args, backends):
+    """Each backend (torch SDPA, or --callable) on every saved record's q/k/v; `fa-bench check` then
+    judges each output by the rule a built-in path gets. Returns check's worst exit status."""
+    import numpy as np
+    binary = find_fabench(args.fabench)
+    if not binary:
+        raise SystemExit("--check needs the fa-bench binary: pass --fa-bench, set FABENCH_BINARY or build it")
+    folders = record_dirs(args.check)
+    runners = {}
+    if args.callable:
+        fn = import_callable(args.callable)
+        name = args.callable_name or "callable-" + args.callable.split(":")[-1]
+        runners[name] = lambda p, q, k, v: fn(q, k, v, causal=p.causal, scale=p.softmax_scale())
+    torch = None
+    if backends and not args.callable:
+        import torch
+        if not torch.cuda.is_available():
+            raise SystemExit("no CUDA/ROCm device visible to torch")
+        for b in backends:
+            runners["torch-" + b] = (lambda b: lambda p, q, k, v: torch_output(torch, p, b, q, k, v))(b)
+    out_root = args.check_out or tempfile.mkdtemp(prefix="fa-bench-check-")
+    worst = 0
+    for path, run in runners.items():
+        staged = []
+        for folder in folders:
+            p = saved_problem(folder)
+            if p.kv_cache:
+                print(f"{folder}: skipped for {path}: a kv_cache record's inputs are the cache before the append",
+                      file=sys.stderr)
+                continue
+            q, k, v = (np.load(os.path.join(folder, n + ".npy")).astype(np.float32) for n in ("q", "k", "v"))
+            if p.layout == "bhsd":  # the convention hands every callable BSHD
+                q, k, v = (x.transpose(0, 2, 1, 3) for x in (q, k, v))
+            o = run(p, q, k, v)
+            o = o[0] if isinstance(o, tuple) else o
+            o = o.float().cpu().numpy() if hasattr(o, "cpu") else np.asarray(o, dtype=np.float32)
+            if p.layout == "bhsd":
+                o = o.transpose(0, 2, 1, 3)
+            staged.append(stage_output(folder, out_root, path, o, p.dtype))
+        if not staged:
+            continue
+        csv_out = os.path.join(out_root, path + ".csv")
+        keys = args.accumulate_keys
+        if keys is None:
+            keys = 16 if path in ("torch-flash", "torch-efficient", "torch-cudnn") else 0
+        res = subprocess.run([binary, "check", *staged, "--path", path, "--no-lse", "--no-table",
+                              "--accumulate-keys", str(keys), "-o", csv_out])
+        print(f"{path}: fa-bench check on {len(staged)} records exited {res.returncode}; records in {csv_out}",
+              file=sys.stderr)
+        worst = max(worst, res.returncode)
+    return worst
+
+
+def sdpa_kind(backend):
+    from torch.nn.attention import SDPBackend
+    return {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
+            "cudnn": SDPBackend.CUDNN_ATTENTION, "math": SDPBackend.MATH}[backend]
+
+
+def torch_output(torch, p, backend, q, k, v):
+    """One SDPA backend on BSHD float32 arrays: the output as BSHD float32 (on the host). A backend
+    that refuses enable_gqa gets K/V repeated to H heads, as when timing; a refusal raises."""
+    from torch.nn.attention import sdpa_kernel
+    dt = torch_dtype(torch, p.dtype)
+    qt, kt, vt = (torch.from_numpy(x).to("cuda").to(dt).transpose(1, 2) for x in (q, k, v))
+    with sdpa_kernel(sdpa_kind(backend)):
+        out, refusal = first_try(attention_call(torch, p, qt, kt, vt, repeat_kv=False))
+        if refusal and p.H != p.Hk:
+            out, refusal = first_try(attention_call(torch, p, qt, kt, vt, repeat_kv=True))
+    if refusal:
+        raise RuntimeError(f"torch-{backend} refused {p.label()}: {refusal}")
+    return out.transpose(1, 2).float().cpu()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("sweep", help="sweep file (.csv, .yaml)")
+    ap.add_argument("sweep", nargs="?", help="sweep file (.csv, .yaml) to time the backends on")
+    ap.add_argument("--check", nargs="+", metavar="DIR",
+                    help="instead of timing: run the backends (or --callable) on the q/k/v that fa-bench "
+                         "--save-tensors wrote under each DIR, and judge every output with `fa-bench check` "
+                         "(fa-bench's rule, not a fixed tolerance); exit with check's status")
+    ap.add_argument("--check-out", help="where --check stages its outputs and CSVs (default: a new temp folder)")
+    ap.add_argument("--callable", help="with --check: module:function (or file.py:function) called as "
+                    "f(q, k, v, causal=bool, scale=float) on BSHD float32 numpy arrays, causal bottom-right; "
+                    "returns O (BSHD) or (O, LSE), numpy or torch")
+    ap.add_argument("--accumulate-keys", type=int,
+                    help="with --check: keys one truncating fp32 accumulate step folds in, for the bias check's "
+                         "drift allowance (default 16 for torch's tensor-core backends flash, efficient, cudnn; "
+                         "0 for math and a --callable)")
+    ap.add_argument("--callable-name", help="the path name its records carry (default callable-<function>)")
     ap.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated: flash,efficient,cudnn,math")
     ap.add_argument("-o", "--output", default="sdpa-results.csv", help="results CSV (fa-bench schema)")
     ap.add_argument("--verify", action="store_true", help="check each output against an fp32 reference")
@@ -451,6 +601,10 @@ def main(argv=None):
     for b in backends:
         if b not in BACKENDS:
             ap.error(f"unknown backend '{b}' (known: {', '.join(BACKENDS)})")
+    if args.check:
+        sys.exit(check_saved(args, backends))
+    if not args.sweep:
+        ap.error("a sweep file is needed unless --check is given")
     args.policy = TimingPolicy(args.warmup, args.min_samples, args.max_samples, args.spread, args.time_cap, args.timing)
     problems = load_sweep(args.sweep, args.fabench)
 

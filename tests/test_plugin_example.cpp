@@ -48,7 +48,7 @@ TEST(ExamplePlugin, PassesEveryRowOfWhisperCsv) {
 TEST(ExamplePlugin, IsTimedLikeABuiltInPathAndPassesTheTimedLaunchCheck) {
   const auto csv = fa::test::temp_file(".csv", "");
   const auto r = run_cli("run --B 1 --H 4 --Hk 2 --S 33 --Sk 70 --D 64 --causal --layout bhsd --paths example-cpu,cpu-flash "
-                         "--max-samples 5 --no-table -o " + csv + kPlugin);
+                         "--min-samples 3 --max-samples 5 --no-table -o " + csv + kPlugin);
   EXPECT_EQ(r.status, 0) << r.output;
   const auto rows = read_csv(csv);
   ASSERT_EQ(rows.size(), 2u) << r.output;

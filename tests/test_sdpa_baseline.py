@@ -170,5 +170,88 @@ class TorchHalfOnTheCpu(unittest.TestCase):
         self.assertTrue(torch.allclose(ref, rows))
 
 
+def python_with_numpy():
+    """This interpreter if it has numpy, else Debian's (scripts/setup.sh installs python3-numpy)."""
+    for exe in (sys.executable, "/usr/bin/python3"):
+        if exe and subprocess.run([exe, "-c", "import numpy"], capture_output=True).returncode == 0:
+            return exe
+    return None
+
+
+NUMPY_PYTHON = python_with_numpy()
+
+# A correct attention under the --callable convention (BSHD float32 numpy, causal bottom-right,
+# GQA), and the same with causal top-left aligned: wrong wherever S != Sk.
+CALLABLES = """
+import numpy as np
+
+def attend(q, k, v, causal, scale, top_left=False):
+    B, S, H, D = q.shape
+    Sk, Hk = k.shape[1], k.shape[2]
+    k = np.repeat(k, H // Hk, axis=2)
+    v = np.repeat(v, H // Hk, axis=2)
+    s = np.einsum("bshd,bthd->bhst", q.astype(np.float64), k.astype(np.float64)) * scale
+    if causal:
+        shift = 0 if top_left else Sk - S
+        seen = np.arange(Sk)[None, :] <= np.arange(S)[:, None] + shift
+        s = np.where(seen, s, -np.inf)
+    m = np.max(s, axis=-1, keepdims=True)
+    w = np.exp(s - np.where(np.isfinite(m), m, 0))
+    l = np.sum(w, axis=-1, keepdims=True)
+    w = np.where(l > 0, w / np.where(l > 0, l, 1), 0)
+    return np.einsum("bhst,bthd->bshd", w, v.astype(np.float64)).astype(np.float32)
+
+def right(q, k, v, causal, scale):
+    return attend(q, k, v, causal, scale)
+
+def top_left(q, k, v, causal, scale):
+    return attend(q, k, v, causal, scale, top_left=True)
+"""
+
+
+@unittest.skipUnless(BINARY and NUMPY_PYTHON, "no fa-bench binary or no python3 with numpy")
+class CheckRoute(unittest.TestCase):
+    """--check with --callable: a kernel outside fa-bench, judged by `fa-bench check`'s rule."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="sdpa-check-")
+        sweep = os.path.join(cls.tmp, "s.csv")
+        with open(sweep, "w") as f:
+            f.write("name,B,H,Hk,S,Sk,D,causal,dtype,layout\n"
+                    "gqa-causal,1,4,2,5,9,32,1,fp16|bf16,bshd\n"
+                    "bhsd-plain,2,2,2,7,7,16,0,fp16,bhsd\n")
+        cls.saved = os.path.join(cls.tmp, "saved")
+        code, out = fa_bench("sweep", sweep, "--paths", "cpu-flash", "--no-timing", "--no-table",
+                             "--save-tensors", cls.saved, "-o", os.path.join(cls.tmp, "r.csv"))
+        assert code == 0, out
+        cls.module = os.path.join(cls.tmp, "kernels.py")
+        with open(cls.module, "w") as f:
+            f.write(CALLABLES)
+
+    def check(self, fn, out):
+        res = subprocess.run([NUMPY_PYTHON, os.path.join(SOURCE, "scripts", "sdpa_baseline.py"), "--check", self.saved,
+                              "--callable", f"{self.module}:{fn}", "--check-out", out, "--fa-bench", BINARY],
+                             capture_output=True, text=True)
+        rows = list(csv.DictReader(open(os.path.join(out, f"callable-{fn}.csv")))) if res.returncode in (0, 1) else []
+        return res.returncode, rows, res.stdout + res.stderr
+
+    def test_a_correct_callable_passes_every_saved_record_under_fa_benchs_rule(self):
+        code, rows, out = self.check("right", os.path.join(self.tmp, "right"))
+        self.assertEqual(code, 0, out)
+        self.assertEqual(len(rows), 3, out)
+        self.assertEqual({r["status"] for r in rows}, {"pass"}, out)
+        self.assertEqual({r["path"] for r in rows}, {"callable-right"})
+        self.assertTrue(all(r["rule"] for r in rows), "judged by a rule, not waved through")
+
+    def test_a_top_left_causal_callable_fails_the_causal_records_and_the_exit_status(self):
+        code, rows, out = self.check("top_left", os.path.join(self.tmp, "top_left"))
+        self.assertEqual(code, 1, out)
+        by_name = {(r["name"], r["dtype"]): r["status"] for r in rows}
+        self.assertEqual(by_name[("gqa-causal", "fp16")], "fail", out)
+        self.assertEqual(by_name[("gqa-causal", "bf16")], "fail", out)
+        self.assertEqual(by_name[("bhsd-plain", "fp16")], "pass", "S == Sk and no mask: both alignments agree")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
