@@ -135,7 +135,7 @@ void add_common_options(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("--time-limit", o.time_limit,
                  "Wall seconds a record's sampling may take (flushes and launches included); stops it even under "
                  "--min-samples, with a note")
-      ->check(finite_in(HUGE_VAL))
+      ->check(finite_in(0, HUGE_VAL))
       ->capture_default_str();
   cmd.add_option("--min-samples", o.min_samples, "Samples before the spread may stop the loop (at most --max-samples)")
       ->check(whole_in(1, kMaxSamples))
