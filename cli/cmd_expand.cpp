@@ -6,8 +6,8 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
-#include "harness/results.hpp"
-#include "harness/sweep.hpp"
+#include "harness/results/results.hpp"
+#include "harness/sweep/sweep.hpp"
 
 namespace fa::cli {
 

@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
-#include "harness/metadata.hpp"
+#include "harness/results/metadata.hpp"
 #include "paths/builtin.hpp"
 
 namespace fa::cli {

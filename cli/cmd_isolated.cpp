@@ -1,8 +1,8 @@
 // `fa-bench isolated-record --job JSON --result-fd N` (hidden): the child process of --isolate.
-// Runs one record in-process and writes its outcome as JSON to fd N (harness/isolate.hpp).
+// Runs one record in-process and writes its outcome as JSON to fd N (harness/run/isolate.hpp).
 #include "cli/commands.hpp"
 #include "cli/test_paths.hpp"
-#include "harness/isolate.hpp"
+#include "harness/run/isolate.hpp"
 #include "paths/builtin.hpp"
 #include "reference/cpu_ref.hpp"
 

@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "harness/sweep.hpp"
+#include "harness/sweep/sweep.hpp"
 
 namespace fa::cli {
 

@@ -10,10 +10,10 @@
 #include <iostream>
 #include <sstream>
 
-#include "harness/device_pool.hpp"
-#include "harness/shard.hpp"
-#include "harness/summary.hpp"
-#include "harness/tensor_files.hpp"
+#include "harness/results/tables/summary.hpp"
+#include "harness/results/tensors/tensor_files.hpp"
+#include "harness/run/device_pool.hpp"
+#include "harness/sweep/shard.hpp"
 #ifdef FABENCH_HAS_GPU
 #include "kernels/gpu_select.hpp"
 #endif

@@ -7,8 +7,8 @@
 #include <optional>
 
 #include "cli/options.hpp"
-#include "harness/output_file.hpp"
-#include "harness/runner.hpp"
+#include "harness/results/output_file.hpp"
+#include "harness/run/runner.hpp"
 
 namespace fa::cli {
 
