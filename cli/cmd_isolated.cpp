@@ -1,10 +1,9 @@
 // `fa-bench isolated-record --job JSON --result-fd N` (hidden): the child process of --isolate.
 // Runs one record in-process and writes its outcome as JSON to fd N (harness/run/isolate.hpp).
 #include "cli/commands.hpp"
-#include "cli/test_paths.hpp"
+#include "cli/run_setup.hpp"
 #include "harness/run/isolate.hpp"
 #include "paths/builtin.hpp"
-#include "reference/cpu_ref.hpp"
 
 namespace fa::cli {
 
@@ -15,11 +14,7 @@ void add_isolated(CLI::App& app, int& status) {
   cmd->add_option("--job", *job)->required();
   cmd->add_option("--result-fd", *fd)->required();
   cmd->callback([job, fd, &status] {
-    status = run_isolated_child(*job, *fd, probe_device, compute_reference, [](const DeviceFacts& device) {
-      Registry reg = builtin_registry(device);
-      add_test_paths(reg);
-      return reg;
-    });
+    status = run_isolated_child(*job, *fd, probe_device, run_oracle(), run_registry);
   });
 }
 

@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/sweep_pipeline.hpp"
 
 namespace fa::cli {
 
