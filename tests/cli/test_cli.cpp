@@ -2,6 +2,7 @@
 // message naming file:line and the field, before measuring anything; an invalid row inside a good
 // sweep is recorded while the other rows run; `list --names` prints one kind of path for scripts.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/file.h>
 #include <sys/wait.h>
@@ -10,6 +11,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "cli_helpers.hpp"
@@ -101,7 +103,15 @@ TEST(Cli, RunListAndInfoWork) {
     EXPECT_NE(l.output.find(std::string("| ") + name + " |"), std::string::npos) << name << "\n" << l.output;
   const Result i = run("info");
   EXPECT_EQ(i.status, 0);
-  EXPECT_NE(i.output.find("cpu "), std::string::npos) << i.output;
+  // Every line with its content: this machine's thread count, the build that made this binary,
+  // and a gpu line that names the device and its arch or says why there is none.
+  EXPECT_TRUE(std::regex_search(i.output, std::regex("(^|\n)host +\\S+\n"))) << i.output;
+  EXPECT_TRUE(std::regex_search(i.output, std::regex("\ncpu +\\S.* \\([1-9][0-9]* threads\\)\n"))) << i.output;
+  EXPECT_TRUE(std::regex_search(i.output, std::regex("\nmemory +\\S+"))) << i.output;
+  EXPECT_NE(i.output.find(fmt::format("\nbuild       backend={} commit={} compiler=", FABENCH_BACKEND, FABENCH_GIT_COMMIT)),
+            std::string::npos)
+      << i.output;
+  EXPECT_TRUE(std::regex_search(i.output, std::regex("\ngpu +(none: \\S.*|\\S.* \\(\\S+\\))\n"))) << i.output;
 }
 
 // --- outputs: checked writes, inputs protected, outputs checked before truncation, locks ---

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <map>
 
 #include "harness/check/row_sample.hpp"
 #include "harness/check/tolerance.hpp"
@@ -69,12 +70,22 @@ TEST(GpuPaths, EveryPathPassesTheEdgeSweep) {
     }
     if (r.status == Status::pass) ++ran[r.path];
   }
+  // The matrix-core paths and the capability each needs: the only excuse for never running.
+  const std::map<std::string, bool DeviceFacts::*> needs = {{"mfma", &DeviceFacts::has_mfma_gfx9},
+                                                            {"wmma", &DeviceFacts::has_wmma_gfx11},
+                                                            {"mma", &DeviceFacts::has_mma_sm80},
+                                                            {"mma-decode", &DeviceFacts::has_mma_sm80}};
   for (const auto& p : gpu().paths) {
-    // A path for another arch (mfma, wmma on NVIDIA; mma on AMD) refuses this device by name.
-    Problem plain;
-    plain.S = plain.Sk = 128;
-    const auto no = gpu().reg.find(p)->supports(plain, 0, gpu().ctx);
-    if (no && no->find(gpu().ctx.device.arch) != std::string::npos) {
+    // A path for another arch (mfma, wmma on NVIDIA; mma on AMD) lacks its capability here, and its
+    // gate refuses this device by name; any other path must run somewhere in the sweep.
+    const auto need = needs.find(p);
+    if (need != needs.end() && !(gpu().ctx.device.*(need->second))) {
+      Problem plain;
+      plain.S = plain.Sk = 128;
+      const auto no = gpu().reg.find(p)->supports(plain, 0, gpu().ctx);
+      ASSERT_TRUE(no.has_value()) << p << " lacks its capability on " << gpu().ctx.device.arch << " yet its gate says yes";
+      EXPECT_NE(no->find(gpu().ctx.device.arch), std::string::npos) << p << ": " << *no;
+      EXPECT_EQ(ran[p], 0) << p << " ran without its capability";
       std::cout << "[ note ] " << p << " is not for this device: " << *no << "\n";
       continue;
     }

@@ -39,6 +39,7 @@ TEST(Filter, RejectsUnknownColumnsAndBadSyntaxAtParseTime) {
   EXPECT_THROW(Filter("dtype<3"), InputError);
   try {
     Filter("Q>1");
+    FAIL() << "Q>1 parsed";
   } catch (const InputError& e) {
     EXPECT_EQ(e.field, "--filter");
     EXPECT_NE(std::string(e.what()).find("'Q'"), std::string::npos) << e.what();
