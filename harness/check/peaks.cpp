@@ -1,5 +1,6 @@
-// The peak table. Datasheet numbers, not what a kernel can reach: on sm_90 the mma.sync paths
-// cannot use wgmma, so their realistic ceiling is well under 989 (FA2 on H100 reaches ~35-40%).
+// The peak table. Datasheet numbers, not what a kernel can reach: on sm_90 only mma's wgmma kernel
+// (90a builds, D 64 and 128) uses the instructions the 989 assumes; the mma.sync paths' realistic
+// ceiling is well under it (FA2 on H100 reaches ~35-40%).
 // scripts/plot.py reads the rows of kPeaks from this file for its ridge point: keep one row a line.
 #include "harness/check/peaks.hpp"
 
