@@ -6,14 +6,26 @@
 #include <cstdlib>
 #include <set>
 
+#include "harness/problem_fields.hpp"
+
 namespace fa {
 
 nlohmann::json json_cell(const std::string& column, const std::string& text) {
-  static const std::set<std::string> kText = {"run_id", "time", "name", "dtype", "layout", "path", "ran_path",
-                                              "G_req", "split_rule", "status", "reason", "rule", "timing_mode", "stopped_by",
-                                              "timing_note", "bound", "device", "arch", "git_commit", "sweep_file",
-                                              "shard"};
-  static const std::set<std::string> kBool = {"causal", "kv_cache"};
+  // The problem's words and text, and its flags, from its field table; the other text columns here.
+  static const std::set<std::string> kText = [] {
+    std::set<std::string> s = {"run_id", "time", "path", "ran_path", "G_req", "split_rule", "status", "reason", "rule",
+                               "timing_mode", "stopped_by", "timing_note", "bound", "device", "arch", "git_commit",
+                               "sweep_file", "shard"};
+    for (const auto& f : problem_field_table())
+      if (f.kind == FieldKind::word || f.kind == FieldKind::text) s.insert(f.name);
+    return s;
+  }();
+  static const std::set<std::string> kBool = [] {
+    std::set<std::string> s;
+    for (const auto& f : problem_field_table())
+      if (f.kind == FieldKind::flag) s.insert(f.name);
+    return s;
+  }();
   if (text.empty()) return nullptr;
   if (kText.count(column)) return text;
   if (kBool.count(column) && (text == "0" || text == "1")) return text == "1";

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "harness/problem_fields.hpp"
 #include "harness/results/json_cell.hpp"
 
 namespace fa {
@@ -34,19 +35,9 @@ std::string csv_escape(const std::string& text) {
 }
 
 std::vector<std::pair<std::string, std::string>> problem_fields(const Problem& p) {
-  return {{"name", p.name},
-          {"B", std::to_string(p.B)},
-          {"H", std::to_string(p.H)},
-          {"Hk", std::to_string(p.Hk)},
-          {"S", std::to_string(p.S)},
-          {"Sk", std::to_string(p.Sk)},
-          {"D", std::to_string(p.D)},
-          {"causal", std::to_string(int(p.causal))},
-          {"dtype", std::string(dtype_name(p.dtype))},
-          {"layout", std::string(layout_name(p.layout))},
-          {"kv_cache", std::to_string(int(p.kv_cache))},
-          {"scale", fmt::format("{:.9g}", p.scale)},
-          {"seed", std::to_string(p.seed)}};
+  std::vector<std::pair<std::string, std::string>> cells;
+  for (const auto& f : problem_field_table()) cells.emplace_back(f.name, f.cell(p));
+  return cells;
 }
 
 std::string utc_now() {

@@ -87,8 +87,8 @@ std::string meta_json(const RunMeta& meta);  // the JSON Lines meta line, withou
 
 // A CSV cell: escape_text (harness/results/text_escape.hpp), then quoted where it holds a comma or a quote.
 std::string csv_escape(const std::string& s);
-// A problem's identity as results columns, name through seed, in the schema's order (shared by the
-// results writers and `compare`'s output, so the two name and format them alike).
+// A problem's identity as results columns, name through seed, in the schema's order: its field
+// table's cells (harness/problem_fields.hpp), shared by the results writers and `compare`'s output.
 std::vector<std::pair<std::string, std::string>> problem_fields(const Problem& p);
 std::string utc_now();
 

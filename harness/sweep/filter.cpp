@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "harness/input_error.hpp"
+#include "harness/problem_fields.hpp"
 
 namespace fa {
 
@@ -28,29 +29,13 @@ namespace {
 // and far within the stack (20k nested parentheses used to overflow it).
 constexpr int kMaxDepth = 1000;
 
-const char* const kNumericCols[] = {"B", "H", "Hk", "S", "Sk", "D", "causal", "kv_cache", "seed", "scale"};
-const char* const kWordCols[] = {"dtype", "layout", "name"};
+bool is_column(const std::string& s) { return find_problem_field(s) != nullptr; }
 
-bool is_column(const std::string& s) {
-  for (auto c : kNumericCols) if (s == c) return true;
-  for (auto c : kWordCols) if (s == c) return true;
-  return false;
-}
-
+// A number for the numeric fields (scale: the scale in effect), the cell's text for the words.
 Value column_value(const Problem& p, const std::string& c) {
-  if (c == "B") return double(p.B);
-  if (c == "H") return double(p.H);
-  if (c == "Hk") return double(p.Hk);
-  if (c == "S") return double(p.S);
-  if (c == "Sk") return double(p.Sk);
-  if (c == "D") return double(p.D);
-  if (c == "causal") return double(p.causal);
-  if (c == "kv_cache") return double(p.kv_cache);
-  if (c == "seed") return double(p.seed);
-  if (c == "scale") return p.softmax_scale();
-  if (c == "dtype") return std::string(dtype_name(p.dtype));
-  if (c == "layout") return std::string(layout_name(p.layout));
-  return p.name;
+  const ProblemField& f = *find_problem_field(c);
+  if (f.number) return f.number(p);
+  return f.cell(p);
 }
 
 class Parser {
@@ -157,8 +142,7 @@ void check_words(const Filter::Node& a, const Filter::Node& b) {
   using K = Filter::Node::Kind;
   if (a.kind != K::Col && b.kind != K::Col) {
     std::string cols;
-    for (auto c : kNumericCols) cols += std::string(cols.empty() ? "" : " ") + c;
-    for (auto c : kWordCols) cols += std::string(" ") + c;
+    for (const auto& f : problem_field_table()) cols += std::string(cols.empty() ? "" : " ") + f.name;
     filter_error(fmt::format("unknown column '{}' (columns: {})", a.text, cols));
   }
   const Filter::Node& col = a.kind == K::Col ? a : b;

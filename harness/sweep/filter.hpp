@@ -1,7 +1,8 @@
 // --filter expressions over a problem's columns, e.g. `S>=1024 && dtype==bf16 || !causal`.
 // Grammar: or := and ('||' and)*; and := unary ('&&' unary)*; unary := '!' unary | '(' or ')' | cmp
 //          cmp := operand [('=='|'!='|'<'|'<='|'>'|'>=') operand]; operand := number | column | word
-// Columns: B H Hk S Sk D causal kv_cache seed scale (numbers), dtype layout name (words).
+// Columns: every problem field (harness/problem_fields.hpp): the numbers compare as numbers (scale:
+// the scale in effect), dtype, layout and name as words.
 // A bare operand is true when non-zero. Parse errors name the column and position.
 #pragma once
 #include <memory>

@@ -12,10 +12,19 @@
 namespace fa {
 
 const std::vector<std::string>& sweep_fields() {
-  static const std::vector<std::string> fields = {"name", "B",     "H",      "Hk",    "S",
-                                                  "Sk",   "D",     "causal", "G",     "dtype",
-                                                  "layout", "seed", "scale", "kv_cache"};
+  static const std::vector<std::string> fields = [] {
+    std::vector<std::string> f;
+    for (const auto& pf : problem_field_table()) f.push_back(pf.name);
+    f.push_back("G");  // the row's split counts: a list, not a problem field
+    return f;
+  }();
   return fields;
+}
+
+std::string known_fields() {
+  std::string s;
+  for (const auto& f : sweep_fields()) s += (s.empty() ? "" : " ") + f;
+  return s;
 }
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -39,28 +48,6 @@ SourceLoc cell_loc(const RawRow& raw, const std::string& field) {
   SourceLoc w = raw.where;
   if (auto it = raw.lines.find(field); it != raw.lines.end()) w.line = it->second;
   return w;
-}
-
-int64_t parse_int(const RawRow& raw, const std::string& field, const std::string& text) {
-  errno = 0;
-  char* end = nullptr;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE)
-    throw InputError(cell_loc(raw, field), field, fmt::format("'{}' is not an integer", text));
-  return v;
-}
-
-double parse_real(const RawRow& raw, const std::string& field, const std::string& text) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0') throw InputError(cell_loc(raw, field), field, fmt::format("'{}' is not a number", text));
-  return v;
-}
-
-bool parse_flag(const RawRow& raw, const std::string& field, const std::string& text) {
-  if (text == "1" || text == "true" || text == "yes") return true;
-  if (text == "0" || text == "false" || text == "no") return false;
-  throw InputError(cell_loc(raw, field), field, fmt::format("'{}' is not 0/1/true/false", text));
 }
 
 std::vector<SplitRequest> parse_splits(const std::string& text, const SourceLoc& at, const std::string& field) {
@@ -97,37 +84,24 @@ std::vector<SweepRow> build_rows(const RawRow& raw, const std::map<std::string, 
   for (const auto& [k, v] : raw.cells) cells[k] = v;
   for (const auto& kv : cells)
     if (std::find(sweep_fields().begin(), sweep_fields().end(), kv.first) == sweep_fields().end())
-      throw InputError(cell_loc(raw, kv.first), kv.first,
-                       "unknown field (known: name B H Hk S Sk D causal G dtype layout seed scale kv_cache)");
-  for (const char* req : {"B", "H", "S", "D"})
-    if (!cells.count(req) || cells[req].empty()) throw InputError(raw.where, req, "required value is missing");
+      throw InputError(cell_loc(raw, kv.first), kv.first, "unknown field (known: " + known_fields() + ")");
+  for (const auto& f : problem_field_table())
+    if (f.required && (!cells.count(f.name) || cells[f.name].empty()))
+      throw InputError(raw.where, f.name, "required value is missing");
 
   Problem p;
   auto get = [&](const char* f) -> const std::string* {
     auto it = cells.find(f);
     return it == cells.end() || it->second.empty() ? nullptr : &it->second;
   };
-  p.B = parse_int(raw, "B", *get("B"));
-  p.H = parse_int(raw, "H", *get("H"));
-  p.S = parse_int(raw, "S", *get("S"));
-  p.D = parse_int(raw, "D", *get("D"));
-  p.Hk = get("Hk") ? parse_int(raw, "Hk", *get("Hk")) : p.H;
-  p.Sk = get("Sk") ? parse_int(raw, "Sk", *get("Sk")) : p.S;
-  if (auto* s = get("name")) p.name = *s;
-  if (auto* s = get("causal")) p.causal = parse_flag(raw, "causal", *s);
-  if (auto* s = get("kv_cache")) p.kv_cache = parse_flag(raw, "kv_cache", *s);
-  if (auto* s = get("scale")) p.scale = parse_real(raw, "scale", *s);
-  p.seed = ovr.seed;
-  if (auto* s = get("seed")) {
-    const int64_t v = parse_int(raw, "seed", *s);
-    if (v < 0) throw InputError(cell_loc(raw, "seed"), "seed", "must be >= 0");
-    p.seed = uint64_t(v);
+  p.seed = ovr.seed;  // a row without a seed takes --seed
+  for (const auto& f : problem_field_table()) {
+    const std::string* text = get(f.name);
+    if (!text || !f.set) continue;  // dtype: a list, expanded below
+    if (auto why = f.set(p, *text)) throw InputError(cell_loc(raw, f.name), f.name, *why);
   }
-  if (auto* s = get("layout")) {
-    auto l = parse_layout(*s);
-    if (!l) throw InputError(cell_loc(raw, "layout"), "layout", fmt::format("unknown layout '{}' (bshd, bhsd)", *s));
-    p.layout = *l;
-  }
+  for (const auto& f : problem_field_table())  // Hk = H, Sk = S when not given
+    if (f.same_as && !get(f.name)) f.set(p, find_problem_field(f.same_as)->cell(p));
 
   const SourceLoc cli{"command line", 0};
   const std::vector<SplitRequest> splits =

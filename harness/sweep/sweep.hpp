@@ -11,12 +11,15 @@
 
 #include "harness/input_error.hpp"
 #include "harness/problem.hpp"
+#include "harness/problem_fields.hpp"
 #include "harness/thresholds.hpp"
 
 namespace fa {
 
-// The columns a row may name. Required: B, H, S, D.
+// The columns a row may name: every problem field (harness/problem_fields.hpp) and G. Required: the
+// table's required fields (B, H, S, D).
 const std::vector<std::string>& sweep_fields();
+std::string known_fields();  // "name B H ... G", for messages
 
 struct RawRow {
   SourceLoc where;

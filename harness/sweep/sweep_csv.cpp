@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 #include <libfccp/csv.h>
 
+#include <array>
 #include <fstream>
+#include <utility>
 
 #include "harness/sweep/sweep.hpp"
 
@@ -20,7 +22,8 @@ struct CommentLines {
   }
 };
 
-using Reader = io::CSVReader<14, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>,
+constexpr size_t kColumns = kNumProblemFields + 1;  // the problem fields and G
+using Reader = io::CSVReader<kColumns, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>,
                              io::throw_on_overflow, CommentLines>;
 
 // The header line as the user wrote it, to name unknown or misspelt columns, which the CSV
@@ -42,12 +45,22 @@ void check_header(const std::string& path) {
       col.erase(col.find_last_not_of(" \t\r\"") + 1);
       const auto& known = sweep_fields();
       if (!col.empty() && std::find(known.begin(), known.end(), col) == known.end())
-        throw InputError(SourceLoc{path, n}, col, "unknown column in header (known: name B H Hk S Sk D causal G dtype layout seed scale kv_cache)");
+        throw InputError(SourceLoc{path, n}, col, "unknown column in header (known: " + known_fields() + ")");
       start = end + 1;
     }
     return;
   }
   throw InputError(SourceLoc{path, 0}, "header", "file has no header line");
+}
+
+template <size_t... I>
+void read_header(Reader& in, const std::vector<std::string>& f, std::index_sequence<I...>) {
+  in.read_header(io::ignore_missing_column, f[I]...);
+}
+
+template <size_t... I>
+bool read_row(Reader& in, std::array<std::string, kColumns>& v, std::index_sequence<I...>) {
+  return in.read_row(v[I]...);
 }
 
 }  // namespace
@@ -60,17 +73,17 @@ Sweep load_csv_sweep(const std::string& path, const Overrides& ovr) {
   try {
     Reader in(path);
     const auto& f = sweep_fields();
-    in.read_header(io::ignore_missing_column, f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9],
-                   f[10], f[11], f[12], f[13]);
-    for (const char* req : {"B", "H", "S", "D"})
-      if (!in.has_column(req)) throw InputError(SourceLoc{path, int(in.get_file_line())}, req, "required column is missing from the header");
-    std::string v[14];
+    read_header(in, f, std::make_index_sequence<kColumns>());
+    for (const auto& pf : problem_field_table())
+      if (pf.required && !in.has_column(pf.name))
+        throw InputError(SourceLoc{path, int(in.get_file_line())}, pf.name, "required column is missing from the header");
+    std::array<std::string, kColumns> v;
     while (true) {
       for (auto& s : v) s.clear();
-      if (!in.read_row(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13])) break;
+      if (!read_row(in, v, std::make_index_sequence<kColumns>())) break;
       RawRow raw;
       raw.where = SourceLoc{path, int(in.get_file_line())};
-      for (int i = 0; i < 14; ++i)
+      for (size_t i = 0; i < kColumns; ++i)
         if (!v[i].empty()) raw.cells[f[i]] = v[i];
       for (auto& row : build_rows(raw, {}, ovr)) sweep.rows.push_back(std::move(row));
       check_row_cap(sweep.rows.size(), ovr, raw.where);
