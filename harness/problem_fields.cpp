@@ -15,7 +15,8 @@ Why to_int(const std::string& text, int64_t& out) {
   errno = 0;
   char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE) return fmt::format("'{}' is not an integer", text);
+  if (text.empty() || *end != '\0') return fmt::format("'{}' is not an integer", text);
+  if (errno == ERANGE) return fmt::format("'{}' is out of range for a 64-bit integer", text);
   out = v;
   return std::nullopt;
 }
@@ -49,6 +50,13 @@ Why to_layout(const std::string& text, Layout& out) {
   return std::nullopt;
 }
 
+Why to_dtype(const std::string& text, DType& out) {
+  const auto d = parse_dtype(text);
+  if (!d) return fmt::format("unknown dtype '{}'", text);
+  out = *d;
+  return std::nullopt;
+}
+
 #define FA_COUNT(member)                                                                       \
   [](Problem& p, const std::string& t) { return to_int(t, p.member); },                        \
       [](const Problem& p) { return std::to_string(p.member); },                               \
@@ -61,7 +69,7 @@ Why to_layout(const std::string& text, Layout& out) {
 const std::vector<ProblemField> kFields = {
     {"name", FieldKind::text, "--name", "Label for the tables", false, false, nullptr, "a b",
      [](Problem& p, const std::string& t) -> Why { return p.name = t, std::nullopt; },
-     [](const Problem& p) { return p.name; }, nullptr},
+     [](const Problem& p) { return p.name; }, nullptr, /*in_key=*/false},
     {"B", FieldKind::count, "--B", "Batch", true, true, nullptr, "2", FA_COUNT(B)},
     {"H", FieldKind::count, "--H", "Query heads", true, true, nullptr, "4", FA_COUNT(H)},
     {"Hk", FieldKind::count, "--Hk", "Key/value heads (default H)", false, true, "H", "2", FA_COUNT(Hk)},
@@ -69,8 +77,9 @@ const std::vector<ProblemField> kFields = {
     {"Sk", FieldKind::count, "--Sk", "Key length (default S)", false, true, "S", "5", FA_COUNT(Sk)},
     {"D", FieldKind::count, "--D", "Head dimension", true, true, nullptr, "32", FA_COUNT(D)},
     {"causal", FieldKind::flag, "--causal", "Bottom-right causal mask", false, false, nullptr, "1", FA_FLAG(causal)},
-    {"dtype", FieldKind::word, nullptr, nullptr, false, false, nullptr, "bf16", nullptr,
-     [](const Problem& p) { return std::string(dtype_name(p.dtype)); }, nullptr},
+    {"dtype", FieldKind::word, nullptr, nullptr, false, false, nullptr, "bf16",
+     [](Problem& p, const std::string& t) { return to_dtype(t, p.dtype); },
+     [](const Problem& p) { return std::string(dtype_name(p.dtype)); }, nullptr, /*in_key=*/true, /*row_list=*/true},
     {"layout", FieldKind::word, "--layout", "bshd (default) or bhsd", false, true, nullptr, "bhsd",
      [](Problem& p, const std::string& t) { return to_layout(t, p.layout); },
      [](const Problem& p) { return std::string(layout_name(p.layout)); }, nullptr},

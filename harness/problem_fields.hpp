@@ -3,6 +3,8 @@
 // results cell, and its value in a --filter comparison. The sweep readers, `run`'s flags, the
 // filter, the results writer and the JSON cells walk this table, so a new problem field is its
 // member in Problem plus one row here (and kNumProblemFields + 1: the .cpp checks the count).
+// The results reader, --resume and Problem::key() walk it too; isolate's wire format and `expand`'s
+// columns do not yet (exact doubles, and expand's own number format).
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -31,11 +33,13 @@ struct ProblemField {
   bool listable;          // `run` takes a comma list (the cartesian product of every list)
   const char* same_as;    // default: this other field's value (Hk = H, Sk = S); nullptr: Problem's
   const char* example;    // a valid value other than the default (the table's own test uses it)
-  // Sets the field from a cell's text; returns why the text is no value of it. nullptr: the sweep
-  // readers expand the field themselves (dtype: a list, one row per value, --dtype replacing it).
+  // Sets the field from a cell's text (sweep files, results files, `run`'s flags); returns why the
+  // text is no value of it.
   std::optional<std::string> (*set)(Problem& p, const std::string& text);
   std::string (*cell)(const Problem& p);  // the results cell
   double (*number)(const Problem& p);     // its value in a --filter comparison; nullptr: a word, its cell
+  bool in_key = true;     // part of Problem::key() (and so of the resume key): all but the name
+  bool row_list = false;  // a sweep row gives a list, one problem per value (dtype; --dtype replaces it)
 };
 
 inline constexpr std::size_t kNumProblemFields = 13;

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <map>
 
+#include "harness/problem_fields.hpp"
+
 namespace fa {
 namespace {
 
@@ -76,18 +78,8 @@ Status parse_status(const Row& row) {
 Record parse_record(const Row& row) {
   Record r;
   Problem& p = r.problem;
-  p.name = row.text("name");
-  p.B = row.integer("B"), p.H = row.integer("H"), p.Hk = row.integer("Hk");
-  p.S = row.integer("S"), p.Sk = row.integer("Sk"), p.D = row.integer("D");
-  p.causal = row.integer("causal") != 0, p.kv_cache = row.integer("kv_cache") != 0;
-  const auto dt = parse_dtype(row.text("dtype"));
-  if (!dt) row.fail("dtype", fmt::format("unknown dtype '{}'", row.text("dtype")));
-  p.dtype = *dt;
-  const auto lay = parse_layout(row.text("layout"));
-  if (!lay) row.fail("layout", fmt::format("unknown layout '{}'", row.text("layout")));
-  p.layout = *lay;
-  p.scale = row.real("scale");
-  p.seed = uint64_t(row.integer("seed"));
+  for (const auto& f : problem_field_table())
+    if (auto why = f.set(p, row.text(f.name))) row.fail(f.name, *why);
   r.path = row.text("path");
   if (r.path.empty()) row.fail("path", "empty path");
   r.ran_path = row.text("ran_path");
@@ -136,10 +128,17 @@ Record parse_record(const Row& row) {
   return r;
 }
 
-// Columns a record cannot be matched or judged without; the rest may be absent from the header.
-const char* const kRequired[] = {"name", "B",  "H",      "Hk",     "S",    "Sk",    "D",
-                                 "causal", "dtype", "layout", "kv_cache", "scale", "seed", "path",
-                                 "G_req",  "status", "median_ms"};
+// Columns a record cannot be matched or judged without (every problem field, path, G_req, status,
+// median_ms); the rest may be absent from the header.
+const std::vector<std::string>& required_columns() {
+  static const std::vector<std::string> cols = [] {
+    std::vector<std::string> c;
+    for (const auto& f : problem_field_table()) c.push_back(f.name);
+    for (const char* o : {"path", "G_req", "status", "median_ms"}) c.push_back(o);
+    return c;
+  }();
+  return cols;
+}
 
 }  // namespace
 
@@ -158,7 +157,7 @@ ResultsFile read_results_csv(const std::string& path) {
     for (auto& c : cells) c = unescape_text(c);
     if (cols.empty()) {
       for (size_t i = 0; i < cells.size(); ++i) cols[cells[i]] = i;
-      for (const char* c : kRequired)
+      for (const auto& c : required_columns())
         if (!cols.count(c)) throw InputError(SourceLoc{path, n}, c, "column missing from the header; not a fa-bench results CSV?");
       continue;
     }

@@ -6,10 +6,15 @@
 #include <libfccp/csv.h>
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
+
+#include "harness/problem_fields.hpp"
+#include "harness/results/text_escape.hpp"
 
 namespace fa {
 namespace {
@@ -20,24 +25,23 @@ constexpr const char* kRefused = "; not appending (the file is left as it is)";
   throw InputError(SourceLoc{path, line}, field, fmt::format("--resume: '{}': {}{}", path, why, kRefused));
 }
 
-int64_t to_int(const std::string& path, int line, const char* field, const std::string& text) {
-  try {
-    size_t used = 0;
-    const long long v = std::stoll(text, &used);
-    if (used == text.size()) return v;
-  } catch (const std::exception&) {
-  }
-  refuse(path, line, field, fmt::format("'{}' is not an integer", text));
-}
+// The columns --resume reads: schema, the problem's fields (harness/problem_fields.hpp), then what
+// makes the key and the verdict.
+constexpr size_t kAtPath = 1 + kNumProblemFields, kAtGReq = kAtPath + 1, kAtStatus = kAtPath + 2, kAtDevice = kAtPath + 3,
+                 kAtTimingMode = kAtPath + 4, kAtReason = kAtPath + 5, kResumeColumns = kAtPath + 6;
+using ResumeCells = std::array<std::string, kResumeColumns>;
+using ResumeReader = io::CSVReader<kResumeColumns, io::trim_chars<>, io::double_quote_escape<',', '"'>>;
 
-uint64_t to_uint(const std::string& path, int line, const char* field, const std::string& text) {
-  try {
-    size_t used = 0;
-    const unsigned long long v = std::stoull(text, &used);
-    if (used == text.size() && text[0] != '-') return v;
-  } catch (const std::exception&) {
-  }
-  refuse(path, line, field, fmt::format("'{}' is not a seed", text));
+const ResumeCells& resume_columns() {
+  static const ResumeCells names = [] {
+    ResumeCells n;
+    n[0] = "schema";
+    for (size_t i = 0; i < kNumProblemFields; ++i) n[1 + i] = problem_field_table()[i].name;
+    n[kAtPath] = "path", n[kAtGReq] = "G_req", n[kAtStatus] = "status", n[kAtDevice] = "device";
+    n[kAtTimingMode] = "timing_mode", n[kAtReason] = "reason";
+    return n;
+  }();
+  return names;
 }
 
 // The header must be this version's columns, in order: anything else is another schema.
@@ -76,39 +80,33 @@ ResumeState read_resume(const std::string& csv_path, const RunMeta& meta) {
   std::string header;
   if (!std::getline(f, header)) return st;
   check_header(csv_path, header);
-  constexpr int N = 20;
   int line = 1;
   try {
-    io::CSVReader<N, io::trim_chars<>, io::double_quote_escape<',', '"'>> in(csv_path, text.data(), text.data() + text.size());
-    in.read_header(io::ignore_extra_column, "schema", "name", "B", "H", "Hk", "S", "Sk", "D", "causal", "dtype",
-                   "layout", "seed", "scale", "kv_cache", "path", "G_req", "status", "device", "timing_mode", "reason");
-    std::string c[N];
+    ResumeReader in(csv_path, text.data(), text.data() + text.size());
+    const auto& names = resume_columns();
+    std::apply([&](const auto&... n) { in.read_header(io::ignore_extra_column, n...); }, names);
+    ResumeCells c;
     // A key read again later (an error or oom record re-run by an earlier --resume) replaces the
     // earlier line: only the last status of each key counts.
     std::map<std::string, std::pair<std::string, std::string>> last;  // key -> (status, "file:line: status: reason")
-    while (in.read_row(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12], c[13], c[14],
-                       c[15], c[16], c[17], c[18], c[19])) {
+    while (std::apply([&](auto&... v) { return in.read_row(v...); }, c)) {
       line = int(in.get_file_line());
       if (c[0] != std::to_string(kSchemaVersion))
         refuse(csv_path, line, "schema", fmt::format("a record of schema '{}'; this run writes schema {}", c[0], kSchemaVersion));
-      if (c[17] != meta.device)
-        refuse(csv_path, line, "device", fmt::format("a record from device '{}'; this run is on '{}'", c[17], meta.device));
-      if (!c[18].empty() && c[18] != meta.timing_mode)
+      if (c[kAtDevice] != meta.device)
+        refuse(csv_path, line, "device", fmt::format("a record from device '{}'; this run is on '{}'", c[kAtDevice], meta.device));
+      if (!c[kAtTimingMode].empty() && c[kAtTimingMode] != meta.timing_mode)
         refuse(csv_path, line, "timing_mode",
-               fmt::format("a record timed in timing mode '{}'; this run's timing mode is '{}'", c[18], meta.timing_mode));
+               fmt::format("a record timed in timing mode '{}'; this run's timing mode is '{}'", c[kAtTimingMode],
+                           meta.timing_mode));
       Problem p;
-      p.name = unescape_text(c[1]);
-      p.B = to_int(csv_path, line, "B", c[2]), p.H = to_int(csv_path, line, "H", c[3]);
-      p.Hk = to_int(csv_path, line, "Hk", c[4]), p.S = to_int(csv_path, line, "S", c[5]);
-      p.Sk = to_int(csv_path, line, "Sk", c[6]), p.D = to_int(csv_path, line, "D", c[7]);
-      p.causal = c[8] == "1";
-      p.dtype = parse_dtype(c[9]).value_or(DType::fp16);
-      p.layout = parse_layout(c[10]).value_or(Layout::bshd);
-      p.seed = to_uint(csv_path, line, "seed", c[11]);
-      p.scale = std::strtod(c[12].c_str(), nullptr);
-      p.kv_cache = c[13] == "1";
-      last[p.name + "|" + p.key() + "|" + c[14] + "|" + c[15]] = {
-          c[16], fmt::format("{}:{}: {}: {}", csv_path, line, c[16], unescape_text(c[19]))};
+      for (size_t i = 0; i < kNumProblemFields; ++i) {
+        const ProblemField& f = problem_field_table()[i];
+        const std::string cell = f.kind == FieldKind::text ? unescape_text(c[1 + i]) : c[1 + i];
+        if (auto why = f.set(p, cell)) refuse(csv_path, line, f.name, *why);
+      }
+      last[p.name + "|" + p.key() + "|" + c[kAtPath] + "|" + c[kAtGReq]] = {
+          c[kAtStatus], fmt::format("{}:{}: {}: {}", csv_path, line, c[kAtStatus], unescape_text(c[kAtReason]))};
     }
     for (const auto& [key, final] : last) {
       const auto& [status, why] = final;

@@ -97,7 +97,7 @@ std::vector<SweepRow> build_rows(const RawRow& raw, const std::map<std::string, 
   p.seed = ovr.seed;  // a row without a seed takes --seed
   for (const auto& f : problem_field_table()) {
     const std::string* text = get(f.name);
-    if (!text || !f.set) continue;  // dtype: a list, expanded below
+    if (!text || f.row_list) continue;  // dtype: a list, expanded below
     if (auto why = f.set(p, *text)) throw InputError(cell_loc(raw, f.name), f.name, *why);
   }
   for (const auto& f : problem_field_table())  // Hk = H, Sk = S when not given

@@ -1,7 +1,7 @@
 // The problem's field table drives every consumer: for each row, a sweep CSV column and a YAML key
 // set it, the results writer emits it and the reader reads the same value back, --filter knows its
-// column, JSON Lines type it by its kind, and `run` has its flag. Adds no field; a new row is
-// checked by all of these at once.
+// column, JSON Lines type it by its kind, `run` has its flag, and the problem key and --resume hold
+// it (the name aside). Adds no field; a new row is checked by all of these at once.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +13,7 @@
 #include "harness/problem_fields.hpp"
 #include "harness/results/json_cell.hpp"
 #include "harness/results/results_reader.hpp"
+#include "harness/results/resume.hpp"
 #include "harness/sweep/filter.hpp"
 #include "harness/sweep/sweep.hpp"
 #include "helpers.hpp"
@@ -105,4 +106,25 @@ TEST(ProblemFields, RunHasAFlagForEveryFieldThatNamesOne) {
   // The fields without one come from the common flags.
   EXPECT_NE(help.output.find("--dtype"), std::string::npos);
   EXPECT_NE(help.output.find("--seed"), std::string::npos);
+}
+
+TEST(ProblemFields, TheProblemKeyHoldsEveryFieldButTheNameAndResumeReadsItBack) {
+  for (const auto& f : problem_field_table()) {
+    const Problem p = loaded(f, ".csv");
+    Problem back_to_default = p;
+    ASSERT_FALSE(f.set(back_to_default, f.cell(Problem{}))) << f.name;
+    EXPECT_EQ(p.key() != back_to_default.key(), f.in_key) << f.name;
+
+    Record r;
+    r.problem = p;
+    r.path = "cpu-ref";
+    r.status = Status::skip;
+    r.reason = "not run";
+    const auto path = test::temp_file(".csv", "");
+    {
+      CsvWriter w(OutputFile(path, {}), RunMeta{}, false);
+      w.write(r);
+    }
+    EXPECT_EQ(read_resume(path, RunMeta{}).done.count(r.resume_key()), 1u) << f.name;
+  }
 }
