@@ -57,7 +57,7 @@ TEST(TestPaths, APlantedSlowdownKeepsPathNamesAndSaysSoInEveryTimedRecord) {
   const auto sweep = test::temp_file(".csv", "name,B,H,S,D,G\nsmall,1,2,16,16,0|2\n");
   const auto csv = test::temp_file(".csv", "");
   const auto r = test::run_cli("sweep " + sweep + " --paths cpu-flash,cpu-ref --timing hot --time-cap 0.01 "
-                               "--plant-slowdown 0.1 -o " + csv, "FABENCH_TEST_PATHS=1");
+                               "--plant-slowdown 0.1 --table both -o " + csv, "FABENCH_TEST_PATHS=1");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("slower on purpose"), std::string::npos) << "a warning for whoever reads the log\n" << r.output;
   EXPECT_NE(r.output.find("pass; planted slowdown +10%"), std::string::npos) << "the table's status column\n" << r.output;

@@ -112,7 +112,9 @@ TEST(Isolate, AChildReceivesEveryOptionTheRunnerConsumes) {
   r.g_req = SplitRequest{true, 0};
   r.where = SourceLoc{"sweeps/x.csv", 7};
   RunOptions o;
-  o.timing = {3, 4, 5, 0.25, 1.5, TimingMode::hot, 0.1};
+  o.timing = {3, 4, 5, 0.25, 1.5, TimingMode::hot};
+  o.timing.time_limit_s = 0.75;
+  o.timing.planted_slowdown = 0.1;
   o.time_paths = false;
   o.thresholds.max_err = 0.125;
   o.thresholds.cosine = 0.5;
@@ -135,6 +137,7 @@ TEST(Isolate, AChildReceivesEveryOptionTheRunnerConsumes) {
   EXPECT_EQ(b.timing.max_samples, 5);
   EXPECT_EQ(b.timing.target_spread, 0.25);
   EXPECT_EQ(b.timing.time_cap_s, 1.5);
+  EXPECT_EQ(b.timing.time_limit_s, 0.75);
   EXPECT_EQ(b.timing.mode, TimingMode::hot);
   EXPECT_EQ(b.timing.planted_slowdown, 0.1);
   EXPECT_FALSE(b.time_paths);
