@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 
@@ -35,7 +36,14 @@ Why to_flag(const std::string& text, bool& out) {
   return fmt::format("'{}' is not 0/1/true/false", text);
 }
 
+// Seeds use all 64 bits (--seed takes any; records carry them); a sign is refused.
 Why to_seed(const std::string& text, uint64_t& out) {
+  if (!text.empty() && std::isdigit(static_cast<unsigned char>(text[0]))) {
+    errno = 0;
+    char* end = nullptr;
+    const unsigned long long u = std::strtoull(text.c_str(), &end, 10);
+    if (*end == '\0' && errno == 0) return out = u, std::nullopt;
+  }
   int64_t v = 0;
   if (auto why = to_int(text, v)) return why;
   if (v < 0) return std::string("must be >= 0");
@@ -88,8 +96,9 @@ const std::vector<ProblemField> kFields = {
     {"scale", FieldKind::real, "--scale", "Softmax scale (default 1/sqrt(D))", false, true, nullptr, "0.25",
      [](Problem& p, const std::string& t) { return to_real(t, p.scale); },
      [](const Problem& p) { return fmt::format("{:.9g}", p.scale); },
-     [](const Problem& p) { return p.softmax_scale(); }},  // the scale in effect, 1/sqrt(D) when not given
-    {"seed", FieldKind::count, nullptr, nullptr, false, false, nullptr, "7",
+     [](const Problem& p) { return p.softmax_scale(); },  // the scale in effect, 1/sqrt(D) when not given
+     /*in_key=*/true, /*row_list=*/false, [](const Problem& p) { return fmt::format("{}", p.scale); }},
+    {"seed", FieldKind::count, nullptr, nullptr, false, false, nullptr, "18446744073709551615",
      [](Problem& p, const std::string& t) { return to_seed(t, p.seed); },
      [](const Problem& p) { return std::to_string(p.seed); }, [](const Problem& p) { return double(p.seed); }},
 };

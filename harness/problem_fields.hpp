@@ -3,8 +3,7 @@
 // results cell, and its value in a --filter comparison. The sweep readers, `run`'s flags, the
 // filter, the results writer and the JSON cells walk this table, so a new problem field is its
 // member in Problem plus one row here (and kNumProblemFields + 1: the .cpp checks the count).
-// The results reader, --resume and Problem::key() walk it too; isolate's wire format and `expand`'s
-// columns do not yet (exact doubles, and expand's own number format).
+// The results reader, --resume, Problem::key(), `expand` and --isolate's job walk it too.
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -40,6 +39,9 @@ struct ProblemField {
   double (*number)(const Problem& p);     // its value in a --filter comparison; nullptr: a word, its cell
   bool in_key = true;     // part of Problem::key() (and so of the resume key): all but the name
   bool row_list = false;  // a sweep row gives a list, one problem per value (dtype; --dtype replaces it)
+  // The exact text where the results cell rounds (scale: 9 digits there); --isolate's children get
+  // this, so they run the very problem. nullptr: the cell is exact.
+  std::string (*exact)(const Problem& p) = nullptr;
 };
 
 inline constexpr std::size_t kNumProblemFields = 13;

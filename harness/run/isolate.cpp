@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "harness/problem_fields.hpp"
 #include "harness/results/tensors/tensor_files.hpp"
 #include "harness/results/text_escape.hpp"
 
@@ -52,11 +53,18 @@ struct JsonIn {
   }
 };
 
-template <class IO, class P>
-void visit_problem(IO& io, P& p) {
-  io("name", p.name), io("B", p.B), io("H", p.H), io("Hk", p.Hk), io("S", p.S), io("Sk", p.Sk), io("D", p.D);
-  io("causal", p.causal), io("dtype", p.dtype), io("layout", p.layout), io("seed", p.seed), io("scale", p.scale);
-  io("kv_cache", p.kv_cache);
+// The problem as its field table's text (harness/problem_fields.hpp), exact where a results cell
+// would round, so the child runs the very problem.
+json problem_json(const Problem& p) {
+  json j = json::object();
+  for (const auto& f : problem_field_table()) j[f.name] = escape_text(f.exact ? f.exact(p) : f.cell(p));
+  return j;
+}
+
+void problem_from_json(const json& j, Problem& p) {
+  for (const auto& f : problem_field_table())
+    if (auto why = f.set(p, unescape_text(j.at(f.name).get<std::string>())))
+      throw std::runtime_error(fmt::format("isolated record: field '{}': {}", f.name, *why));
 }
 
 template <class IO, class M>
@@ -115,11 +123,10 @@ void write_all(int fd, const std::string& s) {
 }  // namespace
 
 std::string encode_job(const Record& r, int G, const RunOptions& opt, const GateContext& ctx) {
-  JsonOut problem, options;
-  visit_problem(problem, r.problem);
+  JsonOut options;
   visit_options(options, opt);
   const Thresholds& t = opt.thresholds;
-  return json{{"problem", problem.j}, {"options", options.j}, {"path", escape_text(r.path)}, {"G", G},
+  return json{{"problem", problem_json(r.problem)}, {"options", options.j}, {"path", escape_text(r.path)}, {"G", G},
               {"g_auto", r.g_req.is_auto}, {"g_value", r.g_req.value}, {"file", escape_text(r.where.file)},
               {"line", r.where.line}, {"max_err", t.max_err ? fmt::format("{}", *t.max_err) : ""},
               {"cosine", t.cosine ? fmt::format("{}", *t.cosine) : ""},
@@ -222,8 +229,8 @@ IsolatedJob decode_job(const std::string& job_text) {
   IsolatedJob out;
   Record& r = out.record;
   RunOptions& opt = out.options;
-  JsonIn problem{job.at("problem")}, options{job.at("options")};
-  visit_problem(problem, r.problem);
+  JsonIn options{job.at("options")};
+  problem_from_json(job.at("problem"), r.problem);
   visit_options(options, opt);
   auto threshold = [&](const char* k) -> std::optional<double> {
     const std::string& v = job.at(k).get_ref<const std::string&>();

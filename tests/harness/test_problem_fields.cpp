@@ -1,7 +1,8 @@
 // The problem's field table drives every consumer: for each row, a sweep CSV column and a YAML key
 // set it, the results writer emits it and the reader reads the same value back, --filter knows its
-// column, JSON Lines type it by its kind, `run` has its flag, and the problem key and --resume hold
-// it (the name aside). Adds no field; a new row is checked by all of these at once.
+// column, JSON Lines type it by its kind, `run` has its flag, the problem key and --resume hold
+// it (the name aside), and an --isolate child gets it exactly. Adds no field; a new row is checked
+// by all of these at once.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -14,6 +15,7 @@
 #include "harness/results/json_cell.hpp"
 #include "harness/results/results_reader.hpp"
 #include "harness/results/resume.hpp"
+#include "harness/run/isolate.hpp"
 #include "harness/sweep/filter.hpp"
 #include "harness/sweep/sweep.hpp"
 #include "helpers.hpp"
@@ -127,4 +129,18 @@ TEST(ProblemFields, TheProblemKeyHoldsEveryFieldButTheNameAndResumeReadsItBack) 
     }
     EXPECT_EQ(read_resume(path, RunMeta{}).done.count(r.resume_key()), 1u) << f.name;
   }
+}
+
+TEST(ProblemFields, AnIsolatedChildGetsEveryFieldExactly) {
+  for (const auto& f : problem_field_table()) {
+    Record r;
+    r.problem = loaded(f, ".csv");
+    r.path = "cpu-flash";
+    const Problem back = decode_job(encode_job(r, 0, RunOptions{}, GateContext{})).record.problem;
+    EXPECT_EQ(f.cell(back), f.example) << f.name;
+  }
+  Record r;
+  r.path = "cpu-flash";
+  r.problem.scale = 0.08838834764831845;  // more digits than the results cell keeps
+  EXPECT_EQ(decode_job(encode_job(r, 0, RunOptions{}, GateContext{})).record.problem.scale, r.problem.scale);
 }
