@@ -6,8 +6,8 @@
 
 #include <cstdlib>
 
-#include "harness/row_sample.hpp"
-#include "harness/tolerance.hpp"
+#include "harness/check/row_sample.hpp"
+#include "harness/check/tolerance.hpp"
 #include "kernels/gpu_device.hpp"
 #include "paths/builtin.hpp"
 #include "reference/cpu_ref.hpp"

@@ -8,8 +8,8 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "harness/check/row_sample.hpp"
 #include "harness/inputs.hpp"
-#include "harness/row_sample.hpp"
 #include "reference/cpu_ref.hpp"
 
 template <typename F>

@@ -14,12 +14,12 @@
 #include <stdexcept>
 
 #include "cli/commands.hpp"
-#include "harness/check_dir.hpp"
+#include "harness/results/tensors/check_dir.hpp"
 #include "harness/inputs.hpp"
-#include "harness/metadata.hpp"
-#include "harness/runner.hpp"
-#include "harness/summary.hpp"
-#include "harness/tensor_files.hpp"
+#include "harness/results/metadata.hpp"
+#include "harness/run/runner.hpp"
+#include "harness/results/tables/summary.hpp"
+#include "harness/results/tensors/tensor_files.hpp"
 #include "paths/builtin.hpp"
 #include "reference/cpu_ref.hpp"
 

@@ -1,14 +1,14 @@
 // `fa-bench compare OLD.csv NEW.csv [MORE.csv...]`: each later file against the first, record by
 // record (problem incl. name, path, G): time ratio new/old, SAME/FAST/SLOW/AMBIGUOUS from both
 // sides' spreads, accuracy changes, geomean ratios. Markdown to stdout; --csv/--json files
-// under the output policy (harness/output_file.hpp).
+// under the output policy (harness/results/output_file.hpp).
 // Exit status: 0 (a report, not a verdict: see `gate`), 2 on an unreadable file (file:line).
 #include <iostream>
 
 #include "cli/commands.hpp"
 #include "cli/compare_options.hpp"
-#include "harness/compare_print.hpp"
-#include "harness/output_file.hpp"
+#include "gate/compare_print.hpp"
+#include "harness/results/output_file.hpp"
 
 namespace fa::cli {
 

@@ -6,8 +6,9 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
-#include "harness/results.hpp"
-#include "harness/sweep.hpp"
+#include "harness/problem_fields.hpp"
+#include "harness/results/results.hpp"
+#include "harness/sweep/sweep.hpp"
 
 namespace fa::cli {
 
@@ -18,17 +19,21 @@ void add_expand(CLI::App& app, int& status) {
   cmd->callback([files, &status] {
     std::vector<Sweep> sweeps;
     for (const auto& f : *files) sweeps.push_back(load_sweep(f, Overrides{}));  // all checked before output
-    std::cout << "name,B,H,Hk,S,Sk,D,causal,dtype,layout,kv_cache,scale,seed,G,flops,bytes,sweep_file,sweep_line,invalid\n";
+    // The problem's columns as the results files have them (its field table), then the row's.
+    std::string header;
+    for (const auto& f : problem_field_table()) header += std::string(f.name) + ",";
+    std::cout << header << "G,flops,bytes,sweep_file,sweep_line,invalid\n";
     for (const auto& s : sweeps)
       for (const auto& r : s.rows) {
         const Problem& p = r.problem;
         std::string g;
         for (const auto& sr : r.splits) g += (g.empty() ? "" : "|") + sr.str();
         const std::string invalid = r.invalid ? r.invalid->field + ": " + r.invalid->reason : "";
-        std::cout << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{},{},{:.6g},{:.6g},{},{},{}\n",
-                                 csv_escape(p.name), p.B, p.H, p.Hk, p.S, p.Sk, p.D, int(p.causal), dtype_name(p.dtype),
-                                 layout_name(p.layout), int(p.kv_cache), p.scale, p.seed, g, p.flops(), p.bytes(),
-                                 csv_escape(r.where.file), r.where.line, csv_escape(invalid));
+        std::string cells;
+        for (const auto& f : problem_field_table()) cells += csv_escape(f.cell(p)) + ",";
+        std::cout << cells
+                  << fmt::format("{},{:.6g},{:.6g},{},{},{}\n", g, p.flops(), p.bytes(), csv_escape(r.where.file),
+                                 r.where.line, csv_escape(invalid));
       }
     status = 0;
   });

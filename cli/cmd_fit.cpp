@@ -13,10 +13,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/flag_checks.hpp"
-#include "harness/gate.hpp"
-#include "harness/output_file.hpp"
-#include "harness/results_reader.hpp"
-#include "harness/split_fit.hpp"
+#include "fit/split_fit.hpp"
+#include "gate/gate.hpp"
+#include "harness/results/output_file.hpp"
+#include "harness/results/results_reader.hpp"
 
 namespace fa::cli {
 namespace {

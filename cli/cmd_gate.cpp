@@ -2,15 +2,15 @@
 // CURRENT (fail, error, oom, invalid), any BASE record missing from CURRENT (or passing in BASE
 // and skipped now), any SLOW, any timing that is not a finite number >= 0; AMBIGUOUS fails only
 // with --strict. Exit 0 otherwise, 2 on an unreadable file (file:line), on a file with no records
-// (unless --allow-empty), or on an output that breaks the output policy (harness/output_file.hpp).
+// (unless --allow-empty), or on an output that breaks the output policy (harness/results/output_file.hpp).
 // The comparison table first; the one-line summary last.
 #include <iostream>
 
 #include "cli/commands.hpp"
 #include "cli/compare_options.hpp"
-#include "harness/compare_print.hpp"
-#include "harness/gate.hpp"
-#include "harness/output_file.hpp"
+#include "gate/compare_print.hpp"
+#include "gate/gate.hpp"
+#include "harness/results/output_file.hpp"
 
 namespace fa::cli {
 

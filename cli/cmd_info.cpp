@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
-#include "harness/metadata.hpp"
+#include "harness/results/metadata.hpp"
 #include "paths/builtin.hpp"
 #include "paths/plugin_paths.hpp"
 

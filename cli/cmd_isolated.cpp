@@ -1,11 +1,9 @@
 // `fa-bench isolated-record --job JSON --result-fd N` (hidden): the child process of --isolate.
-// Runs one record in-process and writes its outcome as JSON to fd N (harness/isolate.hpp).
+// Runs one record in-process and writes its outcome as JSON to fd N (harness/run/isolate.hpp).
 #include "cli/commands.hpp"
-#include "cli/test_paths.hpp"
-#include "harness/isolate.hpp"
+#include "cli/run_setup.hpp"
+#include "harness/run/isolate.hpp"
 #include "paths/builtin.hpp"
-#include "paths/plugin_paths.hpp"
-#include "reference/cpu_ref.hpp"
 
 namespace fa::cli {
 
@@ -16,10 +14,8 @@ void add_isolated(CLI::App& app, int& status) {
   cmd->add_option("--job", *job)->required();
   cmd->add_option("--result-fd", *fd)->required();
   cmd->callback([job, fd, &status] {
-    status = run_isolated_child(*job, *fd, probe_device, compute_reference, [](const DeviceFacts& device) {
-      Registry reg = registry_with_plugins(device, {});  // FABENCH_PLUGINS, set by the parent
-      add_test_paths(reg);
-      return reg;
+    status = run_isolated_child(*job, *fd, probe_device, run_oracle(), [](const DeviceFacts& device) {
+      return run_registry(device, {});  // plugins: FABENCH_PLUGINS, set by the parent
     });
   });
 }

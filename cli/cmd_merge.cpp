@@ -11,8 +11,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/flag_checks.hpp"
-#include "harness/filter.hpp"
-#include "harness/merge.hpp"
+#include "harness/results/merge.hpp"
+#include "harness/sweep/filter.hpp"
 
 namespace fa::cli {
 

@@ -3,46 +3,45 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/sweep_pipeline.hpp"
+#include "harness/problem_fields.hpp"
 
 namespace fa::cli {
 
 void add_run(CLI::App& app, int& status) {
   auto* cmd = app.add_subcommand("run", "Run the problems given by flags (lists: their cartesian product)");
+  // One flag a problem field (harness/problem_fields.hpp), as its text; the flags as booleans.
   struct Shape {
-    std::string B, H, Hk, S, Sk, D, layout, scale, name;
-    bool causal = false, kv_cache = false;
+    std::map<std::string, std::string> text;
+    std::map<std::string, bool> on;
   };
   auto sh = std::make_shared<Shape>();
   auto opts = std::make_shared<CommonOptions>();
-  cmd->add_option("--B", sh->B, "Batch")->required();
-  cmd->add_option("--H", sh->H, "Query heads")->required();
-  cmd->add_option("--Hk", sh->Hk, "Key/value heads (default H)");
-  cmd->add_option("--S", sh->S, "Query length")->required();
-  cmd->add_option("--Sk", sh->Sk, "Key length (default S)");
-  cmd->add_option("--D", sh->D, "Head dimension")->required();
-  cmd->add_flag("--causal", sh->causal, "Bottom-right causal mask");
-  cmd->add_flag("--kv-cache", sh->kv_cache, "Append the last S keys to a cache, then attend");
-  cmd->add_option("--layout", sh->layout, "bshd (default) or bhsd");
-  cmd->add_option("--scale", sh->scale, "Softmax scale (default 1/sqrt(D))");
-  cmd->add_option("--name", sh->name, "Label for the tables");
+  for (const auto& f : problem_field_table()) {
+    if (!f.flag) continue;  // --dtype, --seed: common options
+    if (f.kind == FieldKind::flag) {
+      cmd->add_flag(f.flag, sh->on[f.name], f.help);
+    } else {
+      CLI::Option* o = cmd->add_option(f.flag, sh->text[f.name], f.help);
+      if (f.required) o->required();
+    }
+  }
   add_common_options(*cmd, *opts);
   cmd->callback([sh, opts, &status] {
     RawRow raw;
     raw.where = SourceLoc{"command line", 0};
-    const std::pair<const char*, const std::string*> cells[] = {
-        {"B", &sh->B}, {"H", &sh->H}, {"Hk", &sh->Hk}, {"S", &sh->S}, {"Sk", &sh->Sk},
-        {"D", &sh->D}, {"layout", &sh->layout}, {"scale", &sh->scale}, {"name", &sh->name}};
-    for (auto [k, v] : cells)
-      if (!v->empty()) raw.cells[k] = *v;
-    raw.cells["causal"] = sh->causal ? "1" : "0";
-    raw.cells["kv_cache"] = sh->kv_cache ? "1" : "0";
+    for (const auto& [k, v] : sh->text)
+      if (!v.empty()) raw.cells[k] = v;
+    for (const auto& [k, v] : sh->on) raw.cells[k] = v ? "1" : "0";
     // Each list-valued cell multiplies the rows so far.
     std::vector<RawRow> grid{raw};
-    for (const char* k : {"B", "H", "Hk", "S", "Sk", "D", "layout", "scale"}) {
-      if (!raw.cells.count(k)) continue;
+    for (const auto& f : problem_field_table()) {
+      const std::string k = f.name;
+      if (!f.listable || !raw.cells.count(k)) continue;
       std::string text = raw.cells.at(k);
       std::replace(text.begin(), text.end(), ',', '|');
       const auto values = split_list(text);

@@ -1,6 +1,7 @@
 // `fa-bench sweep FILE...`: run every row of one or more sweep files (CSV or YAML).
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/sweep_pipeline.hpp"
 
 namespace fa::cli {
 
@@ -11,17 +12,7 @@ void add_sweep(CLI::App& app, int& status) {
   cmd->add_option("files", *files, "Sweep files (.csv, .yaml)")->required()->check(CLI::ExistingFile);
   add_common_options(*cmd, *opts);
   cmd->callback([files, opts, &status] {
-    // Every file is loaded (and checked) before anything runs: an input error costs no measurement.
-    Sweep all;
-    for (const auto& f : *files) {
-      Sweep s = load_sweep(f, opts->overrides());
-      all.rows.insert(all.rows.end(), s.rows.begin(), s.rows.end());
-      all.files.push_back(f);
-      check_row_cap(all.rows.size(), opts->overrides(), SourceLoc{f, 0});
-      if (all.paths.empty()) all.paths = s.paths, all.paths_where = s.paths_where;
-      if (!all.thresholds.any()) all.thresholds = s.thresholds;
-    }
-    status = execute(std::move(all), *opts);
+    status = execute(load_sweep_files(*files, *opts), *opts);
   });
 }
 

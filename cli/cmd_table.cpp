@@ -1,5 +1,5 @@
 // `fa-bench table RESULTS.csv [MORE.csv...]`: the compact table (problems x paths, throughput to
-// 3 significant digits; harness/compact_table.hpp) over records already written, by fa-bench or
+// 3 significant digits; harness/results/tables/compact_table.hpp) over records already written, by fa-bench or
 // in its schema by another tool (scripts/sdpa_baseline.py's torch-* paths), so that one table
 // puts fa-bench's paths and the peers side by side:
 //   fa-bench table fa.csv torch.csv [--csv grid.csv]
@@ -14,9 +14,9 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
-#include "harness/compact_table.hpp"
-#include "harness/compare.hpp"
-#include "harness/output_file.hpp"
+#include "gate/compare.hpp"
+#include "harness/results/output_file.hpp"
+#include "harness/results/tables/compact_table.hpp"
 
 namespace fa::cli {
 

@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/flag_checks.hpp"
-#include "harness/compare.hpp"
+#include "gate/compare.hpp"
 
 namespace fa::cli {
 

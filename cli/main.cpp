@@ -16,8 +16,8 @@
 #include <utility>
 
 #include "cli/commands.hpp"
-#include "harness/output_file.hpp"
-#include "harness/sweep.hpp"
+#include "harness/results/output_file.hpp"
+#include "harness/sweep/sweep.hpp"
 
 int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("fa-bench"));

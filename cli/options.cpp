@@ -1,29 +1,16 @@
-// Shared option set and the sweep execution behind `sweep` and `run`.
+// The flags `sweep` and `run` share: path selection, overrides, validation, timing, outputs, scale-out.
+// What they do is cli/sweep_pipeline.cpp.
 #include "cli/options.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <iostream>
-#include <optional>
 
+#include "cli/commands.hpp"
 #include "cli/flag_checks.hpp"
-#include "cli/interrupt.hpp"
 #include "cli/test_paths.hpp"
-#include "cli/run_outputs.hpp"
-#include "harness/filter.hpp"
-#include "harness/metadata.hpp"
-#include "harness/registry.hpp"
-#include "harness/resume.hpp"
-#include "harness/runner.hpp"
-#include "harness/summary.hpp"
-#include "paths/builtin.hpp"
-#include "paths/plugin_paths.hpp"
-#include "reference/cpu_ref.hpp"
+#include "harness/sweep/shard.hpp"
 
 namespace fa::cli {
 
@@ -32,68 +19,13 @@ namespace {
 constexpr long long kMaxSamples = 100000000;  // bounds that keep the int counters far from overflow
 constexpr long long kMaxRowsCap = 100000000;
 
-// "a,b|c" -> "a|b|c": lists on the command line may use commas or bars.
+}  // namespace
+
 std::string bars(std::string s) {
   for (char& c : s)
     if (c == ',') c = '|';
   return s;
 }
-
-// Every path available here; on a GPU machine only the GPU ones (auto included): the CPU paths
-// there are slower by orders of magnitude and were most of the H100 main job's time (51 s of the
-// whisper sweep's timed samples against under 5 s for every GPU path). --paths cpu-flash asks.
-std::vector<std::string> default_paths(const Registry& reg, const DeviceFacts& dev) {
-  std::vector<std::string> all = reg.available_names(dev), gpu;
-  if (!dev.gpu) return all;
-  for (const auto& n : all)
-    if (reg.find(n)->kind == "gpu") gpu.push_back(n);
-  return gpu.empty() ? all : gpu;
-}
-
-std::vector<std::string> resolve_paths(const std::string& cli, const Sweep& sweep, const Registry& reg,
-                                       const DeviceFacts& dev) {
-  std::vector<std::string> names;
-  if (!cli.empty()) names = split_list(bars(cli));
-  else if (!sweep.paths.empty()) names = sweep.paths;
-  else return default_paths(reg, dev);
-  const SourceLoc where = cli.empty() ? sweep.paths_where : SourceLoc{"command line", 0};
-  const std::string field = cli.empty() ? "paths" : "--paths";
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (!reg.find(names[i])) {
-      std::string known;
-      for (const auto& r : reg.rows()) known += " " + r.name;
-      throw InputError(where, field, fmt::format("unknown path '{}' (known:{})", names[i], known));
-    }
-    // One key per record: a path named twice would write two records under one key.
-    if (std::find(names.begin(), names.begin() + std::ptrdiff_t(i), names[i]) != names.begin() + std::ptrdiff_t(i))
-      throw InputError(where, field, fmt::format("path '{}' is named twice", names[i]));
-  }
-  return names;
-}
-
-class ProgressLine {
- public:
-  explicit ProgressLine(bool on) : on_(on), start_(std::chrono::steady_clock::now()) {}
-  ~ProgressLine() {
-    if (on_ && shown_) std::cerr << "\r\033[K" << std::flush;
-  }
-  void operator()(size_t done, size_t total, const Record& last) {
-    if (!on_) return;
-    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const double eta = done ? el / double(done) * double(total - done) : 0;
-    std::cerr << fmt::format("\r\033[K[{}/{}] ETA {}:{:02d}  {} {} G={} {}{}", done, total, int(eta) / 60, int(eta) % 60,
-                             last.problem.label(), last.path, last.g_req.str(), status_name(last.status),
-                             last.timing && !last.timing->note.empty() ? " (" + last.timing->note + ")" : "")
-              << std::flush;
-    shown_ = true;
-  }
-
- private:
-  bool on_, shown_ = false;
-  std::chrono::steady_clock::time_point start_;
-};
-
-}  // namespace
 
 Overrides CommonOptions::overrides() const {
   Overrides ovr;
@@ -103,6 +35,36 @@ Overrides CommonOptions::overrides() const {
   ovr.max_rows = max_rows;
   return ovr;
 }
+
+namespace {
+
+void add_run_output_options(CLI::App& cmd, CommonOptions& o) {
+  cmd.add_option("--table", o.table, "Tables to print: compact (problems x paths, the default), detail (one per problem: errors, "
+                 "samples, spread, %peak, speedup), both (compact first)")
+      ->check(CLI::IsMember({"detail", "compact", "both"}))
+      ->capture_default_str();
+  cmd.add_option("--markdown", o.markdown, "Also write the tables to this markdown file")->check(non_empty());
+  cmd.add_flag("--fail-on-skip", o.fail_on_skip, "Exit 1 when any record is a skip (CI: nothing may go unrun)");
+  cmd.add_option("--shard", o.shard, "Run shard i of n (i/n): the problems whose index % n == i")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            try {
+              parse_shard(text, "--shard");
+            } catch (const InputError& e) {
+              return std::string(e.what());
+            }
+            return std::string();
+          },
+          "i/n"));
+  cmd.add_option("--devices", o.devices, "GPU ordinals of this host, e.g. 0,1,2,3: one worker per device, one results file")
+      ->check(non_empty());
+  cmd.add_option("--save-tensors", o.save_tensors, "Write each record's Q, K, V, O, LSE and reference O as .npy under DIR")
+      ->check(non_empty());
+  cmd.add_option("--load-tensors", o.load_tensors, "Run on DIR/{q,k,v}.npy instead of seeded inputs (shape and dtype checked)")
+      ->check(CLI::ExistingDirectory);
+}
+
+}  // namespace
 
 void add_common_options(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("--paths", o.paths,
@@ -174,108 +136,6 @@ void add_common_options(CLI::App& cmd, CommonOptions& o) {
   add_plugin_option(cmd, o.plugins);
   add_run_output_options(cmd, o);
   add_test_options(cmd, o.plant_slowdown);
-}
-
-int execute(Sweep sweep, const CommonOptions& o) {
-  const SourceLoc cli{"command line", 0};
-  if (o.min_samples > o.max_samples)
-    throw InputError(cli, "--min-samples", fmt::format("{} is more than --max-samples {}", o.min_samples, o.max_samples));
-  // The output policy first: nothing is read, run or truncated while an output is wrong.
-  std::vector<std::string> inputs = sweep.files;
-  if (!o.heuristic_file.empty()) inputs.push_back(o.heuristic_file);
-  check_outputs({{"-o", o.csv}, {"--json", o.json}, {"--markdown", o.markdown}}, inputs);
-  drop_duplicate_rows(sweep);
-  if (!o.filter.empty()) {
-    const Filter keep(o.filter);
-    std::vector<SweepRow> rows;
-    for (auto& r : sweep.rows)
-      if (keep(r.problem)) rows.push_back(std::move(r));
-    spdlog::info("--filter kept {} of {} rows", rows.size(), sweep.rows.size());
-    if (rows.empty())
-      throw InputError(SourceLoc{"command line", 0}, "--filter", fmt::format("'{}' keeps none of the {} rows", o.filter, sweep.rows.size()));
-    sweep.rows = std::move(rows);
-  }
-  const std::string shard = apply_shard(sweep, o);
-  const std::vector<int> devices = requested_devices(o);
-  GateContext ctx;
-  ctx.device = probe_device();
-  ctx.cpu_budget_flops = o.cpu_budget_gflop * 1e9;
-  if (!ctx.device.gpu) spdlog::info("no GPU: {}", ctx.device.gpu_absent_why);
-  Registry reg = registry_with_plugins(ctx.device, o.plugins);
-  add_test_paths(reg);
-
-  RunOptions ro;
-  ro.paths = resolve_paths(o.paths, sweep, reg, ctx.device);
-  if (!o.baseline.empty() && !reg.find(o.baseline))
-    throw InputError(cli, "--baseline", fmt::format("unknown path '{}' (`fa-bench list` names them)", o.baseline));
-  ro.timing = {o.warmup, o.min_samples, o.max_samples, o.spread, o.time_cap,
-               o.timing == "hot" ? TimingMode::hot : TimingMode::cold, o.time_limit};
-  ro.time_paths = !o.no_timing;
-  ro.thresholds = sweep.thresholds;
-  if (o.max_err >= 0) ro.thresholds.max_err = o.max_err;
-  if (o.min_cosine >= 0) ro.thresholds.cosine = o.min_cosine;
-  ro.check_rows = o.check_rows;
-  ro.reference = compute_reference;
-  ro.repeat_check = o.repeat_check;
-  ro.check_timed = !o.no_check_timed;
-  ro.isolate = o.isolate || o.row_timeout > 0;
-  ro.row_timeout_s = o.row_timeout;
-  ro.split = make_split_policy(o.heuristic, o.heuristic_file, ctx.device.gpu ? ctx.device.arch : "");
-  if (std::any_of(sweep.rows.begin(), sweep.rows.end(),
-                  [](const SweepRow& r) { return std::any_of(r.splits.begin(), r.splits.end(), [](auto& g) { return g.is_auto; }); }))
-    spdlog::info("G rule: {}", ro.split.describe());
-  const StopOnSignals stop_on_signals;
-  ro.stop = StopOnSignals::received;
-  hook_tensors(ro, o, sweep);
-  ro.timing.planted_slowdown = checked_plant_slowdown(o.plant_slowdown);
-
-  // Every output is opened, locked and checked (and a resumed one read) before any is truncated.
-  OutputFile csv_out(o.csv, inputs);
-  std::optional<OutputFile> json_out, markdown_out;
-  if (!o.json.empty()) json_out.emplace(o.json, inputs);
-  if (!o.markdown.empty()) markdown_out.emplace(o.markdown, inputs);
-  RunMeta meta = collect_meta(ctx.device, ro.timing.mode);
-  meta.shard = shard;
-  ResumeState earlier;
-  if (o.resume) {
-    earlier = read_resume(o.csv, meta);
-    const long long json_complete = json_out ? check_json_resume(o.json, meta) : -1;
-    ro.done = earlier.done;
-    // Torn last lines (a write cut short) are cut off only now, once both files passed every check.
-    auto cut = [](OutputFile& f, long long complete) {
-      if (complete < 0) return;
-      spdlog::warn("--resume: '{}' ends in a torn line (a write cut short); dropping it after byte {}", f.path(), complete);
-      f.truncate_to(complete);
-    };
-    cut(csv_out, earlier.complete_bytes);
-    if (json_out) cut(*json_out, json_complete);
-    if (earlier.exit_status != 0)
-      spdlog::warn("--resume: '{}' already holds a record that makes this run exit {}: {}", o.csv, earlier.exit_status,
-                   earlier.exit_why);
-  }
-  CsvWriter csv(std::move(csv_out), meta, o.resume);
-  std::unique_ptr<JsonLinesWriter> json;
-  std::vector<RecordSink*> sinks{&csv};
-  if (json_out) {
-    json = std::make_unique<JsonLinesWriter>(std::move(*json_out), meta, o.resume);
-    sinks.push_back(json.get());
-  }
-  spdlog::info("{} rows x {} paths on {} ({} backend); results -> {}", sweep.rows.size(), ro.paths.size(), meta.device,
-               meta.backend, o.csv);
-  std::vector<Record> records;
-  {
-    ProgressLine line(isatty(2) && spdlog::get_level() <= spdlog::level::info);
-    records = run_records(sweep, ro, reg, ctx, sinks, devices, [&](size_t d, size_t t, const Record& r) { line(d, t, r); });
-  }
-  const std::string baseline = !o.baseline.empty() ? o.baseline : ctx.device.gpu ? "naive" : "cpu-ref";
-  print_outputs(records, baseline, o, markdown_out);
-  spdlog::info("wrote {} records to {}{}", records.size(), o.csv, o.json.empty() ? "" : " and " + o.json);
-  if (!earlier.done.empty()) spdlog::info("--resume: {} records were already in {}", earlier.done.size(), o.csv);
-  if (const int sig = StopOnSignals::received()) {
-    spdlog::warn("stopped by signal {} after {} records; --resume finishes the sweep", sig, records.size());
-    return 128 + sig;
-  }
-  return apply_fail_on_skip(combined_exit_status(earlier.exit_status, exit_status(records)), records, o);
 }
 
 }  // namespace fa::cli

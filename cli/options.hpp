@@ -1,11 +1,11 @@
-// Options shared by `sweep` and `run` (path selection, overrides, validation, timing, outputs)
-// and the one routine both end in: filter, run, write, print, exit status.
+// Options shared by `sweep` and `run` (path selection, overrides, validation, timing, outputs,
+// scale-out); the routine both end in is cli/sweep_pipeline.hpp.
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
 
-#include "harness/sweep.hpp"
+#include "harness/sweep/sweep.hpp"
 
 namespace fa::cli {
 
@@ -25,7 +25,7 @@ struct CommonOptions {
   int repeat_check = 0;
   bool no_check_timed = false;
   std::string csv = "fa-bench-results.csv", json;
-  // Outputs, exit rules and scale-out (cli/run_outputs.cpp)
+  // Outputs, exit rules and scale-out
   std::string table = "compact", markdown, shard, devices, save_tensors, load_tensors;
   bool fail_on_skip = false;
   double plant_slowdown = 0;  // test only (cli/test_paths.hpp)
@@ -36,7 +36,7 @@ struct CommonOptions {
 
 void add_common_options(CLI::App& cmd, CommonOptions& o);
 
-// Runs a loaded sweep with the options; returns the process exit status.
-int execute(Sweep sweep, const CommonOptions& o);
+// "a,b|c" -> "a|b|c": lists on the command line may use commas or bars.
+std::string bars(std::string s);
 
 }  // namespace fa::cli

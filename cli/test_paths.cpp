@@ -14,9 +14,9 @@
 
 #include <stdexcept>
 
+#include "harness/input_error.hpp"
 #include "harness/rng.hpp"
-#include "harness/sweep.hpp"
-#include "harness/wrapped_execution.hpp"
+#include "paths/wrapped_execution.hpp"
 #ifdef FABENCH_HAS_GPU
 #include "kernels/gpu_device.hpp"
 #endif

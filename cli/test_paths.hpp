@@ -3,7 +3,7 @@
 // (SIGSEGV), `abort` (SIGABRT) or `hang` (sleeps until killed): what --isolate must survive;
 // `test-carry-state` is right on its first launch only: what the timed-launch check must fail.
 // Under the same switch, `--plant-slowdown F` makes every timed sample F slower with a real delay
-// (harness/timed_run.hpp), path names unchanged, so that `gate` can be shown to catch it.
+// (harness/run/timed_run.hpp), path names unchanged, so that `gate` can be shown to catch it.
 #pragma once
 #include <CLI/CLI.hpp>
 

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/filter.hpp"
-#include "harness/sweep.hpp"
+#include "harness/sweep/filter.hpp"
+#include "harness/sweep/sweep.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

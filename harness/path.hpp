@@ -105,7 +105,7 @@ struct PathRow {
   std::string own_split_rule;
   // Keys one truncating (round-toward-zero) fp32 accumulate step of its PV product folds in: 16 for
   // NVIDIA mma.sync m16n8k16 and wgmma k16; 0 for round-to-nearest accumulation (scalar FMAs). The
-  // bias check admits the drift it implies (harness/rounding_bias.hpp).
+  // bias check admits the drift it implies (harness/check/rounding_bias.hpp).
   int rz_accumulate_keys = 0;
   // Same inputs, same bits: the timed-launch check compares bit for bit; false: through the rule.
   bool deterministic = true;

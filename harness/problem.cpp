@@ -2,6 +2,7 @@
 #include "harness/problem.hpp"
 
 #include "harness/conventions.hpp"
+#include "harness/problem_fields.hpp"
 
 #include <fmt/format.h>
 
@@ -46,8 +47,10 @@ double Problem::bytes() const {
 }
 
 std::string Problem::key() const {
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{:.9g},{}", B, H, Hk, S, Sk, D, int(causal),
-                     dtype_name(dtype), layout_name(layout), seed, scale, int(kv_cache));
+  std::string k;
+  for (const auto& f : problem_field_table())
+    if (f.in_key) k += (k.empty() ? "" : ",") + f.cell(*this);
+  return k;
 }
 
 std::string Problem::label() const {

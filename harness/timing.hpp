@@ -25,7 +25,7 @@ struct TimingPolicy {
   TimingMode mode = TimingMode::cold;
   double time_limit_s = 1.0;  // wall seconds of the sampling loop (warm-up excluded), floor or not
   // Test only (--plant-slowdown, FABENCH_TEST_PATHS=1): every timed call is made this fraction
-  // slower by a real delay (harness/timed_run.hpp); 0: off.
+  // slower by a real delay (harness/run/timed_run.hpp); 0: off.
   double planted_slowdown = 0;
 };
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "harness/wrapped_execution.hpp"
+#include "paths/wrapped_execution.hpp"
 
 namespace fa {
 namespace {

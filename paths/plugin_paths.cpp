@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "harness/plugin_abi.hpp"
-#include "harness/sweep.hpp"
+#include "harness/sweep/sweep.hpp"
 #include "paths/builtin.hpp"
 #include "paths/plugin_cpu.hpp"
 #ifdef FABENCH_HAS_GPU

@@ -10,7 +10,7 @@ Writes into DIR (default plots/):
                   side: a TFLOP/s panel for the compute-bound problems and a GB/s panel for the
                   memory-bound ones. A problem is classified once, by its arithmetic intensity
                   flops/bytes against the device's ridge point (peak FLOP/s / peak bytes/s from
-                  harness/peaks.cpp for the results' arch, else the H100 SXM's 989 TFLOP/s and
+                  harness/check/peaks.cpp for the results' arch, else the H100 SXM's 989 TFLOP/s and
                   3350 GB/s: 295 FLOP/byte; --ridge overrides). A path's bar is its G=auto record,
                   else G=0, else its fastest G (the bar's label names any G it used).
   speedup.png     each path's time against the baseline path's, per problem (bars; > 1 is faster)
@@ -28,8 +28,8 @@ import sys
 from collections import OrderedDict, defaultdict
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PEAKS_CPP = os.path.join(REPO, "harness", "peaks.cpp")
-# Where harness/peaks.cpp has no row for the results' arch (or is not beside this script): its sm_90
+PEAKS_CPP = os.path.join(REPO, "harness", "check", "peaks.cpp")
+# Where harness/check/peaks.cpp has no row for the results' arch (or is not beside this script): its sm_90
 # row, the H100 SXM datasheet's dense bf16 TFLOP/s and HBM3 GB/s.
 DEFAULT_PEAK = ("sm_90", "H100 SXM", 989.0, 3350.0)
 PROBLEM_FIELDS = ("name", "B", "H", "Hk", "S", "Sk", "D", "causal", "dtype", "layout", "kv_cache", "scale")
@@ -57,7 +57,7 @@ def timed(records):
 
 
 def peaks_table(path=PEAKS_CPP):
-    """harness/peaks.cpp's rows, arch -> (part, TFLOP/s, GB/s): the one place the peaks are written."""
+    """harness/check/peaks.cpp's rows, arch -> (part, TFLOP/s, GB/s): the one place the peaks are written."""
     try:
         with open(path) as f:
             text = f.read()

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# harness/results.cpp's columns, in its order (schema 6; tests check them against the binary).
+# harness/results/results.cpp's columns, in its order (schema 6; tests check them against the binary).
 COLUMNS = (
     "schema run_id time name B H Hk S Sk D causal dtype layout kv_cache scale seed path ran_path plugin plugin_version "
     "G_req G_used "
@@ -132,7 +132,7 @@ def parse_flag(text):
 
 
 def problems_from_cells(cells, where_file, where_line):
-    """One sweep row (column -> text) to problems, one per dtype: harness/sweep.cpp's defaults."""
+    """One sweep row (column -> text) to problems, one per dtype: harness/sweep/sweep.cpp's defaults."""
     def get(k):
         v = cells.get(k, "").strip()
         return v or None

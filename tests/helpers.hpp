@@ -16,7 +16,7 @@
 
 #include "harness/inputs.hpp"
 #include "harness/problem.hpp"
-#include "harness/results_reader.hpp"
+#include "harness/results/results_reader.hpp"
 #include "paths/builtin.hpp"
 
 namespace fa::test {

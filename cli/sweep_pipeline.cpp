@@ -1,0 +1,337 @@
+// The sweep pipeline (cli/sweep_pipeline.hpp): one function a stage, called in order by execute().
+#include "cli/sweep_pipeline.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "cli/interrupt.hpp"
+#include "cli/run_setup.hpp"
+#include "cli/test_paths.hpp"
+#include "harness/registry.hpp"
+#include "harness/results/metadata.hpp"
+#include "harness/results/output_file.hpp"
+#include "harness/results/resume.hpp"
+#include "harness/results/tables/summary.hpp"
+#include "harness/results/tensors/tensor_files.hpp"
+#include "harness/run/device_pool.hpp"
+#include "harness/run/runner.hpp"
+#include "harness/split/split_rules.hpp"
+#include "harness/sweep/filter.hpp"
+#include "harness/sweep/shard.hpp"
+#include "paths/builtin.hpp"
+#ifdef FABENCH_HAS_GPU
+#include "kernels/gpu_select.hpp"
+#endif
+
+namespace fa::cli {
+
+namespace {
+
+const SourceLoc kCli{"command line", 0};
+
+// Every path available here; on a GPU machine only the GPU ones (auto included): the CPU paths
+// there are slower by orders of magnitude and were most of the H100 main job's time (51 s of the
+// whisper sweep's timed samples against under 5 s for every GPU path). --paths cpu-flash asks.
+std::vector<std::string> default_paths(const Registry& reg, const DeviceFacts& dev) {
+  std::vector<std::string> all = reg.available_names(dev), gpu;
+  if (!dev.gpu) return all;
+  for (const auto& n : all)
+    if (reg.find(n)->kind == "gpu") gpu.push_back(n);
+  return gpu.empty() ? all : gpu;
+}
+
+std::vector<std::string> resolve_paths(const std::string& cli, const Sweep& sweep, const Registry& reg,
+                                       const DeviceFacts& dev) {
+  std::vector<std::string> names;
+  if (!cli.empty()) names = split_list(bars(cli));
+  else if (!sweep.paths.empty()) names = sweep.paths;
+  else return default_paths(reg, dev);
+  const SourceLoc where = cli.empty() ? sweep.paths_where : SourceLoc{"command line", 0};
+  const std::string field = cli.empty() ? "paths" : "--paths";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!reg.find(names[i])) {
+      std::string known;
+      for (const auto& r : reg.rows()) known += " " + r.name;
+      throw InputError(where, field, fmt::format("unknown path '{}' (known:{})", names[i], known));
+    }
+    // One key per record: a path named twice would write two records under one key.
+    if (std::find(names.begin(), names.begin() + std::ptrdiff_t(i), names[i]) != names.begin() + std::ptrdiff_t(i))
+      throw InputError(where, field, fmt::format("path '{}' is named twice", names[i]));
+  }
+  return names;
+}
+
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool on) : on_(on), start_(std::chrono::steady_clock::now()) {}
+  ~ProgressLine() {
+    if (on_ && shown_) std::cerr << "\r\033[K" << std::flush;
+  }
+  void operator()(size_t done, size_t total, const Record& last) {
+    if (!on_) return;
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double eta = done ? el / double(done) * double(total - done) : 0;
+    std::cerr << fmt::format("\r\033[K[{}/{}] ETA {}:{:02d}  {} {} G={} {}{}", done, total, int(eta) / 60, int(eta) % 60,
+                             last.problem.label(), last.path, last.g_req.str(), status_name(last.status),
+                             last.timing && !last.timing->note.empty() ? " (" + last.timing->note + ")" : "")
+              << std::flush;
+    shown_ = true;
+  }
+
+ private:
+  bool on_, shown_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// --shard: keeps the rows of this shard (after --filter; a shard may be empty) and returns "i/n"
+// for the records' shard column; "" without --shard.
+std::string apply_shard(Sweep& sweep, const CommonOptions& o) {
+  if (o.shard.empty()) return "";
+  const Shard s = parse_shard(o.shard, "--shard");
+  const size_t all = sweep.rows.size();
+  sweep.rows = take_shard(std::move(sweep.rows), s);
+  spdlog::info("--shard {}: {} of {} problems", s.str(), sweep.rows.size(), all);
+  return s.str();
+}
+
+// --devices, checked before anything is written: the ordinals, or none; an input error on a build
+// without a GPU backend.
+std::vector<int> requested_devices(const CommonOptions& o) {
+  if (o.devices.empty()) return {};
+  const std::vector<int> devices = parse_devices(o.devices, "--devices");
+#ifndef FABENCH_HAS_GPU
+  throw InputError(SourceLoc{"command line", 0}, "--devices", "no GPU backend in this build (FABENCH_GPU=none)");
+#endif
+  return devices;
+}
+
+// --save-tensors / --load-tensors: the runner's hooks. Loaded tensors are checked against every
+// valid row first, so a wrong shape or dtype is an input error before anything runs.
+void hook_tensors(RunOptions& ro, const CommonOptions& o, const Sweep& sweep) {
+  for (const auto& row : sweep.rows)
+    if (!o.load_tensors.empty() && !row.invalid) load_inputs(o.load_tensors, row.problem);
+  std::error_code ec;
+  if (!o.save_tensors.empty() && std::filesystem::exists(o.save_tensors, ec) && !std::filesystem::is_directory(o.save_tensors, ec))
+    throw InputError(SourceLoc{"command line", 0}, "--save-tensors", fmt::format("'{}' is a file, not a folder", o.save_tensors));
+  ro.load_tensors = o.load_tensors;
+  ro.save_tensors = o.save_tensors;
+  install_tensor_hooks(ro);
+}
+
+// run_sweep, or one worker per device when `devices` is not empty.
+std::vector<Record> run_records(const Sweep& sweep, const RunOptions& ro, const Registry& reg, const GateContext& ctx,
+                                const std::vector<RecordSink*>& sinks, const std::vector<int>& devices,
+                                const ProgressFn& progress) {
+  if (devices.empty()) return run_sweep(sweep, ro, reg, ctx, sinks, progress);
+#ifdef FABENCH_HAS_GPU
+  return run_on_devices(sweep, ro, reg, ctx, sinks, devices, gpu::select_device, progress);
+#else
+  return {};  // requested_devices() refused --devices already
+#endif
+}
+
+// The chosen tables to stdout and, with --markdown, to that file (opened and checked before the run).
+void print_outputs(const std::vector<Record>& records, const std::string& baseline, const CommonOptions& o,
+                   std::optional<OutputFile>& markdown) {
+  const Tables which = o.no_table ? Tables::none
+                       : o.table == "detail" ? Tables::detail
+                       : o.table == "compact" ? Tables::compact
+                                              : Tables::both;
+  std::ostringstream md;
+  print_tables(md, records, baseline, which);
+  std::cout << md.str();
+  if (markdown) {
+    std::ostringstream file;
+    print_tables(file, records, baseline, which == Tables::none ? Tables::both : which);
+    markdown->replace_with(file.str());
+  }
+}
+
+// --fail-on-skip turns a clean status into 1 when any record is a skip.
+int apply_fail_on_skip(int status, const std::vector<Record>& records, const CommonOptions& o) {
+  if (!o.fail_on_skip || status != 0) return status;
+  for (const auto& r : records)
+    if (r.status == Status::skip) {
+      spdlog::error("--fail-on-skip: {} {} G={} skipped: {}", r.problem.label(), r.path, r.g_req.str(), r.reason);
+      return 1;
+    }
+  return 0;
+}
+
+// Select: the flags that bound each other, then the output policy (nothing is read, run or
+// truncated while an output is wrong), one record per key, --filter, --shard. Returns the files no
+// output may be, and the shard ("i/n" or "").
+std::vector<std::string> select_rows(Sweep& sweep, const CommonOptions& o, std::string& shard) {
+  if (o.min_samples > o.max_samples)
+    throw InputError(kCli, "--min-samples", fmt::format("{} is more than --max-samples {}", o.min_samples, o.max_samples));
+  std::vector<std::string> inputs = sweep.files;
+  if (!o.heuristic_file.empty()) inputs.push_back(o.heuristic_file);
+  check_outputs({{"-o", o.csv}, {"--json", o.json}, {"--markdown", o.markdown}}, inputs);
+  drop_duplicate_rows(sweep);
+  if (!o.filter.empty()) {
+    const Filter keep(o.filter);
+    std::vector<SweepRow> rows;
+    for (auto& r : sweep.rows)
+      if (keep(r.problem)) rows.push_back(std::move(r));
+    spdlog::info("--filter kept {} of {} rows", rows.size(), sweep.rows.size());
+    if (rows.empty())
+      throw InputError(SourceLoc{"command line", 0}, "--filter", fmt::format("'{}' keeps none of the {} rows", o.filter, sweep.rows.size()));
+    sweep.rows = std::move(rows);
+  }
+  shard = apply_shard(sweep, o);
+  return inputs;
+}
+
+struct Setup {
+  std::vector<int> devices;
+  GateContext ctx;
+  Registry reg;
+  RunOptions ro;
+};
+
+// Set up: the devices asked for, the device probed, the registry and oracle (cli/run_setup.hpp),
+// and every run option from the flags and the sweep file.
+Setup set_up(const Sweep& sweep, const CommonOptions& o) {
+  Setup s;
+  s.devices = requested_devices(o);
+  GateContext& ctx = s.ctx;
+  ctx.device = probe_device();
+  ctx.cpu_budget_flops = o.cpu_budget_gflop * 1e9;
+  if (!ctx.device.gpu) spdlog::info("no GPU: {}", ctx.device.gpu_absent_why);
+  s.reg = run_registry(ctx.device, o.plugins);
+  const Registry& reg = s.reg;
+
+  RunOptions& ro = s.ro;
+  ro.paths = resolve_paths(o.paths, sweep, reg, ctx.device);
+  if (!o.baseline.empty() && !reg.find(o.baseline))
+    throw InputError(kCli, "--baseline", fmt::format("unknown path '{}' (`fa-bench list` names them)", o.baseline));
+  ro.timing = {o.warmup, o.min_samples, o.max_samples, o.spread, o.time_cap,
+               o.timing == "hot" ? TimingMode::hot : TimingMode::cold, o.time_limit};
+  ro.time_paths = !o.no_timing;
+  ro.thresholds = sweep.thresholds;
+  if (o.max_err >= 0) ro.thresholds.max_err = o.max_err;
+  if (o.min_cosine >= 0) ro.thresholds.cosine = o.min_cosine;
+  ro.check_rows = o.check_rows;
+  ro.reference = run_oracle();
+  ro.repeat_check = o.repeat_check;
+  ro.check_timed = !o.no_check_timed;
+  ro.isolate = o.isolate || o.row_timeout > 0;
+  ro.row_timeout_s = o.row_timeout;
+  ro.split = make_split_policy(o.heuristic, o.heuristic_file, ctx.device.gpu ? ctx.device.arch : "");
+  if (std::any_of(sweep.rows.begin(), sweep.rows.end(),
+                  [](const SweepRow& r) { return std::any_of(r.splits.begin(), r.splits.end(), [](auto& g) { return g.is_auto; }); }))
+    spdlog::info("G rule: {}", ro.split.describe());
+  ro.stop = StopOnSignals::received;
+  hook_tensors(ro, o, sweep);
+  ro.timing.planted_slowdown = checked_plant_slowdown(o.plant_slowdown);
+  return s;
+}
+
+struct Outputs {
+  RunMeta meta;
+  ResumeState earlier;
+  std::unique_ptr<CsvWriter> csv;
+  std::unique_ptr<JsonLinesWriter> json;
+  std::optional<OutputFile> markdown;
+  std::vector<RecordSink*> sinks;
+};
+
+// Open outputs: every output is opened, locked and checked (and a resumed one read) before any is
+// truncated; the records --resume finds already written go into ro.done.
+Outputs open_outputs(const CommonOptions& o, const std::vector<std::string>& inputs, const std::string& shard,
+                     Setup& s) {
+  Outputs out;
+  OutputFile csv_out(o.csv, inputs);
+  std::optional<OutputFile> json_out;
+  if (!o.json.empty()) json_out.emplace(o.json, inputs);
+  if (!o.markdown.empty()) out.markdown.emplace(o.markdown, inputs);
+  out.meta = collect_meta(s.ctx.device, s.ro.timing.mode);
+  out.meta.shard = shard;
+  if (o.resume) {
+    out.earlier = read_resume(o.csv, out.meta);
+    const long long json_complete = json_out ? check_json_resume(o.json, out.meta) : -1;
+    s.ro.done = out.earlier.done;
+    // Torn last lines (a write cut short) are cut off only now, once both files passed every check.
+    auto cut = [](OutputFile& f, long long complete) {
+      if (complete < 0) return;
+      spdlog::warn("--resume: '{}' ends in a torn line (a write cut short); dropping it after byte {}", f.path(), complete);
+      f.truncate_to(complete);
+    };
+    cut(csv_out, out.earlier.complete_bytes);
+    if (json_out) cut(*json_out, json_complete);
+    if (out.earlier.exit_status != 0)
+      spdlog::warn("--resume: '{}' already holds a record that makes this run exit {}: {}", o.csv, out.earlier.exit_status,
+                   out.earlier.exit_why);
+  }
+  out.csv = std::make_unique<CsvWriter>(std::move(csv_out), out.meta, o.resume);
+  out.sinks.push_back(out.csv.get());
+  if (json_out) {
+    out.json = std::make_unique<JsonLinesWriter>(std::move(*json_out), out.meta, o.resume);
+    out.sinks.push_back(out.json.get());
+  }
+  return out;
+}
+
+// Run: every record, each handed to the sinks as it is final; a progress line on a terminal.
+std::vector<Record> run_stage(const Sweep& sweep, const CommonOptions& o, const Setup& s, const Outputs& out) {
+  spdlog::info("{} rows x {} paths on {} ({} backend); results -> {}", sweep.rows.size(), s.ro.paths.size(),
+               out.meta.device, out.meta.backend, o.csv);
+  ProgressLine line(isatty(2) && spdlog::get_level() <= spdlog::level::info);
+  return run_records(sweep, s.ro, s.reg, s.ctx, out.sinks, s.devices,
+                     [&](size_t d, size_t t, const Record& r) { line(d, t, r); });
+}
+
+// Print: the tables (stdout, --markdown) against the baseline path, and where the records went.
+void print_stage(const std::vector<Record>& records, const CommonOptions& o, const Setup& s, Outputs& out) {
+  const std::string baseline = !o.baseline.empty() ? o.baseline : s.ctx.device.gpu ? "naive" : "cpu-ref";
+  print_outputs(records, baseline, o, out.markdown);
+  spdlog::info("wrote {} records to {}{}", records.size(), o.csv, o.json.empty() ? "" : " and " + o.json);
+  if (!out.earlier.done.empty()) spdlog::info("--resume: {} records were already in {}", out.earlier.done.size(), o.csv);
+}
+
+// Exit status: 128 + the signal that stopped the run; else the worse of this run's and the resumed
+// file's (harness/run/runner.hpp's exit_status), with --fail-on-skip.
+int exit_stage(const std::vector<Record>& records, const CommonOptions& o, const Outputs& out) {
+  if (const int sig = StopOnSignals::received()) {
+    spdlog::warn("stopped by signal {} after {} records; --resume finishes the sweep", sig, records.size());
+    return 128 + sig;
+  }
+  return apply_fail_on_skip(combined_exit_status(out.earlier.exit_status, exit_status(records)), records, o);
+}
+
+}  // namespace
+
+Sweep load_sweep_files(const std::vector<std::string>& files, const CommonOptions& o) {
+  Sweep all;
+  for (const auto& f : files) {
+    Sweep s = load_sweep(f, o.overrides());
+    all.rows.insert(all.rows.end(), s.rows.begin(), s.rows.end());
+    all.files.push_back(f);
+    check_row_cap(all.rows.size(), o.overrides(), SourceLoc{f, 0});
+    if (all.paths.empty()) all.paths = s.paths, all.paths_where = s.paths_where;
+    if (!all.thresholds.any()) all.thresholds = s.thresholds;
+  }
+  return all;
+}
+
+int execute(Sweep sweep, const CommonOptions& o) {
+  std::string shard;
+  const std::vector<std::string> inputs = select_rows(sweep, o, shard);
+  Setup setup = set_up(sweep, o);
+  const StopOnSignals stop_on_signals;  // from here to the end: a signal ends the run after the current record
+  Outputs outputs = open_outputs(o, inputs, shard, setup);
+  const std::vector<Record> records = run_stage(sweep, o, setup, outputs);
+  print_stage(records, o, setup, outputs);
+  return exit_stage(records, o, outputs);
+}
+
+}  // namespace fa::cli

@@ -1,0 +1,129 @@
+// Record matching, the noise-aware speed verdict, accuracy changes, and geomean ratios.
+#include "gate/compare.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+namespace fa {
+
+const char* verdict_name(SpeedVerdict v) {
+  switch (v) {
+    case SpeedVerdict::same: return "SAME";
+    case SpeedVerdict::fast: return "FAST";
+    case SpeedVerdict::slow: return "SLOW";
+    case SpeedVerdict::ambiguous: return "AMBIGUOUS";
+    case SpeedVerdict::untimed: return "-";
+  }
+  return "?";
+}
+
+int Comparison::count(SpeedVerdict v) const {
+  int n = 0;
+  for (const auto& c : changes) n += c.verdict == v;
+  return n;
+}
+
+std::string match_key(const Record& r) { return r.problem.key() + "|" + r.problem.name + "|" + r.path + "|" + r.g_req.str(); }
+
+SpeedVerdict judge_speed(const TimingStats* old_t, const TimingStats* new_t, const CompareRule& rule, double* margin,
+                         std::string* why) {
+  std::string reason;
+  if (!old_t && !new_t) return SpeedVerdict::untimed;
+  if (!old_t || !new_t) reason = fmt::format("{} has no timing", old_t ? "new" : "old");
+  else if (old_t->samples < rule.min_samples) reason = fmt::format("old has {} samples < {}", old_t->samples, rule.min_samples);
+  else if (new_t->samples < rule.min_samples) reason = fmt::format("new has {} samples < {}", new_t->samples, rule.min_samples);
+  else if (!std::isfinite(old_t->median_ms) || !std::isfinite(new_t->median_ms) || !std::isfinite(old_t->spread) ||
+           !std::isfinite(new_t->spread) || old_t->spread < 0 || new_t->spread < 0)
+    reason = "a median or spread that is not a finite number >= 0";
+  else if (!(old_t->median_ms > 0) || !(new_t->median_ms > 0)) reason = "a median of 0 ms or less";
+  if (!reason.empty()) {
+    if (why) *why = reason;
+    return SpeedVerdict::ambiguous;
+  }
+  const double m = std::max(rule.threshold, rule.k * std::hypot(old_t->spread, new_t->spread));
+  if (margin) *margin = m;
+  const double ratio = new_t->median_ms / old_t->median_ms;
+  // Symmetric in log space: 1.05x slower and 1.05x faster need the same evidence.
+  if (ratio > 1 + m) return SpeedVerdict::slow;
+  if (ratio < 1 / (1 + m)) return SpeedVerdict::fast;
+  return SpeedVerdict::same;
+}
+
+namespace {
+
+bool is_wrong(Status s) { return s == Status::fail || s == Status::error || s == Status::oom || s == Status::invalid; }
+
+void judge_accuracy(RecordChange& c, const CompareRule& rule) {
+  const Record& o = c.old_rec->record;
+  const Record& n = c.new_rec->record;
+  std::string text;
+  if (o.status != n.status) {
+    text = fmt::format("{} → {}", status_name(o.status), status_name(n.status));
+    c.became_wrong = o.status == Status::pass && is_wrong(n.status);
+    c.lost_coverage = o.status == Status::pass && n.status == Status::skip;
+  }
+  if (o.metrics && n.metrics) {
+    const double a = o.metrics->max_abs, b = n.metrics->max_abs;
+    if (b > rule.err_growth * a && b > 0)
+      text += (text.empty() ? "" : "; ") + (a > 0 ? fmt::format("max err {:.1f}x", b / a) : std::string("max err from 0"));
+  }
+  c.accuracy = text;
+}
+
+// Last record of each key wins.
+std::map<std::string, const ReadRecord*> index_by_key(const ResultsFile& f) {
+  std::map<std::string, const ReadRecord*> idx;
+  for (const auto& r : f.records) idx[match_key(r.record)] = &r;
+  return idx;
+}
+
+}  // namespace
+
+Comparison compare_results(const ResultsFile& old_file, const ResultsFile& new_file, const CompareRule& rule) {
+  Comparison cmp;
+  cmp.old_path = old_file.path;
+  cmp.new_path = new_file.path;
+  const auto old_idx = index_by_key(old_file);
+  const auto new_idx = index_by_key(new_file);
+  std::map<std::string, std::pair<double, int>> log_sums;  // path -> (sum of log ratios, count)
+  for (const auto& r : new_file.records) {
+    const std::string key = match_key(r.record);
+    if (new_idx.at(key) != &r) continue;  // superseded by a later line
+    const auto it = old_idx.find(key);
+    if (it == old_idx.end()) {
+      cmp.added.push_back(&r);
+      continue;
+    }
+    RecordChange c;
+    c.old_rec = it->second;
+    c.new_rec = &r;
+    const auto& ot = c.old_rec->record.timing;
+    const auto& nt = r.record.timing;
+    c.verdict = judge_speed(ot ? &*ot : nullptr, nt ? &*nt : nullptr, rule, &c.margin, &c.why);
+    if (ot && nt && ot->median_ms > 0 && nt->median_ms > 0 && std::isfinite(ot->median_ms) && std::isfinite(nt->median_ms)) {
+      c.ratio = nt->median_ms / ot->median_ms;
+      for (const std::string& p : {std::string("all"), r.record.path}) {
+        log_sums[p].first += std::log(*c.ratio);
+        log_sums[p].second += 1;
+      }
+    }
+    judge_accuracy(c, rule);
+    cmp.changes.push_back(std::move(c));
+  }
+  for (const auto& r : old_file.records)
+    if (old_idx.at(match_key(r.record)) == &r && !new_idx.count(match_key(r.record))) cmp.missing.push_back(&r);
+  if (log_sums.count("all")) {
+    auto geo = [&](const std::string& p) {
+      const auto& [s, n] = log_sums.at(p);
+      return Comparison::Geomean{p, std::exp(s / n), n};
+    };
+    cmp.geomeans.push_back(geo("all"));
+    for (const auto& kv : log_sums)
+      if (kv.first != "all") cmp.geomeans.push_back(geo(kv.first));
+  }
+  return cmp;
+}
+
+}  // namespace fa

@@ -1,0 +1,62 @@
+// Compares two sets of results record by record, matched by (problem incl. name, path, G):
+// the time ratio new/old with a verdict that accounts for both sides' noise, and accuracy
+// changes. A slowdown counts only beyond max(threshold, k x combined spread), where the combined
+// spread is sqrt(spread_old^2 + spread_new^2); a side with too few samples is ambiguous.
+// A Comparison points into the two ResultsFiles, which must outlive it.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/results/results_reader.hpp"
+
+namespace fa {
+
+struct CompareRule {
+  double threshold = 0.05;  // relative change below which two timings are the same
+  double k = 3;             // multiples of the combined relative spread that count as noise
+  int min_samples = 5;      // fewer samples on either side: ambiguous
+  double err_growth = 2;    // max |err| growing by more than this factor is flagged
+};
+
+// untimed: neither side has a timing (both skipped, say); nothing to judge.
+enum class SpeedVerdict { same, fast, slow, ambiguous, untimed };
+const char* verdict_name(SpeedVerdict v);
+
+struct RecordChange {
+  const ReadRecord* old_rec = nullptr;
+  const ReadRecord* new_rec = nullptr;
+  std::optional<double> ratio;  // new median / old median, where both are timed
+  double margin = 0;            // the relative change that separates noise from a change
+  SpeedVerdict verdict = SpeedVerdict::untimed;
+  std::string why;              // for ambiguous: which side lacks samples or a timing
+  std::string accuracy;         // empty, or "pass → fail", "max err 3.1x", "pass → skip"
+  bool became_wrong = false;    // old passed, new is fail/error/oom/invalid
+  bool lost_coverage = false;   // old passed, new skips
+};
+
+struct Comparison {
+  std::string old_path, new_path;
+  std::vector<RecordChange> changes;       // in the new file's order
+  std::vector<const ReadRecord*> missing;  // in old, absent from new
+  std::vector<const ReadRecord*> added;    // in new, absent from old
+  struct Geomean {
+    std::string path;  // "all" or one kernel path
+    double ratio;
+    int n;
+  };
+  std::vector<Geomean> geomeans;  // over records timed on both sides: all first, then per path
+  int count(SpeedVerdict v) const;
+};
+
+// The identity records are matched by.
+std::string match_key(const Record& r);
+
+// Judges one timed pair; exposed for tests.
+SpeedVerdict judge_speed(const TimingStats* old_t, const TimingStats* new_t, const CompareRule& rule,
+                         double* margin = nullptr, std::string* why = nullptr);
+
+// Later duplicates of a key in one file (a resumed sweep re-running error rows) replace earlier ones.
+Comparison compare_results(const ResultsFile& old_file, const ResultsFile& new_file, const CompareRule& rule);
+
+}  // namespace fa

@@ -1,0 +1,142 @@
+// Markdown, CSV and JSON printers for compare and gate; every format carries the same fields.
+#include "gate/compare_print.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+namespace fa {
+namespace {
+
+std::string problem_text(const Problem& p) { return fmt::format("{} {}", p.label(), dtype_name(p.dtype)); }
+
+std::string ms(const Record& r) { return r.timing ? fmt::format("{:.4g}", r.timing->median_ms) : ""; }
+
+std::string ms_with_noise(const Record& r) {
+  if (!r.timing) return status_name(r.status);
+  return fmt::format("{} ±{:.1f}% ({})", ms(r), 100 * r.timing->spread, r.timing->samples);
+}
+
+int accuracy_changes(const Comparison& cmp) {
+  int n = 0;
+  for (const auto& c : cmp.changes) n += !c.accuracy.empty();
+  return n;
+}
+
+// One flat row of fields shared by the CSV and the JSON.
+std::vector<std::pair<std::string, std::string>> change_fields(const Comparison& cmp, const RecordChange* c,
+                                                               const ReadRecord* missing) {
+  const Record& any = c ? c->new_rec->record : missing->record;
+  const Problem& p = any.problem;
+  auto num = [](double x) { return fmt::format("{:.6g}", x); };
+  auto t = [&](const ReadRecord* r, auto get) {
+    return r && r->record.timing ? get(*r->record.timing) : std::string();
+  };
+  auto err = [&](const ReadRecord* r) { return r && r->record.metrics ? num(r->record.metrics->max_abs) : ""; };
+  const ReadRecord* o = c ? c->old_rec : missing;
+  const ReadRecord* n = c ? c->new_rec : nullptr;
+  std::vector<std::pair<std::string, std::string>> f = {{"old_file", cmp.old_path}, {"new_file", cmp.new_path}};
+  for (auto& kv : problem_fields(p)) f.push_back(std::move(kv));
+  f.insert(f.end(), {
+          {"path", any.path},
+          {"G_req", any.g_req.str()},
+          {"old_status", o ? status_name(o->record.status) : ""},
+          {"new_status", n ? status_name(n->record.status) : "missing"},
+          {"old_median_ms", t(o, [&](const TimingStats& x) { return num(x.median_ms); })},
+          {"new_median_ms", t(n, [&](const TimingStats& x) { return num(x.median_ms); })},
+          {"old_spread", t(o, [&](const TimingStats& x) { return num(x.spread); })},
+          {"new_spread", t(n, [&](const TimingStats& x) { return num(x.spread); })},
+          {"old_samples", t(o, [](const TimingStats& x) { return std::to_string(x.samples); })},
+          {"new_samples", t(n, [](const TimingStats& x) { return std::to_string(x.samples); })},
+          {"ratio", c && c->ratio ? num(*c->ratio) : ""},
+          {"margin", c && c->verdict != SpeedVerdict::ambiguous && c->verdict != SpeedVerdict::untimed ? num(c->margin) : ""},
+          {"verdict", c ? verdict_name(c->verdict) : "MISSING"},
+          {"why", c ? c->why : ""},
+          {"old_max_abs_err", err(o)},
+          {"new_max_abs_err", err(n)},
+          {"accuracy", c ? c->accuracy : ""}});
+  return f;
+}
+
+template <class F>
+void for_each_row(const Comparison& cmp, F f) {
+  for (const auto& c : cmp.changes) f(change_fields(cmp, &c, nullptr));
+  for (const auto* m : cmp.missing) f(change_fields(cmp, nullptr, m));
+}
+
+}  // namespace
+
+std::string compare_counts(const Comparison& cmp) {
+  return fmt::format("{} same, {} slow, {} fast, {} ambiguous, {} untimed; {} missing, {} added; {} accuracy change{}",
+                     cmp.count(SpeedVerdict::same), cmp.count(SpeedVerdict::slow), cmp.count(SpeedVerdict::fast),
+                     cmp.count(SpeedVerdict::ambiguous), cmp.count(SpeedVerdict::untimed), cmp.missing.size(),
+                     cmp.added.size(), accuracy_changes(cmp), accuracy_changes(cmp) == 1 ? "" : "s");
+}
+
+void print_compare_markdown(std::ostream& os, const Comparison& cmp, const CompareRule& rule) {
+  os << fmt::format("\n## {} vs {}\n\n", cmp.new_path, cmp.old_path);
+  os << fmt::format("SLOW/FAST beyond max({:.0f}%, {} x combined spread); AMBIGUOUS under {} samples or untimed.\n\n",
+                    100 * rule.threshold, rule.k, rule.min_samples);
+  os << "| problem | path | G | old ms ±spread (n) | new ms ±spread (n) | new/old | margin | verdict | accuracy |\n";
+  os << "|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& c : cmp.changes) {
+    const Record& o = c.old_rec->record;
+    const Record& n = c.new_rec->record;
+    const bool judged = c.verdict != SpeedVerdict::ambiguous && c.verdict != SpeedVerdict::untimed;
+    std::string verdict = verdict_name(c.verdict);
+    if (!c.why.empty()) verdict += ": " + c.why;
+    os << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", problem_text(n.problem), n.path,
+                      n.g_req.str(), ms_with_noise(o), ms_with_noise(n), c.ratio ? fmt::format("{:.3f}", *c.ratio) : "",
+                      judged ? fmt::format("{:.1f}%", 100 * c.margin) : "", verdict, c.accuracy);
+  }
+  for (const auto& g : cmp.geomeans)
+    os << fmt::format("| **geomean** ({} records) | {} | | | | {:.3f} | | | |\n", g.n, g.path, g.ratio);
+  if (!cmp.missing.empty()) {
+    os << fmt::format("\nMissing from {}:\n\n", cmp.new_path);
+    for (const auto* m : cmp.missing)
+      os << fmt::format("- {} {} G={} ({}, {})\n", problem_text(m->record.problem), m->record.path,
+                        m->record.g_req.str(), status_name(m->record.status), m->at.str());
+  }
+  os << "\n" << compare_counts(cmp) << "\n";
+}
+
+std::string compare_csv(const std::vector<Comparison>& cmps) {
+  std::string f;
+  bool header = false;
+  for (const auto& cmp : cmps)
+    for_each_row(cmp, [&](const auto& fields) {
+      std::string line;
+      if (!header) {
+        for (const auto& kv : fields) line += (line.empty() ? "" : ",") + kv.first;
+        f += line + '\n';
+        line.clear();
+        header = true;
+      }
+      for (const auto& kv : fields) line += (line.empty() ? "" : ",") + csv_escape(kv.second);
+      f += line + '\n';
+    });
+  return f;
+}
+
+std::string compare_json(const std::vector<Comparison>& cmps, const CompareRule& rule) {
+  nlohmann::json doc = {{"rule",
+                         {{"threshold", rule.threshold},
+                          {"k", rule.k},
+                          {"min_samples", rule.min_samples},
+                          {"err_growth", rule.err_growth}}},
+                        {"comparisons", nlohmann::json::array()}};
+  for (const auto& cmp : cmps) {
+    nlohmann::json j = {{"old", escape_text(cmp.old_path)}, {"new", escape_text(cmp.new_path)}, {"summary", compare_counts(cmp)},
+                        {"records", nlohmann::json::array()}, {"geomean", nlohmann::json::array()}};
+    for_each_row(cmp, [&](const auto& fields) {
+      nlohmann::json r;
+      for (const auto& [k, v] : fields) r[k] = escape_text(v);  // valid UTF-8 whatever the names hold
+      j["records"].push_back(r);
+    });
+    for (const auto& g : cmp.geomeans) j["geomean"].push_back({{"path", g.path}, {"ratio", g.ratio}, {"records", g.n}});
+    doc["comparisons"].push_back(j);
+  }
+  return doc.dump(2) + '\n';
+}
+
+}  // namespace fa

@@ -1,0 +1,174 @@
+// Header-mapped reader of results CSVs. One record per line: the writer escapes newlines (and
+// every other control or non-UTF-8 byte) inside text, so a field never spans lines; cells are
+// unescaped as they are split.
+#include "harness/results/results_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+
+#include "harness/problem_fields.hpp"
+
+namespace fa {
+namespace {
+
+// Splits one CSV line: commas separate, "..." quotes, "" inside quotes is a quote.
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += '"', ++i;
+    else if (c == '"') quoted = !quoted;
+    else if (c == ',' && !quoted) out.emplace_back();
+    else if (c != '\r' || quoted) out.back() += c;
+  }
+  return out;
+}
+
+class Row {
+ public:
+  Row(const std::map<std::string, size_t>& cols, std::vector<std::string> cells, SourceLoc at)
+      : cols_(cols), cells_(std::move(cells)), at_(std::move(at)) {}
+
+  // A column the header lacks reads as an empty cell.
+  const std::string& text(const std::string& col) const {
+    static const std::string none;
+    const auto it = cols_.find(col);
+    return it == cols_.end() ? none : cells_[it->second];
+  }
+  bool empty(const std::string& col) const { return text(col).empty(); }
+
+  double real(const std::string& col) const {
+    const std::string& t = text(col);
+    char* end = nullptr;
+    const double v = std::strtod(t.c_str(), &end);
+    if (t.empty() || *end != '\0') fail(col, fmt::format("'{}' is not a number", t));
+    return v;
+  }
+  int64_t integer(const std::string& col) const {
+    const std::string& t = text(col);
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(t.c_str(), &end, 10);
+    if (t.empty() || *end != '\0') fail(col, fmt::format("'{}' is not an integer", t));
+    if (errno == ERANGE) fail(col, fmt::format("'{}' is out of range for a 64-bit integer", t));
+    return v;
+  }
+  int64_t integer_or_zero(const std::string& col) const { return empty(col) ? 0 : integer(col); }
+  double real_or_zero(const std::string& col) const { return empty(col) ? 0 : real(col); }
+  [[noreturn]] void fail(const std::string& col, const std::string& why) const { throw InputError(at_, col, why); }
+
+ private:
+  const std::map<std::string, size_t>& cols_;
+  std::vector<std::string> cells_;
+  SourceLoc at_;
+};
+
+Status parse_status(const Row& row) {
+  const std::string& s = row.text("status");
+  for (Status st : {Status::pass, Status::fail, Status::skip, Status::invalid, Status::error, Status::oom})
+    if (s == status_name(st)) return st;
+  row.fail("status", fmt::format("unknown status '{}' (pass fail skip invalid error oom)", s));
+}
+
+Record parse_record(const Row& row) {
+  Record r;
+  Problem& p = r.problem;
+  for (const auto& f : problem_field_table())
+    if (auto why = f.set(p, row.text(f.name))) row.fail(f.name, *why);
+  r.path = row.text("path");
+  if (r.path.empty()) row.fail("path", "empty path");
+  r.ran_path = row.text("ran_path");
+  const auto g = parse_split(row.text("G_req"));
+  if (!g) row.fail("G_req", fmt::format("'{}' is not a split count", row.text("G_req")));
+  r.g_req = *g;
+  r.g_used = int(row.integer_or_zero("G_used"));
+  r.split_rule = row.text("split_rule");
+  r.units = int(row.integer_or_zero("units"));
+  r.tile = TileShape{int(row.integer_or_zero("tile_m")), int(row.integer_or_zero("tile_n")),
+                     int(row.integer_or_zero("resident"))};
+  r.status = parse_status(row);
+  r.reason = row.text("reason");
+  r.rule = row.text("rule");
+  r.tol = row.real_or_zero("tol");
+  if (!row.empty("max_abs_err")) {
+    Metrics m;
+    m.max_abs = row.real("max_abs_err");
+    m.mean_abs = row.real_or_zero("mean_abs_err");
+    m.rel_l2 = row.real_or_zero("rel_l2");
+    m.cosine = row.empty("cosine") ? 1.0 : row.real("cosine");
+    m.lse_max_err = row.real_or_zero("lse_max_err");
+    m.nan_inf = row.integer_or_zero("nan_inf");
+    m.unwritten = row.integer_or_zero("unwritten");
+    m.cache_mismatch = row.integer_or_zero("cache_mismatch");
+    m.rows_checked = row.integer_or_zero("rows_checked");
+    m.rows_total = row.integer_or_zero("rows_total");
+    m.lp_max_abs = row.real_or_zero("lowprec_max_err");
+    r.metrics = m;
+  }
+  if (!row.empty("median_ms")) {
+    TimingStats t;
+    t.median_ms = row.real("median_ms");
+    t.min_ms = row.real_or_zero("min_ms");
+    t.max_ms = row.real_or_zero("max_ms");
+    t.spread = row.real_or_zero("spread");
+    t.samples = int(row.integer_or_zero("samples"));
+    t.mode = row.text("timing_mode");
+    t.stopped_by = row.text("stopped_by");
+    r.timing = t;
+    r.tflops = row.real_or_zero("tflops");
+    r.gbps = row.real_or_zero("gbps");
+  }
+  r.time = row.text("time");
+  r.where = SourceLoc{row.text("sweep_file"), int(row.integer_or_zero("sweep_line"))};
+  return r;
+}
+
+// Columns a record cannot be matched or judged without (every problem field, path, G_req, status,
+// median_ms); the rest may be absent from the header.
+const std::vector<std::string>& required_columns() {
+  static const std::vector<std::string> cols = [] {
+    std::vector<std::string> c;
+    for (const auto& f : problem_field_table()) c.push_back(f.name);
+    for (const char* o : {"path", "G_req", "status", "median_ms"}) c.push_back(o);
+    return c;
+  }();
+  return cols;
+}
+
+}  // namespace
+
+ResultsFile read_results_csv(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw InputError(SourceLoc{path, 0}, "file", "cannot open results file");
+  ResultsFile out;
+  out.path = path;
+  std::string line;
+  int n = 0;
+  std::map<std::string, size_t> cols;
+  while (std::getline(f, line)) {
+    ++n;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    auto cells = split_csv_line(line);
+    for (auto& c : cells) c = unescape_text(c);
+    if (cols.empty()) {
+      for (size_t i = 0; i < cells.size(); ++i) cols[cells[i]] = i;
+      for (const auto& c : required_columns())
+        if (!cols.count(c)) throw InputError(SourceLoc{path, n}, c, "column missing from the header; not a fa-bench results CSV?");
+      continue;
+    }
+    if (cells.size() != cols.size())
+      throw InputError(SourceLoc{path, n}, "row", fmt::format("{} cells but the header has {} columns", cells.size(), cols.size()));
+    const Row row(cols, cells, SourceLoc{path, n});
+    out.records.push_back({parse_record(row), SourceLoc{path, n}});
+    if (out.records.size() == 1) out.device = row.text("device"), out.arch = row.text("arch"), out.git_commit = row.text("git_commit");
+  }
+  if (cols.empty()) throw InputError(SourceLoc{path, 0}, "header", "empty results file");
+  return out;
+}
+
+}  // namespace fa

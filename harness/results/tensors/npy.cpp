@@ -1,0 +1,102 @@
+// .npy header writing and parsing.
+#include "harness/results/tensors/npy.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <fstream>
+#include <iterator>
+
+#include "harness/input_error.hpp"
+#include "harness/results/output_file.hpp"
+
+namespace fa {
+
+int64_t NpyArray::elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+int npy_item_size(const std::string& descr) {
+  if (descr == "<f2") return 2;
+  if (descr == "<f4") return 4;
+  if (descr == "<f8") return 8;
+  return 0;
+}
+
+void write_npy(const std::string& path, const NpyArray& a) {
+  std::string shape = "(";
+  for (int64_t d : a.shape) shape += std::to_string(d) + (a.shape.size() == 1 ? ",)" : ", ");
+  if (a.shape.size() != 1) shape = (a.shape.empty() ? shape : shape.substr(0, shape.size() - 2)) + ")";
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", a.descr, shape);
+  const size_t total = 10 + header.size() + 1;  // magic(6) version(2) length(2), header, '\n'
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::string head = std::string("\x93NUMPY\x01\x00", 8);
+  head += char(header.size() & 0xff);
+  head += char(header.size() >> 8);
+  std::ofstream f(path, std::ios::binary);
+  f << head << header;
+  f.write(reinterpret_cast<const char*>(a.data.data()), std::streamsize(a.data.size()));
+  if (!f.flush()) throw WriteError(fmt::format("cannot write '{}'", path));
+}
+
+namespace {
+
+// The text after `'key':` in the header dict, trimmed of leading spaces.
+std::string after_key(const std::string& h, const std::string& key, const std::string& path) {
+  const size_t at = h.find("'" + key + "'");
+  if (at == std::string::npos) throw InputError(SourceLoc{path, 0}, "npy", fmt::format("header has no '{}'", key));
+  size_t v = h.find(':', at);
+  while (v + 1 < h.size() && h[v + 1] == ' ') ++v;
+  return h.substr(v + 1);
+}
+
+}  // namespace
+
+NpyArray read_npy(const std::string& path) {
+  auto fail = [&](const std::string& why) { return InputError(SourceLoc{path, 0}, "npy", why); };
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw fail("cannot open the file");
+  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) throw fail("not a .npy file (no \\x93NUMPY magic)");
+  const int major = (unsigned char)bytes[6];
+  const size_t len_bytes = major == 1 ? 2 : major == 2 ? 4 : 0;
+  if (!len_bytes) throw fail(fmt::format("unsupported .npy version {}", major));
+  size_t hlen = 0;
+  for (size_t i = 0; i < len_bytes; ++i) hlen |= size_t((unsigned char)bytes[8 + i]) << (8 * i);
+  const size_t data_at = 8 + len_bytes + hlen;
+  if (bytes.size() < data_at) throw fail("truncated header");
+  const std::string h = bytes.substr(8 + len_bytes, hlen);
+  NpyArray a;
+  const std::string d = after_key(h, "descr", path);
+  a.descr = d.substr(1, d.find('\'', 1) - 1);
+  if (!npy_item_size(a.descr))
+    throw fail(fmt::format("dtype '{}' is not one of '<f2' (fp16), '<f4' (fp32, or bf16 widened), '<f8'", a.descr));
+  if (after_key(h, "fortran_order", path).rfind("False", 0) != 0) throw fail("fortran_order must be False (C order)");
+  const std::string s = after_key(h, "shape", path);
+  // Each dimension, and their product, must fit in what the file holds: a header cannot ask for
+  // more elements than there are bytes (which also keeps the product far from overflow).
+  const size_t data_bytes = bytes.size() - data_at;
+  size_t product = 1;
+  for (size_t i = 1; i < s.size() && s[i] != ')';) {
+    if (std::isdigit((unsigned char)s[i])) {
+      const size_t n = s.find_first_not_of("0123456789", i) == std::string::npos ? s.size() - i : s.find_first_not_of("0123456789", i) - i;
+      const std::string digits = s.substr(i, n);
+      if (n > 18 || std::stoull(digits) > data_bytes)
+        throw fail(fmt::format("dimension {} is larger than the file's {} data bytes allow", digits, data_bytes));
+      a.shape.push_back(int64_t(std::stoull(digits)));
+      product = a.shape.back() == 0 ? 0 : product * size_t(a.shape.back());
+      if (product > data_bytes) throw fail(fmt::format("shape needs more elements than the file's {} data bytes hold", data_bytes));
+      i += n;
+    } else ++i;
+  }
+  const size_t want = size_t(a.elements()) * size_t(npy_item_size(a.descr));
+  if (data_bytes != want)
+    throw fail(fmt::format("{} data bytes, but shape and dtype need {}", bytes.size() - data_at, want));
+  a.data.assign(bytes.begin() + std::ptrdiff_t(data_at), bytes.end());
+  return a;
+}
+
+}  // namespace fa

@@ -1,0 +1,150 @@
+// Tensor folders: layout-shaped .npy writing and the checked reading of inputs.
+#include "harness/results/tensors/tensor_files.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "harness/input_error.hpp"
+#include "harness/results/tensors/npy.hpp"
+
+namespace fa {
+namespace {
+
+std::vector<int64_t> shape_of(const Problem& p, int64_t seq, int64_t heads) {
+  return p.layout == Layout::bshd ? std::vector<int64_t>{p.B, seq, heads, p.D} : std::vector<int64_t>{p.B, heads, seq, p.D};
+}
+
+const char* descr_of(DType t) { return t == DType::fp16 ? "<f2" : "<f4"; }
+
+template <typename T>
+NpyArray array_of(const char* descr, std::vector<int64_t> shape, const std::vector<T>& v) {
+  NpyArray a{descr, std::move(shape), std::vector<uint8_t>(v.size() * sizeof(T))};
+  std::memcpy(a.data.data(), v.data(), a.data.size());
+  return a;
+}
+
+// Values already rounded to the dtype, as the dtype's file type.
+NpyArray typed_array(DType t, std::vector<int64_t> shape, const std::vector<float>& v) {
+  if (t != DType::fp16) return array_of("<f4", std::move(shape), v);  // bf16 widened: exact
+  return array_of("<f2", std::move(shape), to_typed(t, v).bytes);
+}
+
+NpyArray output_array(const Problem& p, const TypedBuffer& o) {
+  if (p.dtype == DType::fp16) return array_of("<f2", shape_of(p, p.S, p.H), o.bytes);
+  std::vector<float> wide(size_t(o.size()));
+  for (int64_t i = 0; i < o.size(); ++i) wide[size_t(i)] = o.at(i);
+  return array_of("<f4", shape_of(p, p.S, p.H), wide);
+}
+
+void make_dir(const std::string& d) {
+  if (mkdir(d.c_str(), 0777) != 0 && errno != EEXIST) throw WriteError(fmt::format("cannot create folder '{}'", d));
+}
+
+}  // namespace
+
+std::string record_folder(const Record& r) {
+  const Problem& p = r.problem;
+  std::string s = fmt::format("{}-{}-{}-seed{}-{}-G{}", p.label(), dtype_name(p.dtype), layout_name(p.layout), p.seed,
+                              r.path, r.g_req.str());
+  for (char& c : s)
+    if (!std::isalnum((unsigned char)c) && c != '-' && c != '.') c = '_';
+  return s;
+}
+
+void save_record_tensors(const std::string& dir, const Record& r, const HostInputs& in, const RunOutputs& out,
+                         const std::vector<double>& ref_o_bhsd) {
+  const Problem& p = r.problem;
+  make_dir(dir);
+  const std::string d = dir + "/" + record_folder(r);
+  make_dir(d);
+  write_npy(d + "/q.npy", typed_array(p.dtype, shape_of(p, p.S, p.H), in.q));
+  write_npy(d + "/k.npy", typed_array(p.dtype, shape_of(p, p.Sk, p.Hk), in.k));
+  write_npy(d + "/v.npy", typed_array(p.dtype, shape_of(p, p.Sk, p.Hk), in.v));
+  write_npy(d + "/o.npy", output_array(p, out.o));
+  write_npy(d + "/lse.npy", array_of("<f4", {p.B, p.H, p.S}, out.lse));
+  std::vector<double> ref(ref_o_bhsd.size());  // [B][H][S][D] -> the problem's layout
+  const Strides qs = q_strides(p);
+  for (int64_t b = 0; b < p.B; ++b)
+    for (int64_t h = 0; h < p.H; ++h)
+      for (int64_t s = 0; s < p.S; ++s)
+        for (int64_t x = 0; x < p.D; ++x)
+          ref[size_t(qs.at(b, s, h) + x)] = ref_o_bhsd[size_t(((b * p.H + h) * p.S + s) * p.D + x)];
+  write_npy(d + "/ref_o.npy", array_of("<f8", shape_of(p, p.S, p.H), ref));
+  write_problem_json(d, r);
+}
+
+void write_problem_json(const std::string& dir, const Record& r) {
+  nlohmann::json cells;
+  for (const auto& [k, v] : problem_fields(r.problem)) cells[k] = v;
+  cells["scale"] = fmt::format("{}", r.problem.scale);  // shortest round trip: the reference sees the same scale
+  const nlohmann::json j = {{"problem", cells}, {"path", r.path}, {"G_req", r.g_req.str()}, {"G_used", r.g_used}};
+  const std::string file = dir + "/" + kProblemFile;
+  std::ofstream out(file);
+  out << j.dump(1) << "\n";
+  if (!out.flush()) throw WriteError(fmt::format("cannot write '{}'", file));
+}
+
+namespace {
+
+std::vector<float> load_one(const std::string& file, const Problem& p, const std::vector<int64_t>& shape) {
+  const NpyArray a = read_npy(file);
+  auto fail = [&](const std::string& why) { return InputError(SourceLoc{file, 0}, "--load-tensors", why); };
+  if (a.descr != descr_of(p.dtype))
+    throw fail(fmt::format("dtype '{}' but a {} problem needs '{}'{}", a.descr, dtype_name(p.dtype), descr_of(p.dtype),
+                           p.dtype == DType::bf16 ? " (bf16 widened to fp32)" : ""));
+  if (a.shape != shape) {
+    auto str = [](const std::vector<int64_t>& v) {
+      std::string s;
+      for (int64_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+      return "(" + s + ")";
+    };
+    throw fail(fmt::format("shape {} but the problem ({} layout) needs {}", str(a.shape), layout_name(p.layout), str(shape)));
+  }
+  std::vector<float> v(size_t(a.elements()));
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (p.dtype == DType::fp16) {
+      uint16_t bits;
+      std::memcpy(&bits, a.data.data() + 2 * i, 2);
+      v[i] = from_bits(DType::fp16, bits);
+    } else {
+      std::memcpy(&v[i], a.data.data() + 4 * i, 4);
+      if (p.dtype == DType::bf16 && round_to(DType::bf16, v[i]) != v[i] && v[i] == v[i])
+        throw fail(fmt::format("element {} ({}) is not a bf16 value; round the tensor to bf16 first", i, v[i]));
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+HostInputs load_inputs(const std::string& dir, const Problem& p) {
+  HostInputs in;
+  in.q = load_one(dir + "/q.npy", p, shape_of(p, p.S, p.H));
+  in.k = load_one(dir + "/k.npy", p, shape_of(p, p.Sk, p.Hk));
+  in.v = load_one(dir + "/v.npy", p, shape_of(p, p.Sk, p.Hk));
+  return in;
+}
+
+void install_tensor_hooks(RunOptions& ro) {
+  if (!ro.load_tensors.empty()) {
+    const std::string dir = ro.load_tensors;
+    ro.inputs = [dir](const Problem& p) { return load_inputs(dir, p); };
+  }
+  if (!ro.save_tensors.empty()) {
+    const std::string dir = ro.save_tensors;
+    const ReferenceFn reference = ro.reference;
+    ro.keep_outputs = [dir, reference](const Record& r, const HostInputs& in, const RunOutputs& out) {
+      std::vector<int64_t> rows(size_t(r.problem.S));
+      for (size_t i = 0; i < rows.size(); ++i) rows[i] = int64_t(i);
+      save_record_tensors(dir, r, in, out, reference(r.problem, in, rows, false).o);
+    };
+  }
+}
+
+}  // namespace fa

@@ -1,0 +1,39 @@
+// --save-tensors / --load-tensors: a record's tensors as .npy files (harness/results/tensors/npy.hpp),
+// one folder per record: q, k, v (the inputs), o and lse (the path's outputs), ref_o (the fp64
+// reference) and problem.json (the problem, so that `fa-bench check` can judge an o.npy written by
+// another program).
+// Shapes are the problem's layout: Q and O (B,S,H,D) for bshd, (B,H,S,D) for bhsd; K and V likewise
+// with Sk, Hk; LSE (B,H,S). fp16 is saved as '<f2' bit for bit; bf16 as '<f4' after widening, which
+// is exact (a bf16 is the top half of an fp32); fp32 as '<f4'; LSE '<f4'; ref_o '<f8'.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "harness/path.hpp"
+#include "harness/results/results.hpp"
+#include "harness/run/run_record.hpp"
+
+namespace fa {
+
+// The folder name of a record under DIR: label, dtype, layout, seed, path and G, filesystem-safe.
+std::string record_folder(const Record& r);
+
+// The problem of a record folder, as JSON: {"problem": {column: text}, "path", "G_req", "G_used"}
+// (harness/check_dir.hpp reads it back for `fa-bench check`).
+constexpr const char* kProblemFile = "problem.json";
+void write_problem_json(const std::string& dir, const Record& r);
+
+// Writes DIR/record_folder(r)/{q,k,v,o,lse,ref_o}.npy and problem.json; ref_o is [B][H][S][D] fp64
+// for every row.
+void save_record_tensors(const std::string& dir, const Record& r, const HostInputs& in, const RunOutputs& out,
+                         const std::vector<double>& ref_o_bhsd);
+
+// Reads DIR/{q,k,v}.npy for problem p; throws InputError naming the file when a dtype or shape
+// does not match the problem, or a bf16 problem's '<f4' value is not a bf16 value.
+HostInputs load_inputs(const std::string& dir, const Problem& p);
+
+// Sets ro.inputs from ro.load_tensors and ro.keep_outputs from ro.save_tensors (with ro.reference
+// for ref_o), where those name a folder; the parent and each --isolate child call it alike.
+void install_tensor_hooks(RunOptions& ro);
+
+}  // namespace fa

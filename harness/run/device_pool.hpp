@@ -1,0 +1,26 @@
+// --devices 0,1,...: the GPUs of one host, one worker thread each. Problem k goes to the k % n-th
+// listed device (the --shard rule, within one process); each worker first calls `select` with its
+// device ordinal (the backend's set-device; per-thread in CUDA and HIP), then runs its problems
+// through run_sweep. Records reach the shared sinks under one lock, tagged with the ordinal, so
+// the run writes one results file. A worker's exception stops nothing else and is rethrown after
+// all have joined.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "harness/run/runner.hpp"
+
+namespace fa {
+
+// "0,1,3" -> {0, 1, 3}: distinct non-negative integers; anything else throws InputError naming flag.
+std::vector<int> parse_devices(const std::string& text, const std::string& flag);
+
+using SelectDevice = std::function<void(int ordinal)>;
+
+std::vector<Record> run_on_devices(const Sweep& sweep, const RunOptions& opt, const Registry& reg,
+                                   const GateContext& ctx, const std::vector<RecordSink*>& sinks,
+                                   const std::vector<int>& devices, const SelectDevice& select,
+                                   const ProgressFn& progress = nullptr);
+
+}  // namespace fa

@@ -1,0 +1,104 @@
+// One record's run: prepare, poison, run, read back, validate, repeat-check, time, check the timed
+// launches; a failure of any step becomes the record's status (oom for memory, else error).
+#include "harness/run/run_record.hpp"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <new>
+#include <stdexcept>
+
+#include "harness/check/peaks.hpp"
+#include "harness/check/row_sample.hpp"
+#include "harness/check/tolerance.hpp"
+#include "harness/run/repeat_check.hpp"
+#include "harness/run/timed_run.hpp"
+
+namespace fa {
+
+RowData::RowData() = default;
+RowData::~RowData() = default;
+
+void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, const GateContext& ctx, RowData& data) {
+  const Problem& p = r.problem;
+  const std::string& path = r.path;
+  try {
+    if (!data.inputs) data.inputs = std::make_unique<HostInputs>(opt.inputs ? opt.inputs(p) : make_inputs(p));
+    auto exec = pr.prepare(p, *data.inputs, G, ctx);
+    exec->poison();
+    exec->run();
+    RunOutputs out = exec->read_back();
+    if (out.g_used >= 0) r.g_used = out.g_used;
+    r.ran_path = out.ran_path.empty() ? path : out.ran_path;
+    // The toward-zero bias the path's accumulation may leave (harness/check/rounding_bias.hpp's model).
+    const int step = out.rz_accumulate_keys >= 0 ? out.rz_accumulate_keys : pr.rz_accumulate_keys;
+    const double drift = accumulation_drift_ulp(p.dtype, keys_per_split(p, r.g_used), step);
+    if (pr.oracle) {
+      r.status = Status::pass;
+      r.reason = "oracle (not validated)";
+    } else {
+      if (!data.ref) {
+        const int64_t n = opt.check_rows > 0 ? opt.check_rows : rows_within_budget(p, ctx.cpu_budget_flops);
+        data.ref = std::make_unique<Reference>(opt.reference(p, *data.inputs, sample_rows(p, n, p.seed), true));
+      }
+      const Metrics m = measure(p, *data.inputs, *data.ref, out);
+      const Verdict v = judge(m, p.dtype, opt.thresholds, drift);
+      r.metrics = m;
+      r.rule = v.rule;
+      r.tol = v.tol;
+      r.bias_bound = v.bias_bound;
+      r.status = v.pass ? Status::pass : Status::fail;
+      r.reason = v.reason;
+      if (!out.fault.empty()) {
+        r.status = Status::fail;
+        r.reason = out.fault + (v.pass ? "" : "; " + v.reason);
+      }
+    }
+    if (opt.repeat_check > 0) {
+      r.repeat_runs = opt.repeat_check;
+      r.repeat_diffs = count_differing_reruns(*exec, out, opt.repeat_check);
+      if (r.repeat_diffs > 0) {
+        r.reason = fmt::format("{} of {} reruns differ bit for bit from the first run{}", r.repeat_diffs,
+                               r.repeat_runs, r.status == Status::fail ? "; " + r.reason : "");
+        r.status = Status::fail;
+      }
+    }
+    if (opt.keep_outputs) opt.keep_outputs(r, *data.inputs, out);
+    if (opt.time_paths) {
+      r.timing = time_execution(*exec, opt.timing, opt.check_timed);
+      const double s = r.timing->median_ms * 1e-3;
+      r.tflops = s > 0 ? p.flops() / s / 1e12 : 0;
+      r.gbps = s > 0 ? p.bytes() / s / 1e9 : 0;
+      if (pr.kind == "gpu" && ctx.device.gpu)
+        r.roof = roofline(p.flops(), p.bytes(), r.timing->median_ms, peak_for(ctx.device.arch));
+      // Outputs were poisoned before each sample, so this is the last timed launch's own output.
+      if (opt.check_timed && r.status == Status::pass) {
+        const RunOutputs last = exec->read_back();
+        TimedCheck c = check_timed_outputs(out, last, pr.deterministic, [&](const RunOutputs& t) {
+          if (!data.ref) return std::string("no reference to judge it by (the oracle)");
+          return judge(measure(p, *data.inputs, *data.ref, t), p.dtype, opt.thresholds, drift).reason;
+        });
+        if (!last.fault.empty()) c.reason = last.fault + " (in a timed launch)";
+        r.timed_check = c.outcome;
+        if (!c.reason.empty()) {
+          r.status = Status::fail;
+          r.reason = c.reason;
+        }
+      }
+    }
+  } catch (const OutOfMemory& e) {
+    r.status = Status::oom;
+    r.reason = e.what();
+  } catch (const std::bad_alloc& e) {  // host memory for inputs, reference or a CPU path
+    r.status = Status::oom;
+    r.reason = fmt::format("host allocation failed ({})", e.what());
+  } catch (const std::length_error& e) {
+    r.status = Status::oom;
+    r.reason = fmt::format("host allocation failed ({})", e.what());
+  } catch (const std::exception& e) {
+    r.status = Status::error;
+    r.reason = e.what();
+  }
+}
+
+}  // namespace fa

@@ -1,0 +1,58 @@
+// One record's run, in this process: prepare, poison, run, read back, validate against the oracle
+// (RunOptions::reference; the CLI passes reference/'s compute_reference), repeat-check, time, check
+// the timed launches. The runner (harness/run/runner.hpp) calls it directly, or through a child
+// process (harness/run/isolate.hpp) whose child side calls it in turn.
+#pragma once
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "harness/reference_result.hpp"
+#include "harness/registry.hpp"
+#include "harness/results/results.hpp"
+#include "harness/split/split_rules.hpp"
+#include "harness/thresholds.hpp"
+
+namespace fa {
+
+struct RunOptions {
+  std::vector<std::string> paths;  // already resolved: CLI, else the sweep file's, else all available
+  TimingPolicy timing;
+  bool time_paths = true;          // false: validate only
+  Thresholds thresholds;           // fixed rule when any is set
+  int64_t check_rows = 0;          // > 0: validate this many sampled rows; 0: as the CPU budget allows
+  std::set<std::string> done;      // resume keys to skip
+  ReferenceFn reference = nullptr; // the oracle validation compares with (required)
+  int repeat_check = 0;            // > 0: rerun each record this many times and compare bit for bit
+  // Compare the last timed launch's outputs with the validated first run (bit for bit for a
+  // deterministic path, else through the rule); poisons the outputs before each timed sample.
+  bool check_timed = true;
+  bool isolate = false;            // run each record in a child process
+  double row_timeout_s = 0;        // > 0 (with isolate): a record's child is killed after this long
+  std::function<int()> stop;       // non-zero (the signal): write nothing more after the current record
+  // --load-tensors / --save-tensors folders: install_tensor_hooks (harness/results/tensors/tensor_files.hpp) turns
+  // them into the two hooks below, in the parent and in every --isolate child alike.
+  std::string load_tensors, save_tensors;
+  // Where a problem's inputs come from (--load-tensors); empty: make_inputs, from the seed.
+  std::function<HostInputs(const Problem&)> inputs;
+  // Sees every record's inputs and outputs once validated, before timing (--save-tensors).
+  std::function<void(const Record&, const HostInputs&, const RunOutputs&)> keep_outputs;
+  SplitPolicy split;  // the rule G=auto uses (--heuristic)
+};
+
+struct Reference;
+// The inputs and reference of one sweep row, built on first use and shared by its records.
+struct RowData {
+  RowData();
+  ~RowData();
+  std::unique_ptr<HostInputs> inputs;
+  std::unique_ptr<Reference> ref;
+};
+
+// Runs one record whose gate said yes, in this process: prepare, poison, run, read back,
+// validate, repeat-check, time, check the timed launches. Fills r's outcome (status, reason, metrics, timing, ...).
+void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, const GateContext& ctx, RowData& data);
+
+}  // namespace fa

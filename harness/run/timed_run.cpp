@@ -1,0 +1,65 @@
+// Batch choice, the planted test delay, and the timing of one Execution.
+#include "harness/run/timed_run.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+namespace fa {
+namespace {
+
+// Spins on the host clock for `ms`; returns the milliseconds that actually passed.
+double busy_wait_ms(double ms) {
+  const auto t0 = std::chrono::steady_clock::now();
+  double passed = 0;
+  while (passed < ms)
+    passed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return passed;
+}
+
+std::string planted_note(double fraction, double ms_per_call, bool in_region) {
+  return fmt::format("planted slowdown +{:g}% (test only: +{:.3g} ms per call {})", 100 * fraction, ms_per_call,
+                     in_region ? "in the timed region" : "as a host wait");
+}
+
+}  // namespace
+
+int batch_size_for(double probe_ms) {
+  if (probe_ms >= kBatchBelowMs) return 1;
+  if (!(probe_ms > 0)) return kMaxBatch;  // below the clock's resolution
+  return std::min(kMaxBatch, int(std::ceil(kBatchTargetMs / probe_ms)));
+}
+
+TimingStats time_execution(Execution& exec, const TimingPolicy& policy, bool poison_each_sample) {
+  for (int i = 0; i < policy.warmup; ++i) exec.timed_sample_ms(policy.mode);
+  const int n = batch_size_for(exec.timed_sample_ms(policy.mode));
+  const auto undelayed = [&] {
+    if (poison_each_sample) exec.poison();  // a batch is poisoned once: its last launch's output stays
+    return n == 1 ? exec.timed_sample_ms(policy.mode) : exec.timed_batch_ms(policy.mode, n) / n;
+  };
+  std::function<double()> sample = undelayed;
+  std::string planted;
+  if (policy.planted_slowdown > 0) {
+    // The delay is a fraction of this execution's own time: the median of samples taken the way
+    // the loop below takes them, before any delay is in place. Up to ten, not three: on a shared
+    // CPU an OpenMP barrier that waited out a scheduler tick made two of three samples 270x slower.
+    std::vector<double> xs(size_t(std::clamp(policy.min_samples, 3, 10)));
+    for (double& x : xs) x = undelayed();
+    std::nth_element(xs.begin(), xs.begin() + xs.size() / 2, xs.end());
+    const double extra = policy.planted_slowdown * xs[xs.size() / 2];
+    const bool in_region = exec.add_timed_delay(extra);
+    if (!in_region) sample = [undelayed, extra, n] { return undelayed() + busy_wait_ms(extra * n) / n; };
+    planted = planted_note(policy.planted_slowdown, extra, in_region);
+  }
+  TimingPolicy rest = policy;
+  rest.warmup = 0;  // done above, and the probe warmed the batch too
+  TimingStats st = measure_time(rest, sample);
+  st.batch = n;
+  if (!planted.empty()) st.note = st.note.empty() ? planted : planted + "; " + st.note;
+  return st;
+}
+
+}  // namespace fa

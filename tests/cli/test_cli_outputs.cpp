@@ -1,0 +1,216 @@
+// The fa-bench binary's outputs and exit rules end to end: --version, global flags after the
+// subcommand, `run` lists, --fail-on-skip, --filter input errors, shards merged back into the
+// unsharded record set (and merge's conflict and gap checks), --devices on a CPU build,
+// --markdown/--table, and tensors saved as .npy and run again with --load-tensors.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "cli_helpers.hpp"
+#include "harness/results/results_reader.hpp"
+#include "helpers.hpp"
+
+
+namespace {
+
+const char* kQuick = " --no-timing --no-table --paths cpu-flash,cpu-ref";
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// record key -> status, from a results CSV.
+std::map<std::string, std::string> statuses(const std::string& csv) {
+  std::map<std::string, std::string> out;
+  for (const auto& rr : fa::read_results_csv(csv).records) out[rr.record.resume_key()] = fa::status_name(rr.record.status);
+  return out;
+}
+
+std::string temp_dir() {
+  char tmpl[] = "/tmp/fa-bench-test-dir-XXXXXX";
+  return mkdtemp(tmpl);
+}
+
+}  // namespace
+
+TEST(CliOutputs, VersionNamesTheReleaseCommitAndBackend) {
+  const auto r = fa::test::run_cli("--version");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("fa-bench 0.1 (commit "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("backend none"), std::string::npos) << r.output;
+}
+
+TEST(CliOutputs, GlobalFlagsAreAcceptedAfterTheSubcommand) {
+  const auto csv = fa::test::temp_file(".csv", "");
+  const std::string args = "run --B 1 --H 2 --S 4 --D 16 -o " + csv + kQuick;
+  const auto loud = fa::test::run_cli(args);
+  ASSERT_EQ(loud.status, 0) << loud.output;
+  EXPECT_NE(loud.output.find("[info]"), std::string::npos) << loud.output;
+  const auto quiet = fa::test::run_cli(args + " -q");
+  EXPECT_EQ(quiet.status, 0) << quiet.output;
+  EXPECT_EQ(quiet.output.find("[info]"), std::string::npos) << quiet.output;
+}
+
+TEST(CliOutputs, RunListsCoverTheCartesianProduct) {
+  const auto csv = fa::test::temp_file(".csv", "");
+  const auto r = fa::test::run_cli("run --B 1,2 --H 2 --S 4,8 --D 16 -o " + csv + kQuick);
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::set<std::pair<int64_t, int64_t>> bs;
+  for (const auto& rr : fa::read_results_csv(csv).records) bs.insert({rr.record.problem.B, rr.record.problem.S});
+  EXPECT_EQ(bs, (std::set<std::pair<int64_t, int64_t>>{{1, 4}, {1, 8}, {2, 4}, {2, 8}}));
+  EXPECT_EQ(fa::read_results_csv(csv).records.size(), 8u) << "4 problems x 2 paths";
+}
+
+TEST(CliOutputs, FailOnSkipTurnsASkippedRecordIntoExitOne) {
+  const auto csv = fa::test::temp_file(".csv", "");
+  // A CPU budget below the problem's FLOPs makes cpu-flash skip.
+  const std::string args = "run --B 1 --H 2 --S 64 --D 64 --cpu-budget 0.000001 -o " + csv + kQuick;
+  const auto plain = fa::test::run_cli(args);
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  ASSERT_NE(statuses(csv).size(), 0u);
+  bool any_skip = false;
+  for (const auto& [k, st] : statuses(csv)) any_skip |= st == "skip";
+  ASSERT_TRUE(any_skip) << slurp(csv);
+  const auto strict = fa::test::run_cli(args + " --fail-on-skip");
+  EXPECT_EQ(strict.status, 1) << strict.output;
+  EXPECT_NE(strict.output.find("--fail-on-skip"), std::string::npos) << strict.output;
+}
+
+TEST(CliOutputs, AFilterThatCannotMatchIsAnInputErrorNamingTheFlag) {
+  const auto csv = fa::test::temp_file(".csv", "");
+  for (const std::string f : {"dtpye==bf16", "dtype==fp8", "S>1000"}) {
+    const auto r = fa::test::run_cli("run --B 1 --H 2 --S 4 --D 16 -o " + csv + kQuick + " --filter '" + f + "'");
+    EXPECT_EQ(r.status, 2) << f << "\n" << r.output;
+    EXPECT_NE(r.output.find("field '--filter'"), std::string::npos) << f << "\n" << r.output;
+  }
+}
+
+TEST(CliOutputs, ThreeShardsMergedAreTheUnshardedRecordSet) {
+  const auto sweep = fa::test::temp_file(
+      ".csv", "B,H,S,Sk,D,causal,G,dtype\n1,2,5,9,16,1,0|2,fp16|bf16\n1,2,3,3,16,0,0,fp32\n2,2,1,17,16,0,0|4,fp16\n"
+              "1,4,2,2,8,1,0,bf16\n1,2,2,2,0,0,0,fp16\n");  // the last row is invalid (D=0)
+  const auto all = fa::test::temp_file(".csv", "");
+  ASSERT_EQ(fa::test::run_cli("sweep " + sweep + " -o " + all + kQuick).status, 2) << "the invalid row";
+  std::vector<std::string> parts;
+  for (int i = 0; i < 3; ++i) {
+    parts.push_back(fa::test::temp_file(".csv", ""));
+    const auto r = fa::test::run_cli("sweep " + sweep + " --shard " + std::to_string(i) + "/3 -o " + parts.back() + kQuick);
+    ASSERT_EQ(r.status, i == 2 ? 2 : 0) << "problem 5, the invalid row, is in shard 2\n" << r.output;
+    EXPECT_NE(slurp(parts.back()).find("," + std::to_string(i) + "/3,"), std::string::npos) << "records carry the shard";
+  }
+  const auto merged = fa::test::temp_file(".csv", "");
+  const auto m = fa::test::run_cli("merge " + parts[0] + " " + parts[1] + " " + parts[2] + " -o " + merged + " --expect " +
+                              sweep + " --shards 3");
+  ASSERT_EQ(m.status, 0) << m.output;
+  EXPECT_EQ(statuses(merged), statuses(all));
+  EXPECT_GT(statuses(all).size(), 10u);
+
+  const auto gap = fa::test::run_cli("merge " + parts[0] + " " + parts[2] + " -o " + merged + " --expect " + sweep +
+                                " --shards 3");
+  EXPECT_EQ(gap.status, 1) << gap.output;
+  EXPECT_NE(gap.output.find("shard 1/3)"), std::string::npos) << gap.output;
+  EXPECT_EQ(gap.output.find("shard 0/3)"), std::string::npos) << gap.output;
+
+  const auto same = fa::test::run_cli("merge " + parts[0] + " " + parts[0] + " -o " + merged);
+  EXPECT_EQ(same.status, 0) << "the same lines twice are one record\n" << same.output;
+  EXPECT_NE(same.output.find("identical duplicates dropped"), std::string::npos) << same.output;
+
+  const auto clash = fa::test::run_cli("merge " + all + " " + parts[1] + " -o " + merged);
+  EXPECT_EQ(clash.status, 2) << "one record, two different results\n" << clash.output;
+  EXPECT_NE(clash.output.find("conflict"), std::string::npos) << clash.output;
+}
+
+TEST(CliOutputs, BadShardsAndDevicesOnACpuBuildAreInputErrors) {
+  const auto csv = fa::test::temp_file(".csv", "");
+  const std::string args = "run --B 1 --H 2 --S 4 --D 16 -o " + csv + kQuick;
+  for (const std::string s : {"3/3", "1", "a/b", "-1/2"}) {
+    const auto r = fa::test::run_cli(args + " --shard " + s);
+    EXPECT_EQ(r.status, 2) << s << "\n" << r.output;
+    EXPECT_NE(r.output.find("field '--shard'"), std::string::npos) << r.output;
+  }
+  const auto d = fa::test::run_cli(args + " --devices 0,1");
+  EXPECT_EQ(d.status, 2) << d.output;
+  EXPECT_NE(d.output.find("no GPU backend"), std::string::npos) << d.output;
+}
+
+TEST(CliOutputs, TheCompactTableAloneAndAMarkdownFile) {
+  const auto csv = fa::test::temp_file(".csv", "");
+  const auto md = fa::test::temp_file(".md", "");
+  const auto r = fa::test::run_cli("run --B 1 --H 2 --S 4,1 --Sk 8 --D 16 --paths cpu-flash,cpu-ref --time-cap 0.001 "
+                              "--min-samples 2 --table compact --markdown " + md + " -o " + csv);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("| problem | unit | cpu-flash | cpu-ref |"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("| path | G | status"), std::string::npos) << "no detail tables\n" << r.output;
+  EXPECT_NE(r.output.find("| B1 H2 S1 Sk8 D16 fp16 | GB/s |"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find(" 0.00 "), std::string::npos) << r.output;
+  const std::string file = slurp(md);
+  EXPECT_NE(file.find("| problem | unit | cpu-flash | cpu-ref |"), std::string::npos) << file;
+  EXPECT_NE(file.find("4 records: 4 pass"), std::string::npos) << file;
+}
+
+TEST(CliOutputs, SavedTensorsRunAgainWithLoadTensorsAndWrongShapesAreRefused) {
+  const std::string dir = temp_dir();
+  const auto csv = fa::test::temp_file(".csv", "");
+  const std::string shape = "run --B 1 --H 4 --Hk 2 --S 5 --Sk 9 --D 16 --causal --dtype bf16";
+  const auto r = fa::test::run_cli(shape + " --paths cpu-flash --no-timing --no-table --save-tensors " + dir + " -o " + csv);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string rec = dir + "/B1_H4_2_S5_Sk9_D16_causal-bf16-bshd-seed1-cpu-flash-G0";
+  for (const char* t : {"q", "k", "v", "o", "lse", "ref_o"})
+    EXPECT_TRUE(std::ifstream(rec + "/" + t + ".npy").good()) << rec << "/" << t << ".npy";
+  EXPECT_NE(slurp(rec + "/q.npy").find("'descr': '<f4', 'fortran_order': False, 'shape': (1, 5, 4, 16)"),
+            std::string::npos) << "bf16 widened to <f4, BSHD";
+  EXPECT_NE(slurp(rec + "/k.npy").find("'shape': (1, 9, 2, 16)"), std::string::npos);
+  EXPECT_NE(slurp(rec + "/lse.npy").find("'shape': (1, 4, 5)"), std::string::npos);
+
+  const auto again = fa::test::run_cli(shape + " --seed 99 --paths cpu-flash --no-timing --no-table --load-tensors " + rec +
+                                  " -o " + csv);
+  EXPECT_EQ(again.status, 0) << again.output;
+  EXPECT_EQ(statuses(csv).begin()->second, "pass");
+
+  const auto wrong = fa::test::run_cli("run --B 1 --H 4 --Hk 2 --S 6 --Sk 9 --D 16 --dtype bf16 --paths cpu-flash --no-timing "
+                                  "--no-table --load-tensors " + rec + " -o " + csv);
+  EXPECT_EQ(wrong.status, 2) << "checked before anything runs\n" << wrong.output;
+  EXPECT_NE(wrong.output.find(rec + "/q.npy"), std::string::npos) << wrong.output;
+  EXPECT_NE(wrong.output.find("shape (1,5,4,16) but the problem (bshd layout) needs (1,6,4,16)"), std::string::npos)
+      << wrong.output;
+
+  const std::string python = fa::test::python_with("numpy");
+  if (python.empty()) return;
+  // The saved reference is attention of the saved inputs (bottom-right causal, GQA), and O is near it.
+  const std::string py =
+      "import numpy as np, sys\n"
+      "d = sys.argv[1]\n"
+      "q, k, v, o, ref = (np.load(f'{d}/{n}.npy').astype(np.float64) for n in ('q', 'k', 'v', 'o', 'ref_o'))\n"
+      "B, S, H, D = q.shape; Sk, Hk = k.shape[1], k.shape[2]\n"
+      "k = np.repeat(k, H // Hk, axis=2); v = np.repeat(v, H // Hk, axis=2)\n"
+      "s = np.einsum('bshd,bthd->bhst', q, k) / np.sqrt(D)\n"
+      "mask = np.arange(Sk)[None, :] > np.arange(S)[:, None] + (Sk - S)\n"
+      "s[:, :, mask] = -np.inf\n"
+      "p = np.exp(s - s.max(-1, keepdims=True)); p /= p.sum(-1, keepdims=True)\n"
+      "want = np.einsum('bhst,bthd->bshd', p, v)\n"
+      "assert np.abs(want - ref).max() < 1e-9, np.abs(want - ref).max()\n"
+      "assert np.abs(o - ref).max() < 2e-2, np.abs(o - ref).max()\n";
+  const auto script = fa::test::temp_file(".py", py);
+  EXPECT_EQ(std::system((python + " " + script + " " + rec).c_str()), 0);
+}
+
+TEST(CliOutputs, PlotScriptWritesThroughputSpeedupAndSplitPngs) {
+  const std::string python = fa::test::python_with("matplotlib");
+  if (python.empty()) GTEST_SKIP() << "matplotlib is not installed (scripts/setup.sh installs it)";
+  const auto csv = fa::test::temp_file(".csv", "");
+  ASSERT_EQ(fa::test::run_cli("run --B 1 --H 2 --S 1,16 --Sk 64 --D 16 --G 0,2 --paths cpu-flash,cpu-ref --time-cap 0.001 "
+                         "--min-samples 2 --no-table -o " + csv).status, 0);
+  const std::string dir = temp_dir();
+  const auto r = std::system((python + " " + fa::test::source_dir() + "/scripts/plot.py " + csv + " -o " + dir +
+                              " --baseline cpu-ref > /dev/null").c_str());
+  ASSERT_EQ(r, 0);
+  for (const char* png : {"throughput.png", "speedup.png", "splits.png"})
+    EXPECT_EQ(slurp(dir + "/" + png).substr(1, 3), "PNG") << png;
+}

@@ -1,0 +1,113 @@
+// `fa-bench check` end to end: folders of --save-tensors judged as they are pass; an o.npy made
+// wrong fails naming the rule and the condition; no lse.npy is judged by O alone with --no-lse
+// and is an input error without it; a folder without problem.json is an input error.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "cli_helpers.hpp"
+#include "harness/dtype.hpp"
+#include "harness/results/tensors/npy.hpp"
+#include "helpers.hpp"
+
+using fa::test::read_csv;
+using fa::test::run_cli;
+
+namespace {
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Saves the records of three rows (fp16 bshd, bf16 bhsd causal GQA, fp16 kv-cache) run by cpu-flash.
+std::vector<std::string> saved(const std::string& dir) {
+  const auto sweep = fa::test::temp_file(
+      ".csv", "name,B,H,Hk,S,Sk,D,causal,dtype,layout,kv_cache,scale\n"
+              "plain,1,2,2,20,30,32,0,fp16,bshd,0,\ngqa,1,4,2,9,17,64,1,bf16,bhsd,0,0.1\nkv,1,2,1,1,40,32,1,fp16,bshd,1,\n");
+  const auto csv = fa::test::temp_file(".csv", "");
+  const auto r = run_cli("sweep " + sweep + " --paths cpu-flash --no-timing --no-table -o " + csv + " --save-tensors " + dir);
+  EXPECT_EQ(r.status, 0) << r.output;
+  std::vector<std::string> dirs;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) dirs.push_back(e.path().string());
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
+}  // namespace
+
+TEST(Check, SavedOutputsOfAPassingPathPassUnderTheSameRule) {
+  fa::test::TempDir d;
+  const auto dirs = saved(d.path);
+  ASSERT_EQ(dirs.size(), 3u);
+  const auto csv = fa::test::temp_file(".csv", "");
+  const auto r = run_cli("check " + d.path + " --path torch-flash --no-table -o " + csv);
+  EXPECT_EQ(r.status, 0) << r.output;
+  const auto rows = read_csv(csv);
+  ASSERT_EQ(rows.size(), 3u) << r.output;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("status"), "pass") << row.at("sweep_file") << ": " << row.at("reason");
+    EXPECT_EQ(row.at("path"), "torch-flash");
+    EXPECT_EQ(row.at("rule"), "adaptive");
+    EXPECT_EQ(row.at("median_ms"), "") << "check records carry no timing";
+  }
+  EXPECT_EQ(rows[0].at("scale"), "0.1") << "the problem comes back from problem.json, scale included";
+  EXPECT_EQ(rows[0].at("layout"), "bhsd");
+}
+
+TEST(Check, ADeliberatelyWrongONpyFailsNamingTheRuleThatFailed) {
+  fa::test::TempDir d;
+  const auto dirs = saved(d.path);
+  ASSERT_FALSE(dirs.empty());
+  const std::string target = dirs.back() + "/o.npy";  // "plain": fp16, '<f2'
+  fa::NpyArray o = fa::read_npy(target);
+  ASSERT_EQ(o.descr, "<f2");
+  for (int64_t i = 0; i < o.elements(); ++i) {  // every element 3% too large
+    uint16_t b;
+    std::memcpy(&b, o.data.data() + 2 * i, 2);
+    b = uint16_t(fa::to_bits(fa::DType::fp16, 1.03f * fa::from_bits(fa::DType::fp16, b)));
+    std::memcpy(o.data.data() + 2 * i, &b, 2);
+  }
+  fa::write_npy(target, o);
+  const auto csv = fa::test::temp_file(".csv", "");
+  const auto r = run_cli("check " + dirs.back() + " --no-table -o " + csv);
+  EXPECT_EQ(r.status, 1) << r.output;
+  const auto rows = read_csv(csv);
+  ASSERT_EQ(rows.size(), 1u) << r.output;
+  EXPECT_EQ(rows[0].at("status"), "fail");
+  EXPECT_EQ(rows[0].at("rule"), "adaptive");
+  EXPECT_TRUE(has(rows[0].at("reason"), "max |err|") && has(rows[0].at("reason"), "> tolerance")) << rows[0].at("reason");
+}
+
+TEST(Check, AFloat32ONpyIsRoundedToTheDtypeAndJudgedLikeAStoredOutput) {
+  fa::test::TempDir d;
+  const auto dirs = saved(d.path);
+  const std::string dir = dirs.back();
+  const fa::NpyArray ref = fa::read_npy(dir + "/ref_o.npy");  // fp64: what a careful fp32 program gets
+  fa::NpyArray o{"<f4", ref.shape, std::vector<uint8_t>(size_t(ref.elements()) * 4)};
+  for (int64_t i = 0; i < ref.elements(); ++i) {
+    double x;
+    std::memcpy(&x, ref.data.data() + 8 * i, 8);
+    const float f = float(x);
+    std::memcpy(o.data.data() + 4 * i, &f, 4);
+  }
+  fa::write_npy(dir + "/o.npy", o);
+  const auto r = run_cli("check " + dir + " --no-table -o " + fa::test::temp_file(".csv", ""));
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
+TEST(Check, WithoutLseNpyNoLseJudgesOAloneAndOtherwiseItIsAnInputError) {
+  fa::test::TempDir d;
+  const auto dirs = saved(d.path);
+  std::filesystem::remove(dirs.back() + "/lse.npy");
+  const auto missing = run_cli("check " + dirs.back() + " --no-table -o " + fa::test::temp_file(".csv", ""));
+  EXPECT_EQ(missing.status, 2) << missing.output;
+  EXPECT_TRUE(has(missing.output, "lse.npy")) << missing.output;
+  const auto o_only = run_cli("check " + dirs.back() + " --no-lse --no-table -o " + fa::test::temp_file(".csv", ""));
+  EXPECT_EQ(o_only.status, 0) << o_only.output;
+}
+
+TEST(Check, AFolderWithoutProblemJsonIsAnInputErrorNamingIt) {
+  fa::test::TempDir d;
+  const auto r = run_cli("check " + d.path + " --no-table -o " + fa::test::temp_file(".csv", ""));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r.output, d.path) && has(r.output, "problem.json")) << r.output;
+}

@@ -1,0 +1,162 @@
+// compare: records written by the real CSV writer and read back are matched by (problem incl.
+// name, path, G) and judged SAME/FAST/SLOW against both sides' noise, AMBIGUOUS on few samples
+// or a missing timing; accuracy changes, missing records and geomeans are reported.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "gate/compare.hpp"
+#include "helpers.hpp"
+
+using namespace fa;
+
+namespace {
+
+Record timed(const std::string& name, const std::string& path, double ms, double spread = 0.005, int samples = 20) {
+  Record r;
+  r.problem.name = name;
+  r.problem.B = 1, r.problem.H = 4, r.problem.Hk = 2, r.problem.S = 64, r.problem.Sk = 128, r.problem.D = 64;
+  r.path = path;
+  r.status = Status::pass;
+  r.metrics = Metrics{};
+  r.metrics->max_abs = 1e-3;
+  r.timing = TimingStats{};
+  r.timing->median_ms = ms;
+  r.timing->spread = spread;
+  r.timing->samples = samples;
+  return r;
+}
+
+const RecordChange& only_change(const Comparison& c) {
+  EXPECT_EQ(c.changes.size(), 1u);
+  return c.changes.at(0);
+}
+
+Comparison pair(const Record& o, const Record& n) {
+  static std::vector<ResultsFile> keep;  // the comparison points into the files
+  keep.push_back(test::written({o}));
+  keep.push_back(test::written({n}));
+  return compare_results(keep[keep.size() - 2], keep.back(), CompareRule{});
+}
+
+}  // namespace
+
+TEST(Compare, ASmallChangeWithinTheThresholdIsSame) {
+  const auto c = pair(timed("p", "cpu-flash", 1.0), timed("p", "cpu-flash", 1.04));
+  EXPECT_EQ(only_change(c).verdict, SpeedVerdict::same);
+  EXPECT_NEAR(*only_change(c).ratio, 1.04, 1e-9);
+}
+
+TEST(Compare, TenPercentSlowerWithTightSpreadsIsSlow) {
+  const auto c = pair(timed("p", "cpu-flash", 1.0), timed("p", "cpu-flash", 1.10));
+  EXPECT_EQ(only_change(c).verdict, SpeedVerdict::slow);
+  EXPECT_DOUBLE_EQ(only_change(c).margin, 0.05) << "k x spread (2.1%) is under the 5% threshold";
+}
+
+TEST(Compare, FifteenPercentFasterIsFast) {
+  EXPECT_EQ(only_change(pair(timed("p", "x", 1.0), timed("p", "x", 0.85))).verdict, SpeedVerdict::fast);
+  EXPECT_EQ(only_change(pair(timed("p", "x", 1.0), timed("p", "x", 0.96))).verdict, SpeedVerdict::same);
+}
+
+TEST(Compare, LargeSpreadsSuppressASlowVerdict) {
+  // Combined spread sqrt(2) x 4% = 5.7%; 3x that is a 17% margin, so 10% slower is noise.
+  const auto c = pair(timed("p", "x", 1.0, 0.04), timed("p", "x", 1.10, 0.04));
+  EXPECT_EQ(only_change(c).verdict, SpeedVerdict::same);
+  EXPECT_NEAR(only_change(c).margin, 3 * std::hypot(0.04, 0.04), 1e-12);
+  EXPECT_EQ(only_change(pair(timed("p", "x", 1.0, 0.04), timed("p", "x", 1.25, 0.04))).verdict, SpeedVerdict::slow);
+}
+
+TEST(Compare, FewSamplesOrNoTimingIsAmbiguousAndSaysWhichSide) {
+  const auto few = pair(timed("p", "x", 1.0), timed("p", "x", 2.0, 0.005, 3));
+  EXPECT_EQ(only_change(few).verdict, SpeedVerdict::ambiguous) << "even at 2x: 3 samples prove nothing";
+  EXPECT_EQ(only_change(few).why, "new has 3 samples < 5");
+  Record skipped = timed("p", "x", 1.0);
+  skipped.timing.reset();
+  skipped.metrics.reset();
+  skipped.status = Status::skip;
+  const auto untimed_new = pair(timed("p", "x", 1.0), skipped);
+  EXPECT_EQ(only_change(untimed_new).verdict, SpeedVerdict::ambiguous);
+  EXPECT_EQ(only_change(untimed_new).why, "new has no timing");
+  EXPECT_TRUE(only_change(untimed_new).lost_coverage);
+  EXPECT_EQ(only_change(pair(skipped, skipped)).verdict, SpeedVerdict::untimed);
+}
+
+TEST(Compare, PassToFailAndAThreefoldErrorGrowthAreFlagged) {
+  Record failed = timed("p", "x", 1.0);
+  failed.status = Status::fail;
+  const Comparison c = pair(timed("p", "x", 1.0), failed);  // kept: f refers into it
+  const auto& f = only_change(c);
+  EXPECT_TRUE(f.became_wrong);
+  EXPECT_EQ(f.accuracy, "pass → fail");
+  Record worse = timed("p", "x", 1.0);
+  worse.metrics->max_abs = 3e-3;
+  EXPECT_EQ(only_change(pair(timed("p", "x", 1.0), worse)).accuracy, "max err 3.0x");
+  worse.metrics->max_abs = 1.5e-3;
+  EXPECT_EQ(only_change(pair(timed("p", "x", 1.0), worse)).accuracy, "") << "1.5x is within the 2x growth allowed";
+}
+
+TEST(Compare, RecordsMatchByNamePathAndGAndTheRestAreMissingOrAdded) {
+  Record g4 = timed("p", "x", 1.0);
+  g4.g_req = SplitRequest{false, 4};
+  const ResultsFile old_f = test::written({timed("p", "x", 1.0), timed("q", "x", 1.0), g4, timed("p", "y", 1.0)});
+  const ResultsFile new_f = test::written({timed("p", "x", 1.1), timed("renamed", "x", 1.0), g4});
+  const Comparison c = compare_results(old_f, new_f, CompareRule{});
+  ASSERT_EQ(c.changes.size(), 2u);
+  EXPECT_EQ(c.changes[0].verdict, SpeedVerdict::slow);
+  EXPECT_EQ(c.changes[1].new_rec->record.g_req.value, 4);
+  ASSERT_EQ(c.missing.size(), 2u);
+  EXPECT_EQ(c.missing[0]->record.problem.name, "q");
+  EXPECT_EQ(c.missing[1]->record.path, "y");
+  ASSERT_EQ(c.added.size(), 1u);
+  EXPECT_EQ(c.added[0]->record.problem.name, "renamed");
+}
+
+TEST(Compare, ALaterLineOfTheSameRecordReplacesTheEarlierOne) {
+  Record err = timed("p", "x", 1.0);
+  err.status = Status::error;
+  err.timing.reset();
+  const ResultsFile old_f = test::written({timed("p", "x", 1.0)});
+  const ResultsFile new_f = test::written({err, timed("p", "x", 1.0)});  // a resumed sweep re-ran the error
+  const Comparison c = compare_results(old_f, new_f, CompareRule{});
+  EXPECT_EQ(only_change(c).verdict, SpeedVerdict::same);
+  EXPECT_EQ(only_change(c).new_rec->at.line, 3);
+}
+
+TEST(Compare, GeomeanRatiosCoverAllTimedPairsAndEachPath) {
+  const ResultsFile old_f = test::written({timed("a", "x", 1.0), timed("b", "x", 1.0), timed("a", "y", 2.0)});
+  const ResultsFile new_f = test::written({timed("a", "x", 1.21), timed("b", "x", 1.0), timed("a", "y", 1.0)});
+  const Comparison c = compare_results(old_f, new_f, CompareRule{});
+  ASSERT_EQ(c.geomeans.size(), 3u);
+  EXPECT_EQ(c.geomeans[0].path, "all");
+  EXPECT_NEAR(c.geomeans[0].ratio, std::cbrt(1.21 * 0.5), 1e-9);
+  EXPECT_EQ(c.geomeans[1].path, "x");
+  EXPECT_NEAR(c.geomeans[1].ratio, 1.1, 1e-9);
+  EXPECT_EQ(c.geomeans[1].n, 2);
+  EXPECT_NEAR(c.geomeans[2].ratio, 0.5, 1e-9);
+}
+
+TEST(ResultsReader, ABadCellNamesFileLineAndColumn) {
+  const auto good = test::temp_file(".csv", "");
+  { CsvWriter w(OutputFile(good, {}), RunMeta{}, false); w.write(timed("p", "x", 1.0)); w.write(timed("q", "x", 1.0)); }
+  std::ifstream in(good);
+  std::string header, row1, row2;
+  std::getline(in, header), std::getline(in, row1), std::getline(in, row2);
+  const auto pos = row2.find(",1,0,0,0.005,20,");  // median_ms, min_ms, max_ms, spread, samples
+  ASSERT_NE(pos, std::string::npos) << row2;
+  const auto bad = test::temp_file(".csv", header + "\n" + row1 + "\n" + row2.replace(pos, 3, ",1x,") + "\n");
+  try {
+    read_results_csv(bad);
+    FAIL() << "a bad median_ms must be rejected";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(bad + ":3: field 'median_ms': '1x' is not a number"), std::string::npos) << e.what();
+  }
+  const auto short_row = test::temp_file(".csv", header + "\n1,2,3\n");
+  EXPECT_THROW(read_results_csv(short_row), InputError);
+  const auto not_results = test::temp_file(".csv", "B,H,S,D\n1,2,3,4\n");
+  try {
+    read_results_csv(not_results);
+    FAIL() << "a sweep file is not a results file";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(":1: field 'name'"), std::string::npos) << e.what();
+  }
+}

@@ -1,0 +1,95 @@
+// gate: fails on a wrong record in current, a baseline record current lacks or no longer runs,
+// and any SLOW; AMBIGUOUS fails only when strict; the summary counts each kind; a NaN, infinite or
+// negative median or spread on either side is wrong.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "gate/gate.hpp"
+#include "helpers.hpp"
+
+using namespace fa;
+
+namespace {
+
+Record timed(const std::string& name, double ms, Status st = Status::pass, int samples = 20) {
+  Record r;
+  r.problem.name = name;
+  r.problem.S = 32, r.problem.Sk = 32, r.problem.D = 16;
+  r.path = "cpu-flash";
+  r.status = st;
+  r.timing = TimingStats{};
+  r.timing->median_ms = ms;
+  r.timing->spread = 0.005;
+  r.timing->samples = samples;
+  return r;
+}
+
+}  // namespace
+
+TEST(Gate, IdenticalResultsPass) {
+  const ResultsFile base = test::written({timed("a", 1.0), timed("b", 2.0)});
+  const GateReport g = run_gate(base, base, CompareRule{}, false);
+  EXPECT_FALSE(g.failed());
+  EXPECT_EQ(g.summary(), "gate: PASS 0 slow, 0 missing, 0 wrong, 0 ambiguous of 2 records");
+}
+
+TEST(Gate, SlowMissingAndWrongEachFailAndAreCounted) {
+  const ResultsFile base = test::written({timed("a", 1.0), timed("b", 1.0), timed("c", 1.0), timed("d", 1.0)});
+  Record skipped = timed("d", 0);
+  skipped.timing.reset();
+  skipped.status = Status::skip;
+  const ResultsFile cur = test::written({timed("a", 1.2), timed("b", 1.0, Status::fail), skipped, timed("new", 1.0, Status::error)});
+  const GateReport g = run_gate(base, cur, CompareRule{}, false);
+  EXPECT_TRUE(g.failed());
+  EXPECT_EQ(g.summary(), "gate: FAIL 1 slow, 2 missing, 2 wrong, 1 ambiguous of 4 records")
+      << "c is absent, d passed before and skips now; b fails and an added record errors";
+  std::ostringstream os;
+  print_gate_report(os, g, CompareRule{});
+  const std::string out = os.str();
+  EXPECT_EQ(out.substr(out.rfind("gate: ")), g.summary() + "\n") << "the summary is the last line";
+  EXPECT_NE(out.find("- a fp16 cpu-flash G=0: 1.200x the baseline"), std::string::npos) << out;
+}
+
+TEST(Gate, EachFailureAloneFailsTheGate) {
+  const ResultsFile base = test::written({timed("a", 1.0), timed("b", 1.0)});
+  EXPECT_TRUE(run_gate(base, test::written({timed("a", 1.0), timed("b", 1.11)}), CompareRule{}, false).failed());
+  EXPECT_TRUE(run_gate(base, test::written({timed("a", 1.0)}), CompareRule{}, false).failed());
+  EXPECT_TRUE(run_gate(base, test::written({timed("a", 1.0), timed("b", 1.0, Status::invalid)}), CompareRule{}, false).failed());
+  EXPECT_FALSE(run_gate(base, test::written({timed("a", 1.0), timed("b", 0.5)}), CompareRule{}, false).failed())
+      << "faster is not a failure";
+}
+
+TEST(Gate, AmbiguousRecordsFailOnlyWhenStrict) {
+  const ResultsFile base = test::written({timed("a", 1.0)});
+  const ResultsFile few = test::written({timed("a", 1.5, Status::pass, 2)});
+  EXPECT_FALSE(run_gate(base, few, CompareRule{}, false).failed());
+  const GateReport strict = run_gate(base, few, CompareRule{}, true);
+  EXPECT_TRUE(strict.failed());
+  EXPECT_EQ(strict.summary(), "gate: FAIL 0 slow, 0 missing, 0 wrong, 1 ambiguous (strict) of 1 records");
+}
+
+TEST(Gate, ATimingThatIsNotAFiniteNumberAtLeastZeroIsWrongOnEitherSide) {
+  const double nan = std::nan(""), inf = HUGE_VAL;
+  auto with_spread = [](Record r, double s) { return r.timing->spread = s, r; };
+  const ResultsFile base = test::written({timed("a", 1.0), timed("b", 1.0), timed("c", 1.0), timed("d", 1.0)});
+  const std::vector<Record> bad_current[] = {
+      {timed("a", nan), timed("b", 1.0), timed("c", 1.0), timed("d", 1.0)},
+      {timed("a", -1.0), timed("b", 1.0), timed("c", 1.0), timed("d", 1.0)},
+      {with_spread(timed("a", 10.0), inf), timed("b", 1.0), timed("c", 1.0), timed("d", 1.0)},
+      {with_spread(timed("a", 10.0), -0.5), timed("b", 1.0), timed("c", 1.0), timed("d", 1.0)},
+  };
+  for (const auto& recs : bad_current) {
+    const ResultsFile cur = test::written(recs);
+    const GateReport g = run_gate(base, cur, CompareRule{}, false);
+    EXPECT_TRUE(g.failed()) << g.summary();
+    ASSERT_EQ(g.wrong.size(), 1u) << g.summary();
+    EXPECT_NE(g.wrong[0].why.find("a timing must be a finite number >= 0"), std::string::npos) << g.wrong[0].why;
+  }
+  const ResultsFile nan_base = test::written({timed("a", nan), timed("b", 1.0), timed("c", 1.0), timed("d", 1.0)});
+  const GateReport g = run_gate(nan_base, base, CompareRule{}, false);
+  EXPECT_TRUE(g.failed()) << "a baseline that cannot be judged against fails too: " << g.summary();
+  ASSERT_EQ(g.wrong.size(), 1u);
+  EXPECT_NE(g.wrong[0].why.find("in the baseline"), std::string::npos);
+}

@@ -1,0 +1,214 @@
+// The runner: one record per (problem, path, G), invalid rows recorded without stopping the
+// sweep, records handed to sinks as they finish, G=auto resolved and recorded, resume skips done
+// records, G=auto counts with the path's own tiles, and path failures (error, oom) become records
+// while the sweep goes on.
+#include <gtest/gtest.h>
+
+#include "harness/run/runner.hpp"
+#include "paths/builtin.hpp"
+#include "reference/cpu_ref.hpp"
+
+using namespace fa;
+
+namespace {
+
+struct Capture : RecordSink {
+  std::vector<Record> seen;
+  void write(const Record& r) override { seen.push_back(r); }
+};
+
+SweepRow row(int64_t S, int64_t Sk, std::vector<SplitRequest> g, int line) {
+  SweepRow r;
+  r.problem.H = r.problem.Hk = 2, r.problem.S = S, r.problem.Sk = Sk, r.problem.D = 32;
+  r.splits = std::move(g);
+  r.where = SourceLoc{"t.csv", line};
+  r.invalid = validate(r.problem);
+  return r;
+}
+
+GateContext cpu_ctx(int threads) {
+  GateContext ctx;
+  ctx.device.cpu_threads = threads;
+  ctx.device.gpu_absent_why = "no GPU in this test";
+  return ctx;
+}
+
+RunOptions opts(std::vector<std::string> paths) {
+  RunOptions o;
+  o.paths = std::move(paths);
+  o.timing.min_samples = 2;
+  o.timing.time_cap_s = 0.01;
+  o.reference = compute_reference;
+  return o;
+}
+
+}  // namespace
+
+TEST(Runner, AnInvalidRowIsRecordedAndTheOtherRowsStillRun) {
+  Sweep s;
+  s.rows = {row(10, 20, {SplitRequest{}}, 2), row(0, 20, {SplitRequest{}}, 3), row(5, 5, {SplitRequest{false, 2}}, 4)};
+  Capture sink;
+  const GateContext ctx = cpu_ctx(2);
+  const auto recs = run_sweep(s, opts({"cpu-flash"}), builtin_registry(ctx.device), ctx, {&sink});
+  ASSERT_EQ(recs.size(), 3u);
+  EXPECT_EQ(recs[0].status, Status::pass) << recs[0].reason;
+  EXPECT_EQ(recs[1].status, Status::invalid);
+  EXPECT_NE(recs[1].reason.find("t.csv:3: field 'S'"), std::string::npos) << recs[1].reason;
+  EXPECT_EQ(recs[2].status, Status::pass) << recs[2].reason;
+  EXPECT_EQ(recs[2].g_used, 2);
+  EXPECT_EQ(sink.seen.size(), 3u);
+  EXPECT_EQ(exit_status(recs), 2);
+  ASSERT_TRUE(recs[0].timing);
+  EXPECT_GT(recs[0].timing->median_ms, 0);
+  EXPECT_GT(recs[0].tflops, 0);
+}
+
+TEST(Runner, GAutoIsResolvedByTheHeuristicAndRecorded) {
+  Sweep s;
+  s.rows = {row(1, 4096, {SplitRequest{true, 0}}, 2)};
+  const GateContext ctx = cpu_ctx(8);  // 2 heads x 1 row block: 4 splits fill 8 threads
+  Capture sink;
+  const auto recs = run_sweep(s, opts({"cpu-flash", "cpu-ref"}), builtin_registry(ctx.device), ctx, {&sink});
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0].g_used, 4);
+  EXPECT_EQ(recs[0].status, Status::pass);
+  EXPECT_EQ(recs[1].status, Status::skip);
+  EXPECT_NE(recs[1].reason.find("G=auto (fa2) chose 4"), std::string::npos) << recs[1].reason;
+  EXPECT_EQ(recs[0].split_rule, "fa2");  // no parameter file on a CPU: the fa2 rule
+  EXPECT_EQ(recs[0].units, 8);
+}
+
+TEST(Runner, GAutoCountsKeyTilesWithThePathsOwnTileShape) {
+  // fa2 on S=1, Sk=256, 2 heads, 8 threads (C = 16 slots): 64-key tiles give 4 key tiles, so at most
+  // 4 splits (efficiency 8/16); 32-key tiles give 8, and 8 splits fill the 16 slots exactly.
+  const GateContext ctx = cpu_ctx(8);
+  Registry reg = builtin_registry(ctx.device);
+  PathRow narrow = *reg.find("cpu-flash");
+  narrow.name = "cpu-flash-32";
+  narrow.tiles = TileShape{64, 32};
+  reg.add(narrow);
+  Sweep s;
+  s.rows = {row(1, 256, {SplitRequest{true, 0}}, 2)};
+  Capture sink;
+  const auto recs = run_sweep(s, opts({"cpu-flash", "cpu-flash-32"}), reg, ctx, {&sink});
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0].g_used, 4);
+  EXPECT_EQ(recs[1].g_used, 8);
+  EXPECT_EQ(recs[1].tile.block_n, 32);  // the record carries the tile the rule counted
+  EXPECT_EQ(recs[1].status, Status::pass) << recs[1].reason;
+}
+
+TEST(Runner, WithoutAReferenceFunctionItRefusesToRun) {
+  const GateContext ctx = cpu_ctx(2);
+  RunOptions o = opts({"cpu-flash"});
+  o.reference = nullptr;
+  Sweep s;
+  s.rows = {row(7, 9, {SplitRequest{}}, 2)};
+  Capture sink;
+  EXPECT_THROW(run_sweep(s, o, builtin_registry(ctx.device), ctx, {&sink}), std::invalid_argument);
+}
+
+TEST(Runner, AutoRecordsThePathItRan) {
+  Sweep s;
+  s.rows = {row(7, 9, {SplitRequest{}}, 2)};
+  const GateContext ctx = cpu_ctx(2);
+  Capture sink;
+  const auto recs = run_sweep(s, opts({"auto"}), builtin_registry(ctx.device), ctx, {&sink});
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].status, Status::pass);
+  EXPECT_EQ(recs[0].ran_path, "cpu-flash");
+}
+
+TEST(Runner, ResumeSkipsRecordsAlreadyDone) {
+  Sweep s;
+  s.rows = {row(7, 9, {SplitRequest{}, SplitRequest{false, 2}}, 2)};
+  const GateContext ctx = cpu_ctx(2);
+  RunOptions o = opts({"cpu-flash"});
+  Record done{s.rows[0].problem, {}, "cpu-flash", "", SplitRequest{}};
+  o.done.insert(done.resume_key());
+  Capture sink;
+  const auto recs = run_sweep(s, o, builtin_registry(ctx.device), ctx, {&sink});
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].g_req.value, 2);
+}
+
+TEST(Runner, ErrorsAndOutOfMemoryBecomeRecordsAndTheSweepGoesOn) {
+  const GateContext ctx = cpu_ctx(2);
+  Registry reg = builtin_registry(ctx.device);
+  auto ok = [](const Problem&, int, const GateContext&) { return std::optional<std::string>(); };
+  reg.add(PathRow{"throws", "cpu", "", "", false, ok,
+                  [](const Problem&, const HostInputs&, int, const GateContext&) -> std::unique_ptr<Execution> {
+                    throw std::runtime_error("launch failed: boom");
+                  }});
+  reg.add(PathRow{"oom", "cpu", "", "", false, ok,
+                  [](const Problem&, const HostInputs&, int, const GateContext&) -> std::unique_ptr<Execution> {
+                    throw OutOfMemory("out of memory allocating 9 GiB");
+                  }});
+  Sweep s;
+  s.rows = {row(7, 9, {SplitRequest{}}, 2)};
+  Capture sink;
+  const auto recs = run_sweep(s, opts({"throws", "oom", "cpu-flash"}), reg, ctx, {&sink});
+  ASSERT_EQ(recs.size(), 3u);
+  EXPECT_EQ(recs[0].status, Status::error);
+  EXPECT_NE(recs[0].reason.find("boom"), std::string::npos);
+  EXPECT_EQ(recs[1].status, Status::oom);
+  EXPECT_EQ(recs[2].status, Status::pass);
+  EXPECT_EQ(exit_status(recs), 1);
+}
+
+TEST(Runner, UnavailableGpuPathsAreSkippedWithTheReason) {
+  Sweep s;
+  s.rows = {row(7, 9, {SplitRequest{}}, 2)};
+  GateContext ctx = cpu_ctx(2);
+  Capture sink;
+  const Registry reg = builtin_registry(ctx.device);
+  const auto recs = run_sweep(s, opts({"tiled"}), reg, ctx, {&sink});
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].status, Status::skip);
+  EXPECT_FALSE(recs[0].reason.empty());
+  EXPECT_EQ(exit_status(recs), 0);
+}
+
+TEST(Runner, AHostAllocationThatFailsIsAnOomRecordAndTheSweepGoesOn) {
+  const GateContext ctx = cpu_ctx(2);
+  Registry reg = builtin_registry(ctx.device);
+  auto ok = [](const Problem&, int, const GateContext&) { return std::optional<std::string>(); };
+  reg.add(PathRow{"too-long", "cpu", "", "", false, ok,
+                  [](const Problem&, const HostInputs&, int, const GateContext&) -> std::unique_ptr<Execution> {
+                    std::vector<double>().reserve(size_t(-1) / 2);  // throws std::length_error
+                    return nullptr;
+                  }});
+  Sweep s;
+  // Causal S = 2^44, Sk = 1: one visible pair (within every budget) but 2^50 elements of Q, more
+  // than any address space: the host inputs cannot be allocated.
+  s.rows = {row(int64_t(1) << 44, 1, {SplitRequest{}}, 2), row(7, 9, {SplitRequest{}}, 3)};
+  s.rows[0].problem.causal = true;
+  ASSERT_FALSE(s.rows[0].invalid);
+  Capture sink;
+  const auto recs = run_sweep(s, opts({"cpu-flash", "too-long"}), reg, ctx, {&sink});
+  ASSERT_EQ(recs.size(), 4u);
+  EXPECT_EQ(recs[0].status, Status::oom) << recs[0].reason;
+  EXPECT_EQ(recs[1].status, Status::oom) << recs[1].reason;
+  EXPECT_EQ(recs[2].status, Status::pass) << recs[2].reason;
+  EXPECT_EQ(recs[3].status, Status::oom) << recs[3].reason;
+  EXPECT_EQ(exit_status(recs), 0) << "oom is not a wrong result";
+}
+
+TEST(Runner, ResumeDoesNotRecordAnInvalidRowTwice) {
+  Sweep s;
+  s.rows = {row(0, 9, {SplitRequest{}}, 2)};
+  const GateContext ctx = cpu_ctx(2);
+  Capture first;
+  const auto recs = run_sweep(s, opts({"cpu-flash"}), builtin_registry(ctx.device), ctx, {&first});
+  ASSERT_EQ(recs.size(), 1u);
+  RunOptions o = opts({"cpu-flash"});
+  o.done.insert(recs[0].resume_key());
+  Capture again;
+  EXPECT_TRUE(run_sweep(s, o, builtin_registry(ctx.device), ctx, {&again}).empty());
+}
+
+TEST(Runner, ResumeKeysTellApartRowsThatDifferOnlyByName) {
+  Record a, b;
+  a.problem.name = "enc", b.problem.name = "dec";
+  EXPECT_NE(a.resume_key(), b.resume_key());
+}

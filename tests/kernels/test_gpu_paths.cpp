@@ -1,0 +1,205 @@
+// GPU paths against the CPU reference: every GPU row of the registry (auto included) on the edge
+// sweep, on randomized small problems and on short-query GQA (speculative decoding) shapes, with
+// every G its gate admits; the record's verdict must be pass. Labelled `gpu`; skips with the
+// reason where no GPU answers (or no GPU backend is built).
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <map>
+
+#include "harness/check/row_sample.hpp"
+#include "harness/check/tolerance.hpp"
+#include "harness/run/runner.hpp"
+#include "helpers.hpp"
+#include "paths/builtin.hpp"
+#include "reference/cpu_ref.hpp"
+
+using namespace fa;
+
+namespace {
+
+struct Fixture {
+  GateContext ctx;
+  Registry reg;
+  std::vector<std::string> paths;  // every row of kind gpu: a new path is tested without a new line
+};
+
+Fixture& gpu() {
+  static Fixture f = [] {
+    GateContext ctx;
+    ctx.device = probe_device();
+    Fixture x{ctx, builtin_registry(ctx.device), {}};
+    for (const auto& r : x.reg.rows())
+      if (r.kind == "gpu") x.paths.push_back(r.name);
+    return x;
+  }();
+  return f;
+}
+
+RunOptions validate_only() {
+  RunOptions o;
+  o.paths = gpu().paths;
+  o.time_paths = false;
+  o.reference = compute_reference;
+  return o;
+}
+
+struct NullSink : RecordSink {
+  void write(const Record&) override {}
+};
+
+}  // namespace
+
+#define REQUIRE_GPU()                                                                          \
+  if (!gpu().ctx.device.gpu) GTEST_SKIP() << "no GPU: " << gpu().ctx.device.gpu_absent_why
+
+TEST(GpuPaths, EveryPathPassesTheEdgeSweep) {
+  REQUIRE_GPU();
+  Sweep s = load_sweep(test::source_dir() + "/sweeps/edge.csv", Overrides{});
+  for (auto& r : s.rows) r.splits = {SplitRequest{}, SplitRequest{false, 2}, SplitRequest{false, 4},
+                                     SplitRequest{false, 16}, SplitRequest{true, 0}};
+  NullSink sink;
+  const auto recs = run_sweep(s, validate_only(), gpu().reg, gpu().ctx, {&sink});
+  std::map<std::string, int> ran;
+  for (const auto& r : recs) {
+    EXPECT_TRUE(r.status == Status::pass || r.status == Status::skip)
+        << r.problem.label() << " " << dtype_name(r.problem.dtype) << " " << r.path << " G=" << r.g_req.str() << ": "
+        << status_name(r.status) << ": " << r.reason;
+    if (r.status == Status::skip) {
+      EXPECT_FALSE(r.reason.empty());
+    }
+    if (r.status == Status::pass) ++ran[r.path];
+  }
+  // The matrix-core paths and the capability each needs: the only excuse for never running.
+  const std::map<std::string, bool DeviceFacts::*> needs = {{"mfma", &DeviceFacts::has_mfma_gfx9},
+                                                            {"wmma", &DeviceFacts::has_wmma_gfx11},
+                                                            {"mma", &DeviceFacts::has_mma_sm80},
+                                                            {"mma-decode", &DeviceFacts::has_mma_sm80}};
+  for (const auto& p : gpu().paths) {
+    // A path for another arch (mfma, wmma on NVIDIA; mma on AMD) lacks its capability here, and its
+    // gate refuses this device by name; any other path must run somewhere in the sweep.
+    const auto need = needs.find(p);
+    if (need != needs.end() && !(gpu().ctx.device.*(need->second))) {
+      Problem plain;
+      plain.S = plain.Sk = 128;
+      const auto no = gpu().reg.find(p)->supports(plain, 0, gpu().ctx);
+      ASSERT_TRUE(no.has_value()) << p << " lacks its capability on " << gpu().ctx.device.arch << " yet its gate says yes";
+      EXPECT_NE(no->find(gpu().ctx.device.arch), std::string::npos) << p << ": " << *no;
+      EXPECT_EQ(ran[p], 0) << p << " ran without its capability";
+      std::cout << "[ note ] " << p << " is not for this device: " << *no << "\n";
+      continue;
+    }
+    EXPECT_GT(ran[p], 0) << p << " never ran on the edge sweep";
+  }
+}
+
+TEST(GpuPaths, EveryPathPassesRandomizedSmallProblems) {
+  REQUIRE_GPU();
+  Sweep s;
+  int line = 0;
+  for (Problem p : test::edge_and_random_problems(60, 2024)) {
+    if (p.dtype == DType::fp32) p.dtype = DType::bf16;
+    SweepRow r;
+    r.problem = p;
+    r.where = SourceLoc{"random", ++line};
+    r.splits = {SplitRequest{}, SplitRequest{false, 2}, SplitRequest{false, 8}};
+    s.rows.push_back(r);
+    if (p.S > 1 && line % 3 == 0) {  // a decode twin of every third problem
+      r.problem.S = 1;
+      r.problem.kv_cache = line % 2 == 0;
+      s.rows.push_back(r);
+    }
+  }
+  NullSink sink;
+  const auto recs = run_sweep(s, validate_only(), gpu().reg, gpu().ctx, {&sink});
+  int passes = 0;
+  for (const auto& r : recs) {
+    EXPECT_TRUE(r.status == Status::pass || r.status == Status::skip)
+        << r.problem.label() << " " << dtype_name(r.problem.dtype) << " " << layout_name(r.problem.layout) << " "
+        << r.path << " G=" << r.g_req.str() << ": " << status_name(r.status) << ": " << r.reason;
+    passes += r.status == Status::pass;
+  }
+  EXPECT_GT(passes, 200);
+}
+
+// Speculative decoding and multi-token prediction: S = 2..8 query rows of a GQA group of 4..8 heads,
+// causal and not, Sk on and off the 64/128-key tiles, fp16 and bf16. Where S x group <= 16,
+// mma-decode packs the group's rows into one tile; where its gate admits a problem it must run it.
+TEST(GpuPaths, ShortQueryGqaRowsPassOnEveryPathAndMmaDecodeRunsThePackedOnes) {
+  REQUIRE_GPU();
+  Sweep s;
+  int line = 0;
+  for (int64_t S : {2, 3, 4, 8})
+    for (int64_t group : {4, 5, 8})
+      for (int64_t Sk : {128, 1024, 77, 1000})
+        for (bool causal : {false, true})
+          for (DType t : {DType::fp16, DType::bf16}) {
+            SweepRow r;
+            r.problem.H = 2 * group, r.problem.Hk = 2, r.problem.S = S, r.problem.Sk = Sk;
+            r.problem.D = line % 2 ? 64 : 128, r.problem.causal = causal, r.problem.dtype = t;
+            r.where = SourceLoc{"spec-decode", ++line};
+            r.splits = {SplitRequest{}, SplitRequest{false, 4}};
+            s.rows.push_back(r);
+          }
+  NullSink sink;
+  const auto recs = run_sweep(s, validate_only(), gpu().reg, gpu().ctx, {&sink});
+  int packable = 0, packed = 0;
+  for (const auto& row : s.rows) packable += row.problem.S * row.problem.group_size() <= 16;
+  for (const auto& r : recs) {
+    EXPECT_TRUE(r.status == Status::pass || r.status == Status::skip)
+        << r.problem.label() << " " << dtype_name(r.problem.dtype) << (r.problem.causal ? " causal " : " ") << r.path
+        << " G=" << r.g_req.str() << ": " << status_name(r.status) << ": " << r.reason;
+    if (r.path == "mma-decode" && r.g_req.value == 0 && r.status == Status::pass) ++packed;
+  }
+  if (gpu().ctx.device.has_mma_sm80) {
+    EXPECT_EQ(packed, packable) << "mma-decode runs and passes every row that packs into one 16-row tile";
+  }
+}
+
+// Both decode paths cut 20000 keys into chunks; mma-decode's last block of each (batch, kv head)
+// folds them with arrival counters that must be back at zero for the next launch, so each path
+// runs three times on one prepared execution: every run passes and matches the first bit for bit.
+TEST(GpuPaths, DecodeSplitsLongKeySetsOverBlocksAndReportsIt) {
+  REQUIRE_GPU();
+  Problem p;
+  p.H = 32, p.Hk = 8, p.S = 1, p.Sk = 20000, p.D = 128, p.dtype = DType::bf16;
+  const HostInputs in = make_inputs(p);
+  const Reference ref = compute_reference(p, in, sample_rows(p, 0, 0), true);
+  for (const char* path : {"decode", "mma-decode"}) {
+    if (auto no = gpu().reg.find(path)->supports(p, 0, gpu().ctx)) {
+      std::cout << path << " skipped: " << *no << "\n";
+      continue;
+    }
+    auto exec = gpu().reg.find(path)->prepare(p, in, 0, gpu().ctx);
+    RunOutputs first;
+    for (int run = 0; run < 3; ++run) {
+      exec->poison();
+      exec->run();
+      RunOutputs out = exec->read_back();
+      EXPECT_GT(out.g_used, 1) << path;
+      const Verdict v = judge(measure(p, in, ref, out), p.dtype, {});
+      EXPECT_TRUE(v.pass) << path << " run " << run << ": " << v.reason;
+      if (run == 0) {
+        first = std::move(out);
+      } else {
+        EXPECT_TRUE(out.o.bytes == first.o.bytes) << path << " run " << run << ": O differs from run 0";
+        EXPECT_TRUE(out.lse == first.lse) << path << " run " << run << ": LSE differs from run 0";
+      }
+    }
+  }
+}
+
+TEST(GpuPaths, AnOutputThatIsNeverWrittenIsCaught) {
+  REQUIRE_GPU();
+  // Poison, then read back without running: the validator must see every element unwritten.
+  Problem p;
+  p.H = p.Hk = 2, p.S = 16, p.Sk = 16, p.D = 64;
+  const HostInputs in = make_inputs(p);
+  auto exec = gpu().reg.find("tiled")->prepare(p, in, 0, gpu().ctx);
+  exec->poison();
+  const RunOutputs out = exec->read_back();
+  const Reference ref = compute_reference(p, in, sample_rows(p, 0, 0), true);
+  const Metrics m = measure(p, in, ref, out);
+  EXPECT_EQ(m.unwritten, p.B * p.H * p.S * p.D + p.B * p.H * p.S);
+  EXPECT_FALSE(judge(m, p.dtype, {}).pass);
+}

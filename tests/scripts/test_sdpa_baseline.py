@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""scripts/sdpa_baseline.py without a GPU: its sweep reading, FLOP and byte counts, causal rule,
+timing statistics and records agree with the fa-bench binary (FABENCH_BINARY) and read back in
+`fa-bench compare`/`gate`. The torch half (mask, reference) runs only where torch imports.
+Run: FABENCH_BINARY=build/cpu/fa-bench python3 tests/scripts/test_sdpa_baseline.py (ctest does this)."""
+import csv
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SOURCE = os.environ.get("FABENCH_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(SOURCE, "scripts"))
+import sdpa_baseline as sb  # noqa: E402
+
+BINARY = os.environ.get("FABENCH_BINARY") or sb.find_fabench()
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+META = {"run_id": "test", "device": "test device", "arch": "sm_90", "git_commit": "abc"}
+
+
+def fa_bench(*args):
+    res = subprocess.run([BINARY, *args], capture_output=True, text=True)
+    return res.returncode, res.stdout + res.stderr
+
+
+def temp_path(suffix):
+    fd, path = tempfile.mkstemp(suffix=suffix, prefix="sdpa-test-")
+    os.close(fd)
+    return path
+
+
+def write_records(rows):
+    path = temp_path(".csv")
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=sb.COLUMNS, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+@unittest.skipUnless(BINARY, "no fa-bench binary (set FABENCH_BINARY)")
+class AgreesWithFaBench(unittest.TestCase):
+    def test_csv_sweeps_read_like_fa_bench_expand_reads_them_with_the_same_flops_and_bytes(self):
+        for name in ("edge.csv", "whisper.csv", "llm-d64.csv", "flydsl.csv"):
+            path = os.path.join(SOURCE, "sweeps", name)
+            ours = sb.load_csv_sweep(path)
+            code, out = fa_bench("expand", path)
+            self.assertEqual(code, 0, out)
+            theirs = list(csv.DictReader(out.splitlines()))
+            self.assertEqual(len(ours), len(theirs), name)
+            for p, t in zip(ours, theirs):
+                where = f"{name}:{p.sweep_line}"
+                for field in ("B", "H", "Hk", "S", "Sk", "D", "seed"):
+                    self.assertEqual(str(getattr(p, field)), t[field], f"{where} {field}")
+                self.assertEqual((int(p.causal), p.dtype, p.layout, int(p.kv_cache)),
+                                 (int(t["causal"]), t["dtype"], t["layout"], int(t["kv_cache"])), where)
+                self.assertEqual(format(p.scale, ".9g"), t["scale"], where)
+                self.assertEqual(sb.g6(p.flops()), t["flops"], where)
+                self.assertEqual(sb.g6(p.bytes()), t["bytes"], where)
+                self.assertEqual(p.sweep_line, int(t["sweep_line"]), where)
+
+    def test_yaml_sweeps_expand_through_fa_bench(self):
+        ps = sb.load_sweep(os.path.join(SOURCE, "sweeps", "ci.yaml"), BINARY)
+        self.assertEqual(len(ps), 12)
+        self.assertEqual([p.dtype for p in ps[:2]], ["fp16", "bf16"])
+        chunk = [p for p in ps if p.name == "chunk-512-of-2k"][0]
+        self.assertEqual((chunk.S, chunk.Sk, chunk.causal), (512, 2048, True))
+        self.assertTrue(all(not p.invalid for p in ps))
+
+    def test_flops_and_bytes_match_the_records_of_a_real_sweep_and_the_columns_match_its_header(self):
+        sweep = temp_path(".csv")
+        with open(sweep, "w") as f:
+            f.write("name,B,H,Hk,S,Sk,D,causal,dtype\nwide,2,4,2,9,3,16,1,fp16|fp32\nnarrow,1,2,1,3,70,24,1,bf16\n")
+        out_csv = temp_path(".csv")
+        code, out = fa_bench("sweep", sweep, "--paths", "cpu-flash", "--no-timing", "--no-table", "-o", out_csv)
+        self.assertEqual(code, 0, out)
+        with open(out_csv, newline="") as f:
+            reader = csv.DictReader(f)
+            self.assertEqual(tuple(reader.fieldnames), tuple(sb.COLUMNS), "the script must write fa-bench's schema")
+            records = list(reader)
+        ours = sb.load_csv_sweep(sweep)
+        self.assertEqual(len(records), len(ours))
+        for p, r in zip(ours, records):
+            self.assertEqual((sb.g6(p.flops()), sb.g6(p.bytes())), (r["flops"], r["bytes"]), r["name"])
+
+    def test_torch_records_read_in_compare_and_a_slower_one_fails_the_gate(self):
+        p = sb.load_csv_sweep(os.path.join(SOURCE, "sweeps", "whisper.csv"))[0]
+        stats = {"median_ms": 1.0, "min_ms": 0.99, "max_ms": 1.02, "spread": 0.004, "samples": 40,
+                 "mode": "cold", "stopped_by": "spread"}
+        old = write_records([sb.record_fields(p, "torch-flash", "pass", "timed only (not validated)", META, stats),
+                             sb.record_fields(p, "torch-math", "skip", "No available kernel, really", META)])
+        new = write_records([sb.record_fields(p, "torch-flash", "pass", "timed only", META, {**stats, "median_ms": 1.2}),
+                             sb.record_fields(p, "torch-math", "skip", "No available kernel, really", META)])
+        code, out = fa_bench("compare", old, new)
+        self.assertEqual(code, 0, out)
+        self.assertIn("| whisper-enc-b1 fp16 | torch-flash | 0 |", out)
+        self.assertIn("0 same, 1 slow, 0 fast, 0 ambiguous, 1 untimed", out)
+        code, out = fa_bench("gate", "--baseline", old, new)
+        self.assertEqual(code, 1, out)
+        self.assertTrue(out.rstrip().endswith("gate: FAIL 1 slow, 0 missing, 0 wrong, 0 ambiguous of 2 records"), out)
+
+
+class ConventionsWithoutTorch(unittest.TestCase):
+    def test_causal_is_bottom_right_and_rows_past_sk_see_nothing(self):
+        p = sb.Problem(S=5, Sk=3, causal=True)
+        self.assertEqual([p.visible_keys(i) for i in range(5)], [0, 0, 1, 2, 3])
+        self.assertEqual(p.unmasked_pairs(), 6)
+        q = sb.Problem(S=2, Sk=6, causal=True)  # decode-like chunk: rows see 5 and 6 keys
+        self.assertEqual([q.visible_keys(i) for i in range(2)], [5, 6])
+
+    def test_the_closed_form_pair_count_equals_the_row_sum(self):
+        for S in (1, 2, 7, 64, 65):
+            for Sk in (1, 3, 64, 100):
+                p = sb.Problem(S=S, Sk=Sk, causal=True)
+                self.assertEqual(p.unmasked_pairs(), sum(p.visible_keys(i) for i in range(S)), (S, Sk))
+
+    def test_flops_count_query_heads_and_bytes_count_kv_heads_once(self):
+        p = sb.Problem(B=2, H=8, Hk=2, S=4, Sk=10, D=64, dtype="bf16")
+        self.assertEqual(p.flops(), 4 * 2 * 8 * 64 * 40)
+        self.assertEqual(p.bytes(), 2 * (2 * 2 * 4 * 8 * 64 + 2 * 2 * 10 * 2 * 64) + 4 * 2 * 8 * 4)
+
+    def test_invalid_rows_carry_the_field_and_reason(self):
+        (p,) = sb.problems_from_cells({"B": "1", "H": "6", "Hk": "4", "S": "2", "D": "16"}, "f.csv", 3)
+        self.assertEqual(p.invalid, "Hk: H % Hk must be 0 (H=6, Hk=4)")
+        with self.assertRaisesRegex(ValueError, "f.csv:4"):
+            sb.problems_from_cells({"B": "1", "H": "x", "S": "2", "D": "16"}, "f.csv", 4)
+
+    def test_timing_statistics_and_stopping_follow_the_harness(self):
+        st = sb.timing_stats([1.0, 2.0, 3.0, 10.0])
+        self.assertEqual((st["median_ms"], st["min_ms"], st["max_ms"], st["samples"]), (2.5, 1.0, 10.0, 4))
+        self.assertAlmostEqual(st["spread"], 4.0825 / 4.0, places=4)  # sample stddev / mean
+        pol = sb.TimingPolicy(min_samples=10, max_samples=12, target_spread=0.005, time_cap_s=0.5)
+        self.assertIsNone(sb.stop_reason([1.0] * 9, 0.1, pol), "9 identical samples are still too few")
+        self.assertEqual(sb.stop_reason([1.0] * 10, 0.1, pol), "spread")
+        self.assertEqual(sb.stop_reason([1.0, 2.0] * 6, 0.1, pol), "max-samples")
+        self.assertEqual(sb.stop_reason([1.0, 2.0], 0.6, pol), "cap")
+
+    def test_records_fill_metrics_and_timing_columns_only_when_measured(self):
+        p = sb.Problem(name="x", S=8, Sk=8)
+        skip = sb.record_fields(p, "torch-flash", "skip", "Flash attention\nrequires fp16", META)
+        self.assertEqual(skip["reason"], "Flash attention requires fp16", "one line per record")
+        self.assertEqual((skip["median_ms"], skip["max_abs_err"]), ("", ""))
+        m = {"max_abs": 1e-3, "mean_abs": 1e-4, "rel_l2": 1e-3, "cosine": 0.99999, "nan_inf": 0, "tol": 5e-3}
+        st = {"median_ms": 0.002, "min_ms": 0.002, "max_ms": 0.003, "spread": 0.01, "samples": 12,
+              "mode": "cold", "stopped_by": "cap"}
+        rec = sb.record_fields(p, "torch-efficient", "pass", "ok", META, st, m)
+        self.assertEqual(rec["tflops"], sb.g6(p.flops() / 2e-6 / 1e12))
+        self.assertEqual((rec["rule"], rec["tol"], rec["rows_checked"]), ("fixed", "0.005", "8"))
+
+
+@unittest.skipUnless(HAS_TORCH, "torch is not importable")
+class TorchHalfOnTheCpu(unittest.TestCase):
+    def test_the_mask_follows_visible_keys(self):
+        import torch
+        p = sb.Problem(S=7, Sk=4, causal=True)
+        mask = sb.causal_mask(torch, p, "cpu")
+        self.assertEqual(mask.sum(dim=1).tolist(), [p.visible_keys(i) for i in range(7)])
+
+    def test_the_reference_is_zero_on_rows_that_see_nothing_and_matches_gqa_by_repetition(self):
+        import torch
+        p = sb.Problem(B=1, H=4, Hk=2, S=5, Sk=3, D=8, causal=True, dtype="fp32")
+        q, k, v = sb.make_inputs(torch, p, "cpu")
+        ref = sb.reference_fp32(torch, p, q, k, v)
+        self.assertEqual(ref[:, :, :2].abs().max().item(), 0.0)
+        self.assertTrue(torch.isfinite(ref).all().item())
+        rows = sb.reference_fp32(torch, sb.Problem(B=1, H=4, Hk=4, S=5, Sk=3, D=8, causal=True, dtype="fp32"), q,
+                                 k.repeat_interleave(2, dim=1), v.repeat_interleave(2, dim=1))
+        self.assertTrue(torch.allclose(ref, rows))
+
+
+def python_with_numpy():
+    """This interpreter if it has numpy, else Debian's (scripts/setup.sh installs python3-numpy)."""
+    for exe in (sys.executable, "/usr/bin/python3"):
+        if exe and subprocess.run([exe, "-c", "import numpy"], capture_output=True).returncode == 0:
+            return exe
+    return None
+
+
+NUMPY_PYTHON = python_with_numpy()
+
+# A correct attention under the --callable convention (BSHD float32 numpy, causal bottom-right,
+# GQA), and the same with causal top-left aligned: wrong wherever S != Sk.
+CALLABLES = """
+import numpy as np
+
+def attend(q, k, v, causal, scale, top_left=False):
+    B, S, H, D = q.shape
+    Sk, Hk = k.shape[1], k.shape[2]
+    k = np.repeat(k, H // Hk, axis=2)
+    v = np.repeat(v, H // Hk, axis=2)
+    s = np.einsum("bshd,bthd->bhst", q.astype(np.float64), k.astype(np.float64)) * scale
+    if causal:
+        shift = 0 if top_left else Sk - S
+        seen = np.arange(Sk)[None, :] <= np.arange(S)[:, None] + shift
+        s = np.where(seen, s, -np.inf)
+    m = np.max(s, axis=-1, keepdims=True)
+    w = np.exp(s - np.where(np.isfinite(m), m, 0))
+    l = np.sum(w, axis=-1, keepdims=True)
+    w = np.where(l > 0, w / np.where(l > 0, l, 1), 0)
+    return np.einsum("bhst,bthd->bshd", w, v.astype(np.float64)).astype(np.float32)
+
+def right(q, k, v, causal, scale):
+    return attend(q, k, v, causal, scale)
+
+def top_left(q, k, v, causal, scale):
+    return attend(q, k, v, causal, scale, top_left=True)
+"""
+
+
+@unittest.skipUnless(BINARY and NUMPY_PYTHON, "no fa-bench binary or no python3 with numpy")
+class CheckRoute(unittest.TestCase):
+    """--check with --callable: a kernel outside fa-bench, judged by `fa-bench check`'s rule."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="sdpa-check-")
+        sweep = os.path.join(cls.tmp, "s.csv")
+        with open(sweep, "w") as f:
+            f.write("name,B,H,Hk,S,Sk,D,causal,dtype,layout\n"
+                    "gqa-causal,1,4,2,5,9,32,1,fp16|bf16,bshd\n"
+                    "bhsd-plain,2,2,2,7,7,16,0,fp16,bhsd\n")
+        cls.saved = os.path.join(cls.tmp, "saved")
+        code, out = fa_bench("sweep", sweep, "--paths", "cpu-flash", "--no-timing", "--no-table",
+                             "--save-tensors", cls.saved, "-o", os.path.join(cls.tmp, "r.csv"))
+        assert code == 0, out
+        cls.module = os.path.join(cls.tmp, "kernels.py")
+        with open(cls.module, "w") as f:
+            f.write(CALLABLES)
+
+    def check(self, fn, out):
+        res = subprocess.run([NUMPY_PYTHON, os.path.join(SOURCE, "scripts", "sdpa_baseline.py"), "--check", self.saved,
+                              "--callable", f"{self.module}:{fn}", "--check-out", out, "--fa-bench", BINARY],
+                             capture_output=True, text=True)
+        rows = list(csv.DictReader(open(os.path.join(out, f"callable-{fn}.csv")))) if res.returncode in (0, 1) else []
+        return res.returncode, rows, res.stdout + res.stderr
+
+    def test_a_correct_callable_passes_every_saved_record_under_fa_benchs_rule(self):
+        code, rows, out = self.check("right", os.path.join(self.tmp, "right"))
+        self.assertEqual(code, 0, out)
+        self.assertEqual(len(rows), 3, out)
+        self.assertEqual({r["status"] for r in rows}, {"pass"}, out)
+        self.assertEqual({r["path"] for r in rows}, {"callable-right"})
+        self.assertTrue(all(r["rule"] for r in rows), "judged by a rule, not waved through")
+
+    def test_a_top_left_causal_callable_fails_the_causal_records_and_the_exit_status(self):
+        code, rows, out = self.check("top_left", os.path.join(self.tmp, "top_left"))
+        self.assertEqual(code, 1, out)
+        by_name = {(r["name"], r["dtype"]): r["status"] for r in rows}
+        self.assertEqual(by_name[("gqa-causal", "fp16")], "fail", out)
+        self.assertEqual(by_name[("gqa-causal", "bf16")], "fail", out)
+        self.assertEqual(by_name[("bhsd-plain", "fp16")], "pass", "S == Sk and no mask: both alignments agree")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
