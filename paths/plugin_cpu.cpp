@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cstring>
 #include <stdexcept>
 
@@ -93,12 +92,7 @@ class CpuPluginExecution : public Execution {
       if (!b.empty()) out.fault += (out.fault.empty() ? "" : "; ") + b;
     return out;
   }
-  double timed_sample_ms(TimingMode mode) override {
-    if (mode == TimingMode::cold) flush_cpu_caches();
-    const auto t0 = std::chrono::steady_clock::now();
-    run();
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  }
+  double timed_sample_ms(TimingMode mode) override { return host_timed_sample_ms(mode, [this] { run(); }); }
 
  private:
   PluginPathRef ref_;

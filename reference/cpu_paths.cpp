@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -73,12 +72,7 @@ class CpuExecution : public Execution {
     out.lse = lse_;
     return out;
   }
-  double timed_sample_ms(TimingMode mode) override {
-    if (mode == TimingMode::cold) flush_cpu_caches();
-    const auto t0 = std::chrono::steady_clock::now();
-    run();
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  }
+  double timed_sample_ms(TimingMode mode) override { return host_timed_sample_ms(mode, [this] { run(); }); }
 
  protected:
   Problem p_;
