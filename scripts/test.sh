@@ -41,7 +41,7 @@ cpu_tests build/cpu-portable -DFABENCH_NATIVE=OFF
 asan_cc=()
 for v in 15 19; do
   if command -v clang++-$v >/dev/null && [[ -f /usr/lib/llvm-$v/lib/libomp.so ]]; then
-    asan_cc=(-DCMAKE_CXX_COMPILER=clang++-$v)
+    asan_cc=(-DCMAKE_CXX_COMPILER=clang++-$v -DCMAKE_C_COMPILER=clang-$v)  # C: the test plugins, one ASan runtime
     break
   fi
 done
