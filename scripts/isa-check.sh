@@ -26,7 +26,7 @@ while IFS= read -r f; do
   for arch in $archs; do
     s="$out/$base-$arch.s"
     if ! "$cxx" -x hip --offload-arch="$arch" -nogpulib --cuda-device-only -S -O3 -std=c++17 \
-         --rocm-path=/usr -I. -Wno-unused-result -Wno-pass-failed -o "$s" "$f" 2>"$out/$base-$arch.log"; then
+         --rocm-path=/usr -I. -Iinclude -Wno-unused-result -Wno-pass-failed -o "$s" "$f" 2>"$out/$base-$arch.log"; then
       echo "FAIL $f ($arch):"; cat "$out/$base-$arch.log"; status=1; continue
     fi
     kernels=$(grep -c '^\s*\.amdhsa_kernel ' "$s" || true)

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 out=${1:-build/ptx}
 mkdir -p "$out"
 nvcc=${NVCC:-nvcc}
-flags=(-x cu -std=c++17 -O3 -I. -I/usr/include/eigen3 --expt-relaxed-constexpr -DFABENCH_HAS_GPU=1
+flags=(-x cu -std=c++17 -O3 -I. -Iinclude -I/usr/include/eigen3 --expt-relaxed-constexpr -DFABENCH_HAS_GPU=1
        -DSPDLOG_FMT_EXTERNAL)
 status=0
 # Counts lines of the listing where a word starts with the instruction (after a tab, a space or
