@@ -74,9 +74,11 @@ same_records() {  # label, unsharded CSV, merged CSV, sweep file: same record se
   python3 - "$@" <<'EOF'
 import csv, os, sys
 label, ref, merged, sweep = sys.argv[1:]
-# What differs between two runs of the same records: when they ran, their shard, their timing.
+# What differs between two runs of the same records: when they ran, their shard, their timing
+# (timed_check, the check of the last timed launch, exists only where records were timed: case (b)).
 ignore = {"run_id", "time", "shard", "median_ms", "min_ms", "max_ms", "spread", "samples",
-          "timing_mode", "stopped_by", "batch", "timing_note", "tflops", "gbps", "pct_peak", "bound"}
+          "timing_mode", "stopped_by", "batch", "timing_note", "tflops", "gbps", "pct_peak", "bound",
+          "timed_check"}
 def load(path):
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
