@@ -149,7 +149,7 @@ rerun=$(grep -A1 '^fa-bench-slurm: re-run with:$' "$work/b/slurm-merge-$merge.ou
 [[ "$rerun" == *"--only 2,3 "* ]] || fail "no re-run command for shards 2,3 in the merge log"
 left="no file"
 [[ -f "$work/b/shard-2.csv" ]] && left="$(($(wc -l <"$work/b/shard-2.csv") - 1)) records"
-echo "killed shard 2 left $left; merged $(($(wc -l <"$work/b/all.csv") - 1)) of 66 records"
+echo "killed shard 2 left $left; merged $(($(wc -l <"$work/b/all.csv") - 1)) of $(($(wc -l <"$work/edge-unsharded.csv") - 1)) records"
 rmdir "$work/b/shard-3.csv"  # the cause of shard 3's failure, fixed
 echo "re-run, as printed:$rerun"
 submitted=$(eval "$rerun")
