@@ -1,7 +1,9 @@
 // Attention conventions shared by host and device code, defined once: which keys a query row
-// sees (bottom-right causal) and how a row block's live key range is cut into G splits.
+// sees (bottom-right causal, FA's sliding window), how a score is transformed (softcap, ALiBi),
+// and how a row block's live key range is cut into G splits.
 // Compiles as plain C++ and as CUDA/HIP device code.
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 #if defined(__HIP__)  // clang HIP: the attributes themselves, before any HIP header defines macros
@@ -25,6 +27,31 @@ struct KeyRange {
   int64_t begin, end;  // empty when begin >= end
 };
 
+// The keys [begin, end) query row `row` of a sequence with `sq` queries and `sk` keys sees, with
+// bottom-right alignment (row i sits at key position i + sk - sq) and FlashAttention's window
+// (window_size = (left, right), -1 unbounded): keys j with i + off - left <= j <= i + off + right.
+// Causal is right = 0. Empty (begin >= end) for a row that sees no key: O = 0, LSE = -inf.
+FA_HD inline KeyRange row_keys(int64_t row, int64_t sq, int64_t sk, bool causal, int64_t left, int64_t right) {
+  const int64_t at = row + (sk - sq);
+  if (causal) right = 0;
+  int64_t b = left < 0 ? 0 : at - left, e = right < 0 ? sk : at + right + 1;
+  b = b < 0 ? 0 : b;
+  e = e > sk ? sk : e;
+  return {b, e > b ? e : b};
+}
+
+// Gemma-2's logit softcap: s -> cap * tanh(s / cap), applied to the scaled score before the bias
+// and the mask; cap <= 0 is none.
+FA_HD inline float softcap_score(float s, float cap) { return cap > 0 ? cap * tanhf(s / cap) : s; }
+FA_HD inline double softcap_score(double s, double cap) { return cap > 0 ? cap * tanh(s / cap) : s; }
+
+// ALiBi's bias for query row `row` (key position row + off) and key j: -slope * |row + off - j|
+// (FlashAttention's convention; causal rows only see j <= row + off, so it is the paper's there).
+FA_HD inline double alibi_bias(double slope, int64_t row, int64_t off, int64_t j) {
+  const int64_t d = row + off - j;
+  return -slope * double(d < 0 ? -d : d);
+}
+
 // Split g of G over a row block whose live keys are [0, live_end): whole key tiles of `block_n`,
 // as even as possible (the first tiles % G splits take one tile more), so a split is empty only
 // when the block has fewer tiles than splits, and then only trailing splits are.
@@ -36,6 +63,16 @@ FA_HD inline KeyRange split_range(int64_t live_end, int g, int G, int block_n) {
   const int64_t count = base + (g < rem ? 1 : 0);
   const int64_t b = first * block_n, e = (first + count) * block_n;
   return {b < live_end ? b : live_end, e < live_end ? e : live_end};
+}
+
+// Split g of G over keys [begin, end): whole key tiles of `block_n` counted from `begin` rounded
+// down to a tile (a window's first live tile), cut as split_range cuts [0, live_end).
+FA_HD inline KeyRange split_range_from(int64_t begin, int64_t end, int g, int G, int block_n) {
+  const int64_t base = begin / block_n * block_n;
+  if (end <= base) return {end, end};
+  const KeyRange r = split_range(end - base, g, G, block_n);
+  const int64_t b = base + r.begin, e = base + r.end;
+  return {b > begin ? b : begin, e};
 }
 
 }  // namespace fa

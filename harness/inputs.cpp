@@ -6,17 +6,23 @@
 namespace fa {
 namespace {
 
-void fill(std::vector<float>& out, const Problem& p, uint32_t stream, int64_t seq, int64_t heads) {
+// Element e of the logical padded BSHD tensor [B][seq][heads][D] is normal_at(seed, stream, e),
+// whatever the layout; a row past its sequence's length (len_of) has no storage in a packed or paged
+// tensor and is skipped there. Storage no row maps to (a page's unused tail) stays 0.
+template <typename Len>
+void fill(std::vector<float>& out, const Problem& p, uint32_t stream, int64_t seq, int64_t heads, int64_t elements,
+          const Strides& st, Len&& len_of) {
+  out.assign(size_t(elements), 0.f);
   const int64_t n = p.B * seq * heads * p.D;
-  out.resize(size_t(n));
-  const Strides st = strides_for(p.layout, seq, heads, p.D);
   const int64_t pairs = (n + 1) / 2;
+  const bool dense = st.affine();
 #pragma omp parallel for schedule(static)
   for (int64_t pr = 0; pr < pairs; ++pr) {
     const auto z = normal_pair(p.seed, stream, uint64_t(pr));
     for (int64_t e = 2 * pr; e < std::min(n, 2 * pr + 2); ++e) {
       // e is the logical BSHD index ((b*seq + s)*heads + h)*D + d.
       const int64_t d = e % p.D, h = (e / p.D) % heads, s = (e / (p.D * heads)) % seq, b = e / (p.D * heads * seq);
+      if (!dense && s >= len_of(b)) continue;
       out[size_t(st.at(b, s, h) + d)] = round_to(p.dtype, z[e & 1]);
     }
   }
@@ -26,9 +32,13 @@ void fill(std::vector<float>& out, const Problem& p, uint32_t stream, int64_t se
 
 HostInputs make_inputs(const Problem& p) {
   HostInputs in;
-  fill(in.q, p, 1, p.S, p.H);
-  fill(in.k, p, 2, p.Sk, p.Hk);
-  fill(in.v, p, 3, p.Sk, p.Hk);
+  const ServingShape& sh = p.serving();  // once, outside the parallel loops
+  const auto q_len = [&](int64_t b) { return sh.q_len[size_t(b)]; };
+  const auto k_len = [&](int64_t b) { return sh.k_len[size_t(b)]; };
+  fill(in.q, p, 1, p.S, p.H, p.q_elements(), q_strides(p), q_len);
+  const Strides ks = kv_strides(p);
+  fill(in.k, p, 2, p.Sk, p.Hk, p.kv_elements(), ks, k_len);
+  fill(in.v, p, 3, p.Sk, p.Hk, p.kv_elements(), ks, k_len);
   return in;
 }
 

@@ -8,14 +8,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 
 namespace fa {
 
-std::string_view layout_name(Layout l) { return l == Layout::bshd ? "bshd" : "bhsd"; }
+std::string_view layout_name(Layout l) { return l == Layout::bshd ? "bshd" : l == Layout::bhsd ? "bhsd" : "thd"; }
 
 std::optional<Layout> parse_layout(std::string_view s) {
   if (s == "bshd" || s == "BSHD") return Layout::bshd;
   if (s == "bhsd" || s == "BHSD") return Layout::bhsd;
+  if (s == "thd" || s == "THD") return Layout::thd;
   return std::nullopt;
 }
 
@@ -23,27 +25,125 @@ double Problem::softmax_scale() const { return scale > 0 ? scale : 1.0 / std::sq
 
 int64_t Problem::keys_visible(int64_t i) const { return visible_keys(i, S, Sk, causal); }
 
-double Problem::unmasked_pairs() const {
-  if (!causal) return double(S) * double(Sk);
-  // Rows i with i + off + 1 in [1, Sk) see i + off + 1 keys; later rows see all Sk keys.
-  const int64_t off = causal_offset();
-  const int64_t first = std::max<int64_t>(0, -off);             // first row that sees a key
-  const int64_t full = std::clamp<int64_t>(Sk - off - 1, 0, S);  // first row that sees all keys
-  double pairs = 0;
-  if (full > first) {
-    const double a = double(first + off + 1), z = double(full - 1 + off + 1);
-    pairs += (a + z) * double(full - first) / 2.0;
+const ServingShape& Problem::serving() const {
+  // What resolve_serving reads; a change to any of these (a field set after a first call) resolves again.
+  const std::string key = fmt::format("{} {} {} {} {} {} {} {} {} {}", B, H, S, Sk, seed, seqlens_q, seqlens_k, page_size,
+                                      alibi, int(kv_cache));
+  static std::mutex m;
+  std::lock_guard<std::mutex> lock(m);
+  if (!serving_ || key != serving_key_) {
+    serving_ = std::make_shared<const ServingShape>(resolve_serving(*this));
+    serving_key_ = key;
   }
-  pairs += double(S - std::max(full, first)) * double(Sk);
+  return *serving_;
+}
+
+std::vector<std::string> Problem::serving_fields() const {
+  std::vector<std::string> f;
+  if (!seqlens_q.empty()) f.push_back("seqlens_q");
+  if (!seqlens_k.empty()) f.push_back("seqlens_k");
+  if (layout == Layout::thd) f.push_back("layout thd");
+  if (paged()) f.push_back("page_size");
+  if (windowed()) f.push_back("window");
+  if (has_alibi()) f.push_back("alibi");
+  if (softcap > 0) f.push_back("softcap");
+  return f;
+}
+
+std::string serving_refusal(const std::vector<std::string>& fields, const std::string& who) {
+  std::string list;
+  for (const auto& f : fields) list += (list.empty() ? "" : ", ") + f;
+  return fmt::format("{} take no {} (serving fields not implemented there yet)", who, list);
+}
+
+int64_t Problem::q_len(int64_t b) const { return seqlens_q.empty() ? S : serving().q_len[size_t(b)]; }
+int64_t Problem::k_len(int64_t b) const { return varlen() ? serving().k_len[size_t(b)] : Sk; }
+
+KeyRange Problem::row_keys(int64_t b, int64_t s) const {
+  return fa::row_keys(s, q_len(b), k_len(b), causal, window_left, window_right);
+}
+
+double Problem::bias(int64_t b, int64_t h, int64_t s, int64_t j) const {
+  if (!has_alibi()) return 0.0;
+  return alibi_bias(serving().slopes[size_t(h)], s, k_len(b) - q_len(b), j);
+}
+
+int64_t Problem::q_elements() const {
+  const int64_t rows = layout == Layout::thd ? serving().cu_q[size_t(B)] : B * S;
+  return rows * H * D;
+}
+
+int64_t Problem::kv_elements() const {
+  if (paged()) return serving().pages * page_size * Hk * D;
+  const int64_t rows = layout == Layout::thd ? serving().cu_k[size_t(B)] : B * Sk;
+  return rows * Hk * D;
+}
+
+namespace {
+
+// Visible (row, key) pairs of one sequence: closed form for the dense causal and full cases, a sum
+// over rows otherwise (a window, or lengths that make the closed form's clamps awkward: exact either way).
+double sequence_pairs(int64_t sq, int64_t sk, bool causal, int64_t left, int64_t right) {
+  const bool windowed = left >= 0 || (right >= 0 && !causal);
+  if (!windowed && !causal) return double(sq) * double(sk);
+  if (!windowed) {
+    // Rows i with i + off + 1 in [1, sk) see i + off + 1 keys; later rows see all sk keys.
+    const int64_t off = sk - sq;
+    const int64_t first = std::max<int64_t>(0, -off);              // first row that sees a key
+    const int64_t full = std::clamp<int64_t>(sk - off - 1, 0, sq);  // first row that sees all keys
+    double pairs = 0;
+    if (full > first) {
+      const double a = double(first + off + 1), z = double(full - 1 + off + 1);
+      pairs += (a + z) * double(full - first) / 2.0;
+    }
+    pairs += double(sq - std::max(full, first)) * double(sk);
+    return pairs;
+  }
+  double pairs = 0;
+  for (int64_t i = 0; i < sq; ++i) {
+    const KeyRange r = row_keys(i, sq, sk, causal, left, right);
+    pairs += double(r.end - r.begin);
+  }
   return pairs;
 }
 
-double Problem::flops() const { return 4.0 * double(B) * double(H) * double(D) * unmasked_pairs(); }
+// Keys some row of the sequence sees: the union of the rows' ranges, swept in row order (their
+// ends never move left, so one running end counts each key once).
+int64_t sequence_keys_read(int64_t sq, int64_t sk, bool causal, int64_t left, int64_t right) {
+  const bool windowed = left >= 0 || (right >= 0 && !causal);
+  if (!windowed) return sq > 0 && row_keys(sq - 1, sq, sk, causal, left, right).end > 0 ? sk : 0;
+  int64_t seen = 0, end = 0;
+  for (int64_t i = 0; i < sq; ++i) {
+    const KeyRange r = row_keys(i, sq, sk, causal, left, right);
+    if (r.end <= r.begin) continue;
+    seen += r.end - std::max(r.begin, end);
+    end = std::max(end, r.end);
+  }
+  return seen;
+}
+
+}  // namespace
+
+double Problem::unmasked_pairs() const {
+  if (!varlen()) return double(B) * sequence_pairs(S, Sk, causal, window_left, window_right);
+  double pairs = 0;
+  for (int64_t b = 0; b < B; ++b) pairs += sequence_pairs(q_len(b), k_len(b), causal, window_left, window_right);
+  return pairs;
+}
+
+double Problem::flops() const { return 4.0 * double(H) * double(D) * unmasked_pairs(); }
 
 double Problem::bytes() const {
   const double e = dtype_bytes(dtype);
-  const double q = double(B) * S * H * D, kv = double(B) * Sk * Hk * D;
-  return e * (2 * q + 2 * kv) + 4.0 * double(B) * H * S;
+  double q_rows = 0, k_rows = 0;
+  for (int64_t b = 0; b < (varlen() ? B : 1); ++b) {
+    const int64_t sq = q_len(b), sk = k_len(b);
+    q_rows += double(sq);
+    k_rows += double(sequence_keys_read(sq, sk, causal, window_left, window_right));
+  }
+  if (!varlen()) q_rows *= double(B), k_rows *= double(B);
+  const double table = paged() ? 4.0 * double(serving().pages) : 0.0;  // int32 entries, each read once
+  return e * (2 * q_rows * double(H * D) + 2 * k_rows * double(Hk * D)) + 4.0 * q_rows * double(H) + table;
 }
 
 std::string Problem::key() const {
@@ -60,12 +160,35 @@ std::string Problem::label() const {
   s += fmt::format(" S{} Sk{} D{}", S, Sk, D);
   if (causal) s += " causal";
   if (kv_cache) s += " kv-cache";
+  if (varlen()) s += " varlen";
+  if (paged()) s += fmt::format(" page{}", page_size);
+  if (windowed()) s += fmt::format(" window{},{}", window_left, causal ? 0 : window_right);
+  if (has_alibi()) s += " alibi";
+  if (softcap > 0) s += fmt::format(" softcap{}", softcap);
   return s;
 }
 
 Strides strides_for(Layout l, int64_t seq_len, int64_t heads, int64_t dim) {
-  if (l == Layout::bshd) return {seq_len * heads * dim, heads * dim, dim};
-  return {heads * seq_len * dim, dim, seq_len * dim};
+  if (l == Layout::bhsd) return {heads * seq_len * dim, dim, seq_len * dim};
+  return {seq_len * heads * dim, heads * dim, dim};  // bshd; thd's rows are bshd's with cu offsets
+}
+
+Strides q_strides(const Problem& p) {
+  Strides st = strides_for(p.layout, p.S, p.H, p.D);
+  if (p.layout == Layout::thd) st.cu = p.serving().cu_q.data();
+  return st;
+}
+
+Strides kv_strides(const Problem& p) {
+  if (p.paged()) {
+    const ServingShape& sh = p.serving();
+    Strides st{0, p.Hk * p.D, p.D};  // the pool: [pages][page_size][Hk][D]
+    st.table = sh.table.data(), st.table_row = sh.pages_per_seq, st.page = p.page_size;
+    return st;
+  }
+  Strides st = strides_for(p.layout, p.Sk, p.Hk, p.D);
+  if (p.layout == Layout::thd) st.cu = p.serving().cu_k.data();
+  return st;
 }
 
 namespace {
@@ -99,6 +222,59 @@ std::optional<FieldError> overflow(const Problem& p) {
   return std::nullopt;
 }
 
+std::optional<FieldError> validate_lengths(const Problem& p, const char* field, const std::string& spec, int64_t bound,
+                                           const char* bound_name) {
+  if (spec.empty()) return std::nullopt;
+  if (auto why = check_seqlens_spec(spec)) return FieldError{field, *why};
+  if (spec.rfind("uniform:", 0) == 0) {
+    const int64_t hi = std::stoll(spec.substr(spec.rfind(':') + 1));
+    if (hi > bound) return FieldError{field, fmt::format("draws lengths up to {}, over {} = {} (the maximum)", hi, bound_name, bound)};
+    return std::nullopt;
+  }
+  const size_t n = size_t(std::count(spec.begin(), spec.end(), '|')) + 1;
+  if (int64_t(n) != p.B) return FieldError{field, fmt::format("{} lengths but B = {} (one a sequence)", n, p.B)};
+  size_t at = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t bar = spec.find('|', at);
+    const int64_t len = std::stoll(spec.substr(at, bar - at));
+    if (len > bound)
+      return FieldError{field, fmt::format("sequence {} has length {}, over {} = {} (the maximum)", i, len, bound_name, bound)};
+    at = bar + 1;
+  }
+  return std::nullopt;
+}
+
+std::optional<FieldError> validate_serving(const Problem& p) {
+  if (auto e = validate_lengths(p, "seqlens_q", p.seqlens_q, p.S, "S")) return e;
+  if (auto e = validate_lengths(p, "seqlens_k", p.seqlens_k, p.Sk, "Sk")) return e;
+  if (!p.seqlens_q.empty() && p.layout != Layout::thd)
+    return FieldError{"layout", "seqlens_q packs the queries: the layout must be thd"};
+  if (p.varlen()) {
+    const ServingShape& sh = p.serving();
+    for (int64_t b = 0; b < p.B; ++b) {
+      if (sh.k_len[size_t(b)] < 0)
+        return FieldError{"seqlens_k", fmt::format("sequence {}: {} queries and Sk - S = {} leave {} keys; give seqlens_k",
+                                                   b, sh.q_len[size_t(b)], p.Sk - p.S, sh.k_len[size_t(b)])};
+      if (p.kv_cache && sh.k_len[size_t(b)] < sh.q_len[size_t(b)])
+        return FieldError{"kv_cache", fmt::format("sequence {} appends {} tokens to a cache of {} keys (needs keys >= queries)",
+                                                  b, sh.q_len[size_t(b)], sh.k_len[size_t(b)])};
+    }
+  }
+  if (p.page_size < 0) return FieldError{"page_size", fmt::format("must be 0 (not paged) or positive, got {}", p.page_size)};
+  if (p.window_left < -1 || p.window_right < -1)
+    return FieldError{"window", fmt::format("left and right must be -1 (unbounded) or >= 0, got {},{}", p.window_left,
+                                            p.window_right)};
+  if (p.causal && p.window_right > 0)
+    return FieldError{"window", fmt::format("causal means right = 0; got right = {}", p.window_right)};
+  if (auto why = check_alibi_spec(p.alibi)) return FieldError{"alibi", *why};
+  if (p.has_alibi() && p.alibi != "1") {
+    const int64_t n = int64_t(std::count(p.alibi.begin(), p.alibi.end(), '|')) + 1;
+    if (n != p.H) return FieldError{"alibi", fmt::format("{} slopes but H = {} (one a query head)", n, p.H)};
+  }
+  if (p.softcap < 0 || !std::isfinite(p.softcap)) return FieldError{"softcap", "must be 0 (none) or a positive number"};
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<FieldError> validate(const Problem& p) {
@@ -111,7 +287,7 @@ std::optional<FieldError> validate(const Problem& p) {
   if (p.D > 256) return FieldError{"D", fmt::format("head dimension {} exceeds 256", p.D)};
   if (p.scale < 0 || !std::isfinite(p.scale)) return FieldError{"scale", "must be a positive number"};
   if (p.kv_cache && p.S > p.Sk) return FieldError{"kv_cache", "needs S <= Sk (the new tokens are the last S keys)"};
-  return std::nullopt;
+  return validate_serving(p);
 }
 
 std::optional<SplitRequest> parse_split(std::string_view s) {

@@ -1,6 +1,8 @@
 // The problem's field table (harness/problem_fields.hpp): one row a field, in results column order.
 #include "harness/problem_fields.hpp"
 
+#include "harness/serving.hpp"
+
 #include <fmt/format.h>
 
 #include <cctype>
@@ -65,6 +67,25 @@ Why to_dtype(const std::string& text, DType& out) {
   return std::nullopt;
 }
 
+// A text field checked by `check` (lengths, slopes): stored as given.
+Why set_spec(const std::string& text, std::string& out, std::optional<std::string> (*check)(const std::string&)) {
+  if (auto why = check(text)) return why;
+  out = text;
+  return std::nullopt;
+}
+
+// LEFT,RIGHT (or LEFT|RIGHT, a YAML list's cell); empty: none (-1,-1).
+Why to_window(const std::string& text, Problem& p) {
+  if (text.empty()) return p.window_left = p.window_right = -1, std::nullopt;
+  const size_t sep = text.find_first_of(",|");
+  if (sep == std::string::npos) return fmt::format("'{}' is not LEFT,RIGHT (e.g. 4096,0; -1 unbounded)", text);
+  int64_t l = 0, r = 0;
+  if (to_int(text.substr(0, sep), l) || to_int(text.substr(sep + 1), r))
+    return fmt::format("'{}' is not LEFT,RIGHT with whole numbers (e.g. 4096,0; -1 unbounded)", text);
+  p.window_left = l, p.window_right = r;
+  return std::nullopt;
+}
+
 #define FA_COUNT(member)                                                                       \
   [](Problem& p, const std::string& t) { return to_int(t, p.member); },                        \
       [](const Problem& p) { return std::to_string(p.member); },                               \
@@ -98,6 +119,33 @@ const std::vector<ProblemField> kFields = {
      [](const Problem& p) { return fmt::format("{:.9g}", p.scale); },
      [](const Problem& p) { return p.softmax_scale(); },  // the scale in effect, 1/sqrt(D) when not given
      /*in_key=*/true, /*row_list=*/false, [](const Problem& p) { return fmt::format("{}", p.scale); }},
+    {"seqlens_q", FieldKind::text, "--seqlens-q", "Per-sequence query lengths (a|b|c or uniform:LO:HI; layout thd)", false,
+     false, nullptr, "5",
+     [](Problem& p, const std::string& t) { return set_spec(t, p.seqlens_q, check_seqlens_spec); },
+     [](const Problem& p) { return p.seqlens_q; }, nullptr, /*in_key=*/true, /*row_list=*/false, nullptr,
+     /*optional_column=*/true},
+    {"seqlens_k", FieldKind::text, "--seqlens-k", "Per-sequence key lengths (a|b|c or uniform:LO:HI)", false, false, nullptr,
+     "uniform:0:5", [](Problem& p, const std::string& t) { return set_spec(t, p.seqlens_k, check_seqlens_spec); },
+     [](const Problem& p) { return p.seqlens_k; }, nullptr, /*in_key=*/true, /*row_list=*/false, nullptr,
+     /*optional_column=*/true},
+    {"page_size", FieldKind::count, "--page-size", "Keys a page of the paged KV pool (0: not paged)", false, true, nullptr,
+     "16", FA_COUNT(page_size), /*in_key=*/true, /*row_list=*/false, nullptr, /*optional_column=*/true},
+    {"window", FieldKind::text, "--window", "Sliding window LEFT,RIGHT in keys (-1 unbounded; FA's window_size; empty: none)", false,
+     false, nullptr, "4,0", [](Problem& p, const std::string& t) { return to_window(t, p); },
+     [](const Problem& p) {  // empty without a window: no quoted comma in every results row
+       return p.window_left < 0 && p.window_right < 0 ? std::string() : fmt::format("{},{}", p.window_left, p.window_right);
+     },
+     nullptr, /*in_key=*/true,
+     /*row_list=*/false, nullptr, /*optional_column=*/true},
+    {"alibi", FieldKind::text, "--alibi", "ALiBi: 0, 1 (standard slopes) or s1|s2|... a query head", false, false, nullptr,
+     "1", [](Problem& p, const std::string& t) { return set_spec(t, p.alibi, check_alibi_spec); },
+     [](const Problem& p) { return p.alibi; }, nullptr, /*in_key=*/true, /*row_list=*/false, nullptr,
+     /*optional_column=*/true},
+    {"softcap", FieldKind::real, "--softcap", "Logit softcap (0: none): s -> c*tanh(s/c)", false, true, nullptr, "50",
+     [](Problem& p, const std::string& t) { return to_real(t, p.softcap); },
+     [](const Problem& p) { return fmt::format("{:.9g}", p.softcap); }, [](const Problem& p) { return p.softcap; },
+     /*in_key=*/true, /*row_list=*/false, [](const Problem& p) { return fmt::format("{}", p.softcap); },
+     /*optional_column=*/true},
     {"seed", FieldKind::count, nullptr, nullptr, false, false, nullptr, "18446744073709551615",
      [](Problem& p, const std::string& t) { return to_seed(t, p.seed); },
      [](const Problem& p) { return std::to_string(p.seed); }, [](const Problem& p) { return double(p.seed); }},

@@ -20,7 +20,7 @@ enum class FieldKind {
   real,   // a real number
   flag,   // 0/1 (true/false, yes/no in sweep files); a JSON boolean; a bare flag for `run`
   word,   // one of a fixed set of names (dtype, layout)
-  text,   // free text (name)
+  text,   // free text (name), or a structured cell (seqlens, window, alibi)
 };
 
 struct ProblemField {
@@ -42,9 +42,12 @@ struct ProblemField {
   // The exact text where the results cell rounds (scale: 9 digits there); --isolate's children get
   // this, so they run the very problem. nullptr: the cell is exact.
   std::string (*exact)(const Problem& p) = nullptr;
+  // Added after results files existed (the serving fields, schema 7): a results file without the
+  // column reads as the default, so older baselines still compare and gate.
+  bool optional_column = false;
 };
 
-inline constexpr std::size_t kNumProblemFields = 13;
+inline constexpr std::size_t kNumProblemFields = 19;
 
 // In results column order.
 const std::vector<ProblemField>& problem_field_table();

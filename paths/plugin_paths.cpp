@@ -88,6 +88,10 @@ PathRow plugin_row(const PluginPathRef& ref) {
       return fmt::format("G={}: the plugin path does not split (it declares no FA_PATH_SPLITS)", G);
     if (gpu && p.dtype == DType::fp32)
       return std::string("fa-bench's GPU buffers hold fp16 and bf16 tensors; fp32 runs on CPU plugin paths only");
+    // The ABI's problem struct has no lengths, page table, window, ALiBi or softcap yet: a plugin
+    // would run a different problem than the record names.
+    if (const auto f = p.serving_fields(); !f.empty())
+      return serving_refusal(f, fmt::format("plugin ABI {} paths", FA_PLUGIN_ABI_VERSION));
     const fa_problem fp = plugin_problem(p, G);
     const fa_device fd = plugin_device(ctx.device);
     const char* no = pp->supports(&fp, &fd);

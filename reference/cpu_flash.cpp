@@ -30,6 +30,9 @@ void cpu_flash_forward(const Problem& p, const float* q, const float* k, const f
   const float scale = float(p.softmax_scale());
   const int64_t tiles = (p.S + kCpuBlockM - 1) / kCpuBlockM;
   const int64_t tasks = p.B * p.H * tiles * Gs;
+  const ServingShape& sh = p.serving();  // resolved once, outside the parallel region
+  const bool transform = p.softcap > 0 || p.has_alibi();
+  const float cap = float(p.softcap);
   if (Gs > 1) {
     partials.o.resize(size_t(p.B * p.H * Gs * p.S * p.D));
     partials.lse.resize(size_t(p.B * p.H * Gs * p.S));
@@ -37,15 +40,22 @@ void cpu_flash_forward(const Problem& p, const float* q, const float* k, const f
 #pragma omp parallel
   {
     MatF Q(kCpuBlockM, p.D), Sc(kCpuBlockM, kCpuBlockN), acc(kCpuBlockM, p.D);
+    MatF Kg(ks.table ? kCpuBlockN : 0, p.D), Vg(ks.table ? kCpuBlockN : 0, p.D);  // a paged tile, gathered
     Eigen::VectorXf m(kCpuBlockM), l(kCpuBlockM);
 #pragma omp for schedule(dynamic)
     for (int64_t t = 0; t < tasks; ++t) {
       const int g = int(t % Gs);
       const int64_t tile = (t / Gs) % tiles, h = (t / (Gs * tiles)) % p.H, b = t / (Gs * tiles * p.H);
       const int64_t hk = h / p.group_size();
-      const int64_t q0 = tile * kCpuBlockM, nr = std::min<int64_t>(kCpuBlockM, p.S - q0);
-      const int64_t live_end = visible_keys(q0 + nr - 1, p.S, p.Sk, p.causal);  // causal tile skip
-      const KeyRange kr = split_range(live_end, g, Gs, kCpuBlockN);
+      const int64_t sq = sh.q_len[size_t(b)], sk = sh.k_len[size_t(b)], off = sk - sq;
+      const int64_t q0 = tile * kCpuBlockM, nr = std::min<int64_t>(kCpuBlockM, sq - q0);
+      if (nr <= 0) continue;  // past this sequence's queries
+      auto keys = [&](int64_t s) { return row_keys(s, sq, sk, p.causal, p.window_left, p.window_right); };
+      // The tile's live keys: the first row that sees a key's begin to the last row's end (both move
+      // right with the row; only leading rows see none); tiles outside are skipped, never masked.
+      int64_t r_first = 0;
+      while (r_first < nr - 1 && keys(q0 + r_first).end <= keys(q0 + r_first).begin) ++r_first;
+      const KeyRange kr = split_range_from(keys(q0 + r_first).begin, keys(q0 + nr - 1).end, g, Gs, kCpuBlockN);
       for (int64_t r = 0; r < nr; ++r)
         for (int64_t d = 0; d < p.D; ++d) Q(r, d) = q[qs.at(b, q0 + r, h) + d] * scale;
       m.setConstant(kNegInfF);
@@ -53,8 +63,19 @@ void cpu_flash_forward(const Problem& p, const float* q, const float* k, const f
       acc.setZero();
       for (int64_t kv0 = kr.begin; kv0 < kr.end; kv0 += kCpuBlockN) {
         const int64_t nb = std::min<int64_t>(kCpuBlockN, kr.end - kv0);
-        const KvMap Kt(k + ks.at(b, kv0, hk), nb, p.D, Eigen::OuterStride<>(ks.seq));
-        const KvMap Vt(v + ks.at(b, kv0, hk), nb, p.D, Eigen::OuterStride<>(ks.seq));
+        const float* kp = k + ks.at(b, kv0, hk);
+        const float* vp = v + ks.at(b, kv0, hk);
+        if (ks.table) {  // pages: rows are contiguous only within a page
+          for (int64_t j = 0; j < nb; ++j)
+            for (int64_t d = 0; d < p.D; ++d) {
+              Kg(j, d) = k[ks.at(b, kv0 + j, hk) + d];
+              Vg(j, d) = v[ks.at(b, kv0 + j, hk) + d];
+            }
+          kp = Kg.data(), vp = Vg.data();
+        }
+        const int64_t row_stride = ks.table ? p.D : ks.seq;
+        const KvMap Kt(kp, nb, p.D, Eigen::OuterStride<>(row_stride));
+        const KvMap Vt(vp, nb, p.D, Eigen::OuterStride<>(row_stride));
         auto S = Sc.topLeftCorner(nr, nb);
         S.noalias() = Q.topRows(nr) * Kt.transpose();
         for (int64_t r = 0; r < nr; ++r) {
@@ -62,13 +83,24 @@ void cpu_flash_forward(const Problem& p, const float* q, const float* k, const f
           // exp (SSE/AVX2, the portable build) clamps its argument at -88.7 and returns 2.9e-39
           // for -inf, where the AVX-512 one returns 0. A fully masked row then summed denormal
           // weights and returned the mean of V (bf16 keeps them; fp16 flushes them to 0).
-          const int64_t vis = std::clamp<int64_t>(visible_keys(q0 + r, p.S, p.Sk, p.causal) - kv0, 0, nb);
-          auto live = S.row(r).head(vis);
-          S.row(r).tail(nb - vis).setZero();
-          if (vis == 0) continue;  // nothing visible in this tile: m, l and acc stay as they are
+          const KeyRange rk = keys(q0 + r);
+          const int64_t a = std::clamp<int64_t>(rk.begin - kv0, 0, nb), e = std::clamp<int64_t>(rk.end - kv0, 0, nb);
+          if (e <= a) {  // nothing visible in this tile: m, l and acc stay as they are
+            S.row(r).setZero();
+            continue;
+          }
+          if (transform)
+            for (int64_t j = a; j < e; ++j) {
+              float x = softcap_score(S(r, j), cap);
+              if (!sh.slopes.empty()) x += float(alibi_bias(sh.slopes[size_t(h)], q0 + r, off, kv0 + j));
+              S(r, j) = x;
+            }
+          auto live = S.row(r).segment(a, e - a);
           const float m_new = std::max(m[r], live.maxCoeff());
           const float alpha = std::exp(m[r] - m_new);  // std::exp(-inf) == 0: first live tile
           live = (live.array() - m_new).exp();
+          S.row(r).head(a).setZero();
+          S.row(r).tail(nb - e).setZero();
           l[r] = l[r] * alpha + live.sum();
           acc.row(r) *= alpha;
           m[r] = m_new;
@@ -97,9 +129,11 @@ void cpu_flash_forward(const Problem& p, const float* q, const float* k, const f
 
 void combine_splits(const Problem& p, int G, const SplitPartials& partials, TypedBuffer& o, std::vector<float>& lse) {
   const Strides qs = q_strides(p);
+  const ServingShape& sh = p.serving();
 #pragma omp parallel for schedule(static)
   for (int64_t row = 0; row < p.B * p.H * p.S; ++row) {
     const int64_t s = row % p.S, h = (row / p.S) % p.H, b = row / (p.S * p.H);
+    if (s >= sh.q_len[size_t(b)]) continue;  // past this sequence's queries
     const size_t first = size_t(((b * p.H + h) * G) * p.S + s);  // split g at first + g*S
     float mx = kNegInfF;
     for (int g = 0; g < G; ++g) mx = std::max(mx, partials.lse[first + size_t(g * p.S)]);

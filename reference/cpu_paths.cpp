@@ -59,7 +59,7 @@ std::optional<std::string> over_budget(const Problem& p, const GateContext& ctx)
 
 class CpuExecution : public Execution {
  public:
-  CpuExecution(const Problem& p, const HostInputs& in) : p_(p), in_(in), o_(p.dtype, p.B * p.S * p.H * p.D) {
+  CpuExecution(const Problem& p, const HostInputs& in) : p_(p), in_(in), o_(p.dtype, p.q_elements()) {
     lse_.resize(size_t(p.B * p.H * p.S));
   }
   void poison() override {
@@ -91,7 +91,7 @@ class CpuRefExecution : public CpuExecution {
     const Strides qs = q_strides(p_);
     for (int64_t b = 0; b < p_.B; ++b)
       for (int64_t h = 0; h < p_.H; ++h)
-        for (int64_t s = 0; s < p_.S; ++s) {
+        for (int64_t s = 0; s < p_.q_len(b); ++s) {
           const size_t ri = ref.row_index(b, h, size_t(s));
           for (int64_t d = 0; d < p_.D; ++d) o_.set(qs.at(b, s, h) + d, float(ref.o[ri * size_t(p_.D) + size_t(d)]));
           lse_[size_t(lse_index(p_, b, h, s))] = float(ref.lse[ri]);
@@ -100,7 +100,8 @@ class CpuRefExecution : public CpuExecution {
 };
 
 // kv_cache problems: the cache holds keys [0, offset) from the start; run() appends the new
-// tokens' K/V at [offset, Sk) and then attends over the whole cache.
+// tokens' K/V at [offset, Sk) of each sequence (in its pages, when paged) and then attends over
+// the whole cache.
 class CpuFlashExecution : public CpuExecution {
  public:
   CpuFlashExecution(const Problem& p, const HostInputs& in, int G) : CpuExecution(p, in), G_(G) {
@@ -141,7 +142,7 @@ class CpuFlashExecution : public CpuExecution {
   template <typename F>
   void for_new_slots(F&& f, const Strides& ks) {
     for (int64_t b = 0; b < p_.B; ++b)
-      for (int64_t j = p_.kv_cache_offset(); j < p_.Sk; ++j)
+      for (int64_t j = p_.cache_begin(b); j < p_.k_len(b); ++j)
         for (int64_t h = 0; h < p_.Hk; ++h)
           for (int64_t d = 0; d < p_.D; ++d) f(ks.at(b, j, h) + d);
   }

@@ -1,5 +1,7 @@
 // Blocked reference: per (batch, kv head) K and V are widened once; per (query head of the group,
-// row block) one GEMM for the scores over the block's visible keys, a row softmax, one GEMM for PV.
+// row block) one GEMM for the scores over the block's visible keys, the score transforms (softcap,
+// ALiBi), a row softmax over each row's keys (causal, window), one GEMM for PV. Sequences of a
+// varlen or paged problem are read through the problem's addressing (harness/problem.hpp).
 #include "reference/cpu_ref.hpp"
 
 #include <Eigen/Dense>
@@ -38,13 +40,23 @@ Reference compute_reference(const Problem& p, const HostInputs& in, std::vector<
   const int64_t rb = block_rows(p.Sk);
   const int64_t nblocks = (int64_t(R) + rb - 1) / rb;
   const int64_t G = p.group_size();
+  const ServingShape& sh = p.serving();  // resolved once, outside the parallel loops
+  const bool alibi = p.has_alibi();
 
   RowMat<double> Kd(p.Sk, p.D), Vd(p.Sk, p.D);
   RowMat<float> Kf(p.Sk, p.D), Vf(p.Sk, p.D);
   for (int64_t b = 0; b < p.B; ++b) {
+    const int64_t sq = sh.q_len[size_t(b)], sk = sh.k_len[size_t(b)], off = sk - sq;
+    // Row r's keys: bottom-right causal and the window, over this sequence's lengths.
+    auto keys = [&](int64_t s) { return row_keys(s, sq, sk, p.causal, p.window_left, p.window_right); };
+    // The score of (query head h, row s, key j) from its scaled dot product: softcap, then ALiBi.
+    auto score = [&](double x, int64_t h, int64_t s, int64_t j) {
+      x = softcap_score(x, p.softcap);
+      return alibi ? x + alibi_bias(sh.slopes[size_t(h)], s, off, j) : x;
+    };
     for (int64_t hk = 0; hk < p.Hk; ++hk) {
 #pragma omp parallel for schedule(static)
-      for (int64_t j = 0; j < p.Sk; ++j)
+      for (int64_t j = 0; j < sk; ++j)
         for (int64_t d = 0; d < p.D; ++d) {
           const int64_t at = ks.at(b, j, hk) + d;
           Kf(j, d) = in.k[size_t(at)];
@@ -57,51 +69,66 @@ Reference compute_reference(const Problem& p, const HostInputs& in, std::vector<
         const int64_t h = hk * G + task / nblocks;
         const size_t r0 = size_t(task % nblocks) * size_t(rb);
         const size_t nr = std::min<size_t>(size_t(rb), R - r0);
-        int64_t kv = 0;  // visible keys of the block's last (largest) row bound the GEMMs
-        for (size_t r = 0; r < nr; ++r) kv = std::max(kv, visible_keys(ref.rows[r0 + r], p.S, p.Sk, p.causal));
-        if (kv == 0) continue;  // every row masked: O = 0, LSE = -inf as initialised
+        // The block's keys [k0, k1): the union of its rows' ranges (rows past the sequence see none).
+        int64_t k0 = sk, k1 = 0;
+        for (size_t r = 0; r < nr; ++r) {
+          if (ref.rows[r0 + r] >= sq) continue;
+          const KeyRange kr = keys(ref.rows[r0 + r]);
+          if (kr.end > kr.begin) k0 = std::min(k0, kr.begin), k1 = std::max(k1, kr.end);
+        }
+        if (k1 <= k0) continue;  // every row masked: O = 0, LSE = -inf as initialised
+        const int64_t kv = k1 - k0;
         RowMat<double> Q(nr, p.D);
         for (size_t r = 0; r < nr; ++r)
-          for (int64_t d = 0; d < p.D; ++d) Q(r, d) = in.q[size_t(qs.at(b, ref.rows[r0 + r], h) + d)];
-        RowMat<double> Sc = (Q * scale) * Kd.topRows(kv).transpose();
+          for (int64_t d = 0; d < p.D; ++d)
+            Q(r, d) = ref.rows[r0 + r] < sq ? in.q[size_t(qs.at(b, ref.rows[r0 + r], h) + d)] : 0.0;
+        RowMat<double> Sc = (Q * scale) * Kd.middleRows(k0, kv).transpose();
         Eigen::VectorXd inv_l(nr);
         for (size_t r = 0; r < nr; ++r) {
-          const int64_t vis = visible_keys(ref.rows[r0 + r], p.S, p.Sk, p.causal);
+          const int64_t s = ref.rows[r0 + r];
+          const KeyRange kr = s < sq ? keys(s) : KeyRange{0, 0};
           inv_l[r] = 0;
-          if (vis == 0) {
+          if (kr.end <= kr.begin) {
             Sc.row(r).setZero();
             continue;
           }
-          const double m = Sc.row(r).head(vis).maxCoeff();
-          Sc.row(r).head(vis) = (Sc.row(r).head(vis).array() - m).exp();
-          if (vis < kv) Sc.row(r).tail(kv - vis).setZero();
-          const double l = Sc.row(r).head(vis).sum();
+          const int64_t lo = kr.begin - k0, n = kr.end - kr.begin;
+          for (int64_t j = lo; j < lo + n; ++j) Sc(r, j) = score(Sc(r, j), h, s, k0 + j);
+          const double m = Sc.row(r).segment(lo, n).maxCoeff();
+          Sc.row(r).segment(lo, n) = (Sc.row(r).segment(lo, n).array() - m).exp();
+          Sc.row(r).head(lo).setZero();
+          Sc.row(r).tail(kv - lo - n).setZero();
+          const double l = Sc.row(r).segment(lo, n).sum();
           inv_l[r] = 1.0 / l;  // normalise the D outputs after PV rather than the kv scores before
           ref.lse[ref.row_index(b, h, r0 + r)] = m + std::log(l);
         }
-        const RowMat<double> O = inv_l.asDiagonal() * (Sc * Vd.topRows(kv));
+        const RowMat<double> O = inv_l.asDiagonal() * (Sc * Vd.middleRows(k0, kv));
         for (size_t r = 0; r < nr; ++r)
           std::copy(O.row(r).data(), O.row(r).data() + p.D, ref.o.begin() + ref.row_index(b, h, r0 + r) * size_t(p.D));
         if (!low_precision) continue;
 
         // Low precision: fp32 scores, unnormalised P rounded to the dtype, fp32 PV, O rounded.
-        RowMat<float> Sf = (Q.cast<float>() * float(scale)) * Kf.topRows(kv).transpose();
+        RowMat<float> Sf = (Q.cast<float>() * float(scale)) * Kf.middleRows(k0, kv).transpose();
         Eigen::VectorXf l(nr);
         for (size_t r = 0; r < nr; ++r) {
-          const int64_t vis = visible_keys(ref.rows[r0 + r], p.S, p.Sk, p.causal);
-          if (vis == 0) {
+          const int64_t s = ref.rows[r0 + r];
+          const KeyRange kr = s < sq ? keys(s) : KeyRange{0, 0};
+          if (kr.end <= kr.begin) {
             Sf.row(r).setZero();
             l[r] = 0;
             continue;
           }
-          const float m = Sf.row(r).head(vis).maxCoeff();
-          Sf.row(r).head(vis) = (Sf.row(r).head(vis).array() - m).exp();
-          Sf.row(r).tail(kv - vis).setZero();
+          const int64_t lo = kr.begin - k0, n = kr.end - kr.begin;
+          for (int64_t j = lo; j < lo + n; ++j) Sf(r, j) = float(score(double(Sf(r, j)), h, s, k0 + j));
+          const float m = Sf.row(r).segment(lo, n).maxCoeff();
+          Sf.row(r).segment(lo, n) = (Sf.row(r).segment(lo, n).array() - m).exp();
+          Sf.row(r).head(lo).setZero();
+          Sf.row(r).tail(kv - lo - n).setZero();
           l[r] = Sf.row(r).sum();
           ref.lse_lp[ref.row_index(b, h, r0 + r)] = m + std::log(l[r]);
-          for (int64_t j = 0; j < vis; ++j) Sf(r, j) = round_to(p.dtype, Sf(r, j));
+          for (int64_t j = lo; j < lo + n; ++j) Sf(r, j) = round_to(p.dtype, Sf(r, j));
         }
-        RowMat<float> Of = Sf * Vf.topRows(kv);
+        RowMat<float> Of = Sf * Vf.middleRows(k0, kv);
         for (size_t r = 0; r < nr; ++r) {
           if (l[r] == 0) continue;
           float* dst = ref.o_lp.data() + ref.row_index(b, h, r0 + r) * size_t(p.D);

@@ -36,9 +36,10 @@ from dataclasses import dataclass
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# harness/results/results.cpp's columns, in its order (schema 6; tests check them against the binary).
+# harness/results/results.cpp's columns, in its order (schema 7; tests check them against the binary).
 COLUMNS = (
-    "schema run_id time name B H Hk S Sk D causal dtype layout kv_cache scale seed path ran_path plugin plugin_version "
+    "schema run_id time name B H Hk S Sk D causal dtype layout kv_cache scale seqlens_q seqlens_k page_size window alibi "
+    "softcap seed path ran_path plugin plugin_version "
     "G_req G_used "
     "split_rule units tile_m tile_n resident "
     "status reason rule tol max_abs_err mean_abs_err rel_l2 cosine lse_max_err nan_inf unwritten cache_mismatch "
@@ -245,9 +246,9 @@ def g6(x):
 def record_fields(p, path, status, reason, meta, stats=None, metrics=None):
     """One fa-bench results row (column -> text) for a problem run on a torch backend."""
     r = dict.fromkeys(COLUMNS, "")
-    r.update(schema="6", run_id=meta["run_id"], time=utc_now(), name=p.name, B=p.B, H=p.H, Hk=p.Hk, S=p.S, Sk=p.Sk,
+    r.update(schema="7", run_id=meta["run_id"], time=utc_now(), name=p.name, B=p.B, H=p.H, Hk=p.Hk, S=p.S, Sk=p.Sk,
              D=p.D, causal=int(p.causal), dtype=p.dtype, layout=p.layout, kv_cache=int(p.kv_cache),
-             scale=format(p.scale, ".9g"), seed=p.seed, path=path, ran_path=path, G_req="0", G_used="0",
+             scale=format(p.scale, ".9g"), page_size="0", alibi="0", softcap="0", seed=p.seed, path=path, ran_path=path, G_req="0", G_used="0",
              status=status, reason=" ".join(reason.split()), flops=g6(p.flops()), bytes=g6(p.bytes()),
              device=meta["device"], arch=meta["arch"], git_commit=meta["git_commit"], sweep_file=p.sweep_file,
              sweep_line=p.sweep_line)

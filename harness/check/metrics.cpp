@@ -32,7 +32,11 @@ Metrics measure(const Problem& p, const HostInputs& in, const Reference& ref, co
     if (b == poison) ++m.unwritten;
     else if (!std::isfinite(from_bits(p.dtype, b))) ++m.nan_inf;
   }
-  for (float x : out.lse) {
+  const ServingShape& sh = p.serving();
+  for (size_t i = 0; i < out.lse.size(); ++i) {
+    const float x = out.lse[i];
+    const int64_t row = int64_t(i), bi = row / (p.H * p.S);
+    if (bi < p.B && row % p.S >= sh.q_len[size_t(bi)]) continue;  // past a sequence's queries: not a result
     uint32_t b;
     std::memcpy(&b, &x, 4);
     if (b == 0xffffffffu) ++m.unwritten;
@@ -47,6 +51,7 @@ Metrics measure(const Problem& p, const HostInputs& in, const Reference& ref, co
     for (int64_t h = 0; h < p.H; ++h)
       for (size_t r = 0; r < ref.rows.size(); ++r) {
         const int64_t s = ref.rows[r];
+        if (s >= sh.q_len[size_t(b)]) continue;  // no such row in this sequence
         const size_t ri = ref.row_index(b, h, r);
         for (int64_t d = 0; d < p.D; ++d) {
           const double x = out.o.at(qs.at(b, s, h) + d), y = ref.o[ri * size_t(p.D) + size_t(d)];

@@ -41,6 +41,7 @@ class Row {
     return it == cols_.end() ? none : cells_[it->second];
   }
   bool empty(const std::string& col) const { return text(col).empty(); }
+  bool has(const std::string& col) const { return cols_.count(col) != 0; }
 
   double real(const std::string& col) const {
     const std::string& t = text(col);
@@ -78,8 +79,10 @@ Status parse_status(const Row& row) {
 Record parse_record(const Row& row) {
   Record r;
   Problem& p = r.problem;
-  for (const auto& f : problem_field_table())
+  for (const auto& f : problem_field_table()) {
+    if (f.optional_column && !row.has(f.name)) continue;  // an older schema: the default
     if (auto why = f.set(p, row.text(f.name))) row.fail(f.name, *why);
+  }
   r.path = row.text("path");
   if (r.path.empty()) row.fail("path", "empty path");
   r.ran_path = row.text("ran_path");
@@ -133,7 +136,8 @@ Record parse_record(const Row& row) {
 const std::vector<std::string>& required_columns() {
   static const std::vector<std::string> cols = [] {
     std::vector<std::string> c;
-    for (const auto& f : problem_field_table()) c.push_back(f.name);
+    for (const auto& f : problem_field_table())
+      if (!f.optional_column) c.push_back(f.name);
     for (const char* o : {"path", "G_req", "status", "median_ms"}) c.push_back(o);
     return c;
   }();

@@ -15,6 +15,7 @@ std::optional<std::string> common_gpu_gate(const Problem& p, const GateContext& 
   if (p.dtype == DType::fp32) return std::string("GPU paths take fp16/bf16 inputs");
   if (p.D > kMaxD) return fmt::format("D={} > {}", p.D, kMaxD);
   if (p.B * p.H * p.S > (int64_t(1) << 31) - 1) return std::string("B*H*S exceeds 2^31 rows");
+  if (const auto f = p.serving_fields(); !f.empty()) return serving_refusal(f, "its kernels");
   return std::nullopt;
 }
 

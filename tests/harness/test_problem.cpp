@@ -20,7 +20,7 @@ TEST(Problem, UnmaskedPairsMatchABruteForceCountForEveryCausalAlignment) {
         double brute = 0;
         for (int64_t i = 0; i < S; ++i)
           for (int64_t j = 0; j < Sk; ++j) brute += !causal || j <= i + Sk - S;
-        EXPECT_EQ(p.unmasked_pairs(), brute) << "S=" << S << " Sk=" << Sk << " causal=" << causal;
+        EXPECT_EQ(p.unmasked_pairs(), p.B * brute) << "S=" << S << " Sk=" << Sk << " causal=" << causal;
       }
 }
 

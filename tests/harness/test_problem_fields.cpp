@@ -31,7 +31,10 @@ Problem loaded(const ProblemField& f, const std::string& ext) {
   std::string text;
   if (ext == ".csv") {
     std::string head, row;
-    for (const auto& [k, v] : cells) head += (head.empty() ? "" : ",") + k, row += (row.empty() ? "" : ",") + v;
+    for (const auto& [k, v] : cells) {  // a cell with a comma (window) is quoted, as CSV has it
+      const std::string cell = v.find(',') == std::string::npos ? v : "\"" + v + "\"";
+      head += (head.empty() ? "" : ",") + k, row += (row.empty() ? "" : ",") + cell;
+    }
     text = head + "\n" + row + "\n";
   } else {
     std::string items;

@@ -108,9 +108,7 @@ RecordDir read_record_dir(const std::string& dir) {
 
 RunOutputs read_outputs(const std::string& dir, const Problem& p, bool with_lse) {
   RunOutputs out;
-  const std::vector<int64_t> shape = p.layout == Layout::bshd ? std::vector<int64_t>{p.B, p.S, p.H, p.D}
-                                                               : std::vector<int64_t>{p.B, p.H, p.S, p.D};
-  const std::vector<double> o = read_values(dir + "/o.npy", shape, p.dtype == DType::fp16);
+  const std::vector<double> o = read_values(dir + "/o.npy", q_shape(p), p.dtype == DType::fp16);
   out.o = TypedBuffer(p.dtype, int64_t(o.size()));
   for (size_t i = 0; i < o.size(); ++i) out.o.set(int64_t(i), float(o[i]));  // rounds to the dtype (RNE)
   if (with_lse) {

@@ -17,8 +17,30 @@ namespace fa {
 namespace {
 
 std::vector<int64_t> shape_of(const Problem& p, int64_t seq, int64_t heads) {
-  return p.layout == Layout::bshd ? std::vector<int64_t>{p.B, seq, heads, p.D} : std::vector<int64_t>{p.B, heads, seq, p.D};
+  return p.layout == Layout::bhsd ? std::vector<int64_t>{p.B, heads, seq, p.D} : std::vector<int64_t>{p.B, seq, heads, p.D};
 }
+
+NpyArray int32_array(std::vector<int64_t> shape, const std::vector<int64_t>& v) {
+  std::vector<int32_t> narrow(v.begin(), v.end());
+  NpyArray a{"<i4", std::move(shape), std::vector<uint8_t>(narrow.size() * 4)};
+  std::memcpy(a.data.data(), narrow.data(), a.data.size());
+  return a;
+}
+
+}  // namespace
+
+std::vector<int64_t> q_shape(const Problem& p) {
+  if (p.layout == Layout::thd) return {p.serving().cu_q[size_t(p.B)], p.H, p.D};
+  return shape_of(p, p.S, p.H);
+}
+
+std::vector<int64_t> kv_shape(const Problem& p) {
+  if (p.paged()) return {p.serving().pages, p.page_size, p.Hk, p.D};
+  if (p.layout == Layout::thd) return {p.serving().cu_k[size_t(p.B)], p.Hk, p.D};
+  return shape_of(p, p.Sk, p.Hk);
+}
+
+namespace {
 
 const char* descr_of(DType t) { return t == DType::fp16 ? "<f2" : "<f4"; }
 
@@ -36,10 +58,10 @@ NpyArray typed_array(DType t, std::vector<int64_t> shape, const std::vector<floa
 }
 
 NpyArray output_array(const Problem& p, const TypedBuffer& o) {
-  if (p.dtype == DType::fp16) return array_of("<f2", shape_of(p, p.S, p.H), o.bytes);
+  if (p.dtype == DType::fp16) return array_of("<f2", q_shape(p), o.bytes);
   std::vector<float> wide(size_t(o.size()));
   for (int64_t i = 0; i < o.size(); ++i) wide[size_t(i)] = o.at(i);
-  return array_of("<f4", shape_of(p, p.S, p.H), wide);
+  return array_of("<f4", q_shape(p), wide);
 }
 
 void make_dir(const std::string& d) {
@@ -63,19 +85,26 @@ void save_record_tensors(const std::string& dir, const Record& r, const HostInpu
   make_dir(dir);
   const std::string d = dir + "/" + record_folder(r);
   make_dir(d);
-  write_npy(d + "/q.npy", typed_array(p.dtype, shape_of(p, p.S, p.H), in.q));
-  write_npy(d + "/k.npy", typed_array(p.dtype, shape_of(p, p.Sk, p.Hk), in.k));
-  write_npy(d + "/v.npy", typed_array(p.dtype, shape_of(p, p.Sk, p.Hk), in.v));
+  write_npy(d + "/q.npy", typed_array(p.dtype, q_shape(p), in.q));
+  write_npy(d + "/k.npy", typed_array(p.dtype, kv_shape(p), in.k));
+  write_npy(d + "/v.npy", typed_array(p.dtype, kv_shape(p), in.v));
   write_npy(d + "/o.npy", output_array(p, out.o));
   write_npy(d + "/lse.npy", array_of("<f4", {p.B, p.H, p.S}, out.lse));
-  std::vector<double> ref(ref_o_bhsd.size());  // [B][H][S][D] -> the problem's layout
+  if (p.varlen() || p.layout == Layout::thd || p.paged()) {
+    const ServingShape& sh = p.serving();
+    write_npy(d + "/cu_seqlens_q.npy", int32_array({p.B + 1}, sh.cu_q));
+    write_npy(d + "/cu_seqlens_k.npy", int32_array({p.B + 1}, sh.cu_k));
+    write_npy(d + "/seqused_k.npy", int32_array({p.B}, sh.k_len));
+    if (p.paged()) write_npy(d + "/block_table.npy", int32_array({p.B, sh.pages_per_seq}, sh.table));
+  }
+  std::vector<double> ref(size_t(p.q_elements()), 0.0);  // [B][H][S][D] -> the problem's layout
   const Strides qs = q_strides(p);
   for (int64_t b = 0; b < p.B; ++b)
     for (int64_t h = 0; h < p.H; ++h)
-      for (int64_t s = 0; s < p.S; ++s)
+      for (int64_t s = 0; s < p.q_len(b); ++s)
         for (int64_t x = 0; x < p.D; ++x)
           ref[size_t(qs.at(b, s, h) + x)] = ref_o_bhsd[size_t(((b * p.H + h) * p.S + s) * p.D + x)];
-  write_npy(d + "/ref_o.npy", array_of("<f8", shape_of(p, p.S, p.H), ref));
+  write_npy(d + "/ref_o.npy", array_of("<f8", q_shape(p), ref));
   write_problem_json(d, r);
 }
 
@@ -125,9 +154,9 @@ std::vector<float> load_one(const std::string& file, const Problem& p, const std
 
 HostInputs load_inputs(const std::string& dir, const Problem& p) {
   HostInputs in;
-  in.q = load_one(dir + "/q.npy", p, shape_of(p, p.S, p.H));
-  in.k = load_one(dir + "/k.npy", p, shape_of(p, p.Sk, p.Hk));
-  in.v = load_one(dir + "/v.npy", p, shape_of(p, p.Sk, p.Hk));
+  in.q = load_one(dir + "/q.npy", p, q_shape(p));
+  in.k = load_one(dir + "/k.npy", p, kv_shape(p));
+  in.v = load_one(dir + "/v.npy", p, kv_shape(p));
   return in;
 }
 

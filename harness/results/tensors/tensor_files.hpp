@@ -2,8 +2,10 @@
 // one folder per record: q, k, v (the inputs), o and lse (the path's outputs), ref_o (the fp64
 // reference) and problem.json (the problem, so that `fa-bench check` can judge an o.npy written by
 // another program).
-// Shapes are the problem's layout: Q and O (B,S,H,D) for bshd, (B,H,S,D) for bhsd; K and V likewise
-// with Sk, Hk; LSE (B,H,S). fp16 is saved as '<f2' bit for bit; bf16 as '<f4' after widening, which
+// Shapes are the problem's layout: Q and O (B,S,H,D) for bshd, (B,H,S,D) for bhsd, (total,H,D) for
+// thd; K and V likewise with Sk, Hk, or the page pool (pages,page_size,Hk,D); LSE (B,H,S). Serving
+// problems add what a varlen or paged API takes: cu_seqlens_q/k (B+1, int32), seqused_k (B, int32:
+// each sequence's keys) and block_table (B, pages per sequence; int32, -1 past the end). fp16 is saved as '<f2' bit for bit; bf16 as '<f4' after widening, which
 // is exact (a bf16 is the top half of an fp32); fp32 as '<f4'; LSE '<f4'; ref_o '<f8'.
 #pragma once
 #include <string>
@@ -14,6 +16,10 @@
 #include "harness/run/run_record.hpp"
 
 namespace fa {
+
+// The .npy shapes of Q (and O) and of K (and V) for problem p.
+std::vector<int64_t> q_shape(const Problem& p);
+std::vector<int64_t> kv_shape(const Problem& p);
 
 // The folder name of a record under DIR: label, dtype, layout, seed, path and G, filesystem-safe.
 std::string record_folder(const Record& r);

@@ -233,9 +233,10 @@ TEST(Expand, TheCiSweepExpandsToADozenProblemsWithTheirFlops) {
   std::vector<std::string> ls;
   for (std::string l; std::getline(ss, l);) ls.push_back(l);
   ASSERT_EQ(ls.size(), 13u) << r.output;
-  EXPECT_EQ(ls[0].rfind("name,B,H,Hk,S,Sk,D,causal,dtype,layout,kv_cache,scale,seed,G,flops,bytes,", 0), 0u);
+  EXPECT_EQ(ls[0].rfind("name,B,H,Hk,S,Sk,D,causal,dtype,layout,kv_cache,scale,seqlens_q,seqlens_k,page_size,window,alibi,softcap,seed,G,"
+                               "flops,bytes,", 0), 0u);
   // whisper encoder: 4 * 1 * 16 * 64 * 1500^2 FLOPs; Q, K, V, O fp16 + fp32 LSE.
-  EXPECT_EQ(ls[1].rfind("whisper-enc,1,16,16,1500,1500,64,0,fp16,bshd,0,0,1,0|4,9.216e+09,1.2384e+07,", 0), 0u) << ls[1];
+  EXPECT_EQ(ls[1].rfind("whisper-enc,1,16,16,1500,1500,64,0,fp16,bshd,0,0,,,0,,0,0,1,0|4,9.216e+09,1.2384e+07,", 0), 0u) << ls[1];
 }
 
 TEST(Expand, TheCiSweepLoadsAndSkipsOnTheCpuBuild) {
