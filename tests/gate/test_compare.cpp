@@ -134,29 +134,3 @@ TEST(Compare, GeomeanRatiosCoverAllTimedPairsAndEachPath) {
   EXPECT_EQ(c.geomeans[1].n, 2);
   EXPECT_NEAR(c.geomeans[2].ratio, 0.5, 1e-9);
 }
-
-TEST(ResultsReader, ABadCellNamesFileLineAndColumn) {
-  const auto good = test::temp_file(".csv", "");
-  { CsvWriter w(OutputFile(good, {}), RunMeta{}, false); w.write(timed("p", "x", 1.0)); w.write(timed("q", "x", 1.0)); }
-  std::ifstream in(good);
-  std::string header, row1, row2;
-  std::getline(in, header), std::getline(in, row1), std::getline(in, row2);
-  const auto pos = row2.find(",1,0,0,0.005,20,");  // median_ms, min_ms, max_ms, spread, samples
-  ASSERT_NE(pos, std::string::npos) << row2;
-  const auto bad = test::temp_file(".csv", header + "\n" + row1 + "\n" + row2.replace(pos, 3, ",1x,") + "\n");
-  try {
-    read_results_csv(bad);
-    FAIL() << "a bad median_ms must be rejected";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find(bad + ":3: field 'median_ms': '1x' is not a number"), std::string::npos) << e.what();
-  }
-  const auto short_row = test::temp_file(".csv", header + "\n1,2,3\n");
-  EXPECT_THROW(read_results_csv(short_row), InputError);
-  const auto not_results = test::temp_file(".csv", "B,H,S,D\n1,2,3,4\n");
-  try {
-    read_results_csv(not_results);
-    FAIL() << "a sweep file is not a results file";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find(":1: field 'name'"), std::string::npos) << e.what();
-  }
-}
