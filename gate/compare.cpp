@@ -25,7 +25,23 @@ int Comparison::count(SpeedVerdict v) const {
   return n;
 }
 
+int Comparison::plugin_changes() const {
+  int n = 0;
+  for (const auto& c : changes) n += !c.plugin.empty();
+  return n;
+}
+
 std::string match_key(const Record& r) { return r.problem.key() + "|" + r.problem.name + "|" + r.path + "|" + r.g_req.str(); }
+
+std::string plugin_change(const Record& o, const Record& n) {
+  if (o.plugin_file == n.plugin_file && o.plugin_version == n.plugin_version) return "";
+  auto version = [](const Record& r) { return r.plugin_version.empty() ? std::string("(no version)") : r.plugin_version; };
+  auto side = [&](const Record& r) {
+    return r.plugin_file.empty() ? std::string("built in") : fmt::format("{} {}", r.plugin_file, version(r));
+  };
+  if (o.plugin_file == n.plugin_file) return fmt::format("plugin {} {} → {}", o.plugin_file, version(o), version(n));
+  return fmt::format("plugin {} → {}", side(o), side(n));
+}
 
 SpeedVerdict judge_speed(const TimingStats* old_t, const TimingStats* new_t, const CompareRule& rule, double* margin,
                          std::string* why) {
@@ -110,6 +126,7 @@ Comparison compare_results(const ResultsFile& old_file, const ResultsFile& new_f
       }
     }
     judge_accuracy(c, rule);
+    c.plugin = plugin_change(c.old_rec->record, r.record);  // reported beside the verdict, never part of it
     cmp.changes.push_back(std::move(c));
   }
   for (const auto& r : old_file.records)

@@ -2,7 +2,9 @@
 // the time ratio new/old with a verdict that accounts for both sides' noise, and accuracy
 // changes. A slowdown counts only beyond max(threshold, k x combined spread), where the combined
 // spread is sqrt(spread_old^2 + spread_new^2); a side with too few samples is ambiguous.
-// A Comparison points into the two ResultsFiles, which must outlive it.
+// A pair whose plugin library or declared version differs says so (RecordChange::plugin) without
+// changing its verdict: the timings are judged alone, and the report shows which new build a
+// regression came with. A Comparison points into the two ResultsFiles, which must outlive it.
 #pragma once
 #include <optional>
 #include <string>
@@ -33,6 +35,7 @@ struct RecordChange {
   std::string accuracy;         // empty, or "pass → fail", "max err 3.1x", "pass → skip"
   bool became_wrong = false;    // old passed, new is fail/error/oom/invalid
   bool lost_coverage = false;   // old passed, new skips
+  std::string plugin;           // empty, or the two plugin builds (plugin_change below)
 };
 
 struct Comparison {
@@ -47,10 +50,17 @@ struct Comparison {
   };
   std::vector<Geomean> geomeans;  // over records timed on both sides: all first, then per path
   int count(SpeedVerdict v) const;
+  int plugin_changes() const;  // matched pairs whose plugin build differs
 };
 
-// The identity records are matched by.
+// The identity records are matched by (the plugin build is not part of it: two builds of one
+// plugin path are the pair that compare exists for).
 std::string match_key(const Record& r);
+
+// Empty when both records come from the same plugin file at the same declared version (or are both
+// built in); else "plugin OLD → NEW", each side "FILE VERSION" or "built in", and the file named
+// once where only the version changed: "plugin /b/libfa_example_cpu.so 1.0.0 → 1.1.0".
+std::string plugin_change(const Record& old_rec, const Record& new_rec);
 
 // Judges one timed pair; exposed for tests.
 SpeedVerdict judge_speed(const TimingStats* old_t, const TimingStats* new_t, const CompareRule& rule,

@@ -1,9 +1,14 @@
-// Markdown, CSV and JSON printers for compare and gate; every format carries the same fields.
+// Markdown, CSV and JSON printers for compare and gate; every format carries the same fields,
+// the plugin file and version of both sides among them.
 #include "gate/compare_print.hpp"
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
 
 namespace fa {
 namespace {
@@ -15,6 +20,11 @@ std::string ms(const Record& r) { return r.timing ? fmt::format("{:.4g}", r.timi
 std::string ms_with_noise(const Record& r) {
   if (!r.timing) return status_name(r.status);
   return fmt::format("{} ±{:.1f}% ({})", ms(r), 100 * r.timing->spread, r.timing->samples);
+}
+
+std::string lower(std::string s) {
+  for (char& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
 }
 
 int accuracy_changes(const Comparison& cmp) {
@@ -40,6 +50,10 @@ std::vector<std::pair<std::string, std::string>> change_fields(const Comparison&
   f.insert(f.end(), {
           {"path", any.path},
           {"G_req", any.g_req.str()},
+          {"old_plugin", o ? o->record.plugin_file : ""},
+          {"old_plugin_version", o ? o->record.plugin_version : ""},
+          {"new_plugin", n ? n->record.plugin_file : ""},
+          {"new_plugin_version", n ? n->record.plugin_version : ""},
           {"old_status", o ? status_name(o->record.status) : ""},
           {"new_status", n ? status_name(n->record.status) : "missing"},
           {"old_median_ms", t(o, [&](const TimingStats& x) { return num(x.median_ms); })},
@@ -64,13 +78,45 @@ void for_each_row(const Comparison& cmp, F f) {
   for (const auto* m : cmp.missing) f(change_fields(cmp, nullptr, m));
 }
 
+// One line per (path, plugin change) among the matched pairs, with the verdicts and accuracy
+// changes that came with it: "- example-cpu: plugin /b/libx.so 1.0.0 → 1.1.0; 3 records: 2 same, 1 slow".
+void print_plugin_changes(std::ostream& os, const Comparison& cmp) {
+  if (cmp.plugin_changes() == 0) return;
+  struct Group {
+    std::string path, change;
+    std::map<SpeedVerdict, int> verdicts;
+    int records = 0, accuracy = 0;
+  };
+  std::vector<Group> groups;  // in the order the new file first shows each
+  for (const auto& c : cmp.changes) {
+    if (c.plugin.empty()) continue;
+    const std::string& path = c.new_rec->record.path;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.path == path && g.change == c.plugin; });
+    if (it == groups.end()) it = groups.insert(groups.end(), Group{path, c.plugin, {}, 0, 0});
+    it->verdicts[c.verdict] += 1;
+    it->records += 1;
+    it->accuracy += !c.accuracy.empty();
+  }
+  os << "\nPlugin builds that differ (reported beside the verdicts, which judge the timings alone):\n\n";
+  for (const auto& g : groups) {
+    std::string counts;
+    for (const auto& [v, n] : g.verdicts)
+      counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, v == SpeedVerdict::untimed ? "untimed" : lower(verdict_name(v)));
+    if (g.accuracy) counts += fmt::format(", {} accuracy change{}", g.accuracy, g.accuracy == 1 ? "" : "s");
+    os << fmt::format("- {}: {}; {} record{}: {}\n", g.path, g.change, g.records, g.records == 1 ? "" : "s", counts);
+  }
+}
+
 }  // namespace
 
 std::string compare_counts(const Comparison& cmp) {
-  return fmt::format("{} same, {} slow, {} fast, {} ambiguous, {} untimed; {} missing, {} added; {} accuracy change{}",
-                     cmp.count(SpeedVerdict::same), cmp.count(SpeedVerdict::slow), cmp.count(SpeedVerdict::fast),
-                     cmp.count(SpeedVerdict::ambiguous), cmp.count(SpeedVerdict::untimed), cmp.missing.size(),
-                     cmp.added.size(), accuracy_changes(cmp), accuracy_changes(cmp) == 1 ? "" : "s");
+  std::string text =
+      fmt::format("{} same, {} slow, {} fast, {} ambiguous, {} untimed; {} missing, {} added; {} accuracy change{}",
+                  cmp.count(SpeedVerdict::same), cmp.count(SpeedVerdict::slow), cmp.count(SpeedVerdict::fast),
+                  cmp.count(SpeedVerdict::ambiguous), cmp.count(SpeedVerdict::untimed), cmp.missing.size(),
+                  cmp.added.size(), accuracy_changes(cmp), accuracy_changes(cmp) == 1 ? "" : "s");
+  if (const int n = cmp.plugin_changes(); n > 0) text += fmt::format("; {} from another plugin build", n);
+  return text;
 }
 
 void print_compare_markdown(std::ostream& os, const Comparison& cmp, const CompareRule& rule) {
@@ -91,6 +137,7 @@ void print_compare_markdown(std::ostream& os, const Comparison& cmp, const Compa
   }
   for (const auto& g : cmp.geomeans)
     os << fmt::format("| **geomean** ({} records) | {} | | | | {:.3f} | | | |\n", g.n, g.path, g.ratio);
+  print_plugin_changes(os, cmp);
   if (!cmp.missing.empty()) {
     os << fmt::format("\nMissing from {}:\n\n", cmp.new_path);
     for (const auto* m : cmp.missing)

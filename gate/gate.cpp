@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "gate/compare_print.hpp"
@@ -54,14 +55,22 @@ GateReport run_gate(const ResultsFile& baseline, const ResultsFile& current, con
 
 void print_gate_report(std::ostream& os, const GateReport& g, const CompareRule& rule) {
   print_compare_markdown(os, g.cmp, rule);
+  // Each failing record whose pair changed plugin builds says which: a regression names the build it came with.
+  std::map<const ReadRecord*, std::string> plugin;
+  for (const auto& c : g.cmp.changes)
+    if (!c.plugin.empty()) plugin[c.old_rec] = plugin[c.new_rec] = "; " + c.plugin;
+  auto with_plugin = [&](const ReadRecord* r) {
+    const auto it = plugin.find(r);
+    return it == plugin.end() ? std::string() : it->second;
+  };
   auto list = [&](const char* title, const std::vector<GateReport::Wrong>& rs) {
     if (rs.empty()) return;
     os << fmt::format("\n{}:\n\n", title);
     for (const auto& [r, why] : rs) {
       const Record& x = r->record;
       const std::string what = !why.empty() ? why : x.reason.empty() ? "" : " " + x.reason;
-      os << fmt::format("- {} {} {} G={}: {}{} ({})\n", x.problem.label(), dtype_name(x.problem.dtype), x.path,
-                        x.g_req.str(), why.empty() ? status_name(x.status) : "", what, r->at.str());
+      os << fmt::format("- {} {} {} G={}: {}{} ({}){}\n", x.problem.label(), dtype_name(x.problem.dtype), x.path,
+                        x.g_req.str(), why.empty() ? status_name(x.status) : "", what, r->at.str(), with_plugin(r));
     }
   };
   list("Wrong (neither pass nor skip, or a timing that is not a finite number >= 0)", g.wrong);
@@ -72,8 +81,9 @@ void print_gate_report(std::ostream& os, const GateReport& g, const CompareRule&
   for (const auto& c : g.cmp.changes)
     if (c.verdict == SpeedVerdict::slow) {
       const Record& x = c.new_rec->record;
-      os << fmt::format("- {} {} {} G={}: {:.3f}x the baseline, beyond its {:.1f}% margin ({})\n", x.problem.label(),
-                        dtype_name(x.problem.dtype), x.path, x.g_req.str(), *c.ratio, 100 * c.margin, c.new_rec->at.str());
+      os << fmt::format("- {} {} {} G={}: {:.3f}x the baseline, beyond its {:.1f}% margin ({}){}\n", x.problem.label(),
+                        dtype_name(x.problem.dtype), x.path, x.g_req.str(), *c.ratio, 100 * c.margin, c.new_rec->at.str(),
+                        c.plugin.empty() ? "" : "; " + c.plugin);
     }
   os << "\n" << g.summary() << "\n";
 }

@@ -3,7 +3,8 @@
 // baseline record missing from current (absent, or passing in the baseline and skipped now), and
 // any SLOW verdict; AMBIGUOUS verdicts are reported and fail only when strict. A timed record on
 // either side whose median, min, max or spread is not a finite number >= 0 is wrong too: no such
-// timing can be judged, so it can never pass.
+// timing can be judged, so it can never pass. A new plugin build alone fails nothing: the report
+// names it beside each failing record whose pair changed builds.
 #pragma once
 #include <ostream>
 #include <string>

@@ -4,9 +4,9 @@
   scripts/plot.py RESULTS.csv [MORE.csv ...] [-o DIR] [--baseline PATH] [--ridge FLOP_PER_BYTE]
   scripts/plot.py FIT.csv [-o DIR]            (the fit data `fa-bench fit` writes)
 
-Results files are fa-bench's and scripts/sdpa_baseline.py's (paths torch-*): one schema, read once.
-Writes into DIR (default plots/):
-  throughput.png  grouped bars, one group per problem, every path and peer (torch-*, hatched) side by
+Results files are fa-bench's and scripts/sdpa_baseline.py's (paths torch-*, fa2, aiter): one schema,
+read once. Writes into DIR (default plots/):
+  throughput.png  grouped bars, one group per problem, every path and peer (sdpa_baseline.py's, hatched) side by
                   side: a TFLOP/s panel for the compute-bound problems and a GB/s panel for the
                   memory-bound ones. A problem is classified once, by its arithmetic intensity
                   flops/bytes against the device's ridge point (peak FLOP/s / peak bytes/s from
@@ -26,6 +26,8 @@ import os
 import re
 import sys
 from collections import OrderedDict, defaultdict
+
+import sdpa_baseline  # the peers' path names (beside this script; stdlib only at import)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEAKS_CPP = os.path.join(REPO, "harness", "check", "peaks.cpp")
@@ -109,7 +111,8 @@ def intensity(r):
 
 
 def is_peer(path):
-    return path.startswith("torch-")
+    """A path of scripts/sdpa_baseline.py's records: torch-<backend>, or a library called directly."""
+    return path.startswith("torch-") or path in sdpa_baseline.EXTERNAL_BACKENDS
 
 
 def groups(records):

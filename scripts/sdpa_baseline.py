@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""PyTorch scaled_dot_product_attention backends timed on a fa-bench sweep, written as fa-bench
-results records (path torch-flash, torch-efficient, torch-cudnn, torch-math) that `fa-bench
+"""PyTorch scaled_dot_product_attention backends, and flash_attn.flash_attn_func and
+aiter.flash_attn_func where they import, timed on a fa-bench sweep, written as fa-bench results
+records (path torch-flash, torch-efficient, torch-cudnn, torch-math, fa2, aiter) that `fa-bench
 compare` and `gate` read like any other. fa-bench's conventions: BSHD, scale 1/sqrt(D) unless
 given, bottom-right causal, GQA, exact FLOPs/bytes; cold L2; CUDA events around the call only.
+A library that does not import makes every record of its backend a `skip` naming the import error.
 
-  scripts/sdpa_baseline.py sweeps/whisper.csv [--backends flash,efficient,cudnn,math] [-o out.csv] [--verify]
-  scripts/sdpa_baseline.py --check SAVED_DIR... [--backends cudnn] [--callable mod:fn] [--check-out DIR]
+  scripts/sdpa_baseline.py sweeps/whisper.csv [--backends flash,efficient,cudnn,math,fa2,aiter] [-o out.csv] [--verify]
+  scripts/sdpa_baseline.py --check SAVED_DIR... [--backends cudnn,fa2] [--callable mod:fn] [--check-out DIR]
 
 CSV sweeps are read here; YAML sweeps are expanded by `fa-bench expand` (--fa-bench, $FABENCH_BINARY,
 PATH or build/*/fa-bench). Inputs are seeded standard normals from torch's generator, not
@@ -49,7 +51,22 @@ COLUMNS = (
     "device_index git_commit sweep_file sweep_line"
 ).split()
 
-BACKENDS = ("flash", "efficient", "cudnn", "math")
+TORCH_BACKENDS = ("flash", "efficient", "cudnn", "math")  # torch's SDPA backends; records torch-<backend>
+# Flash-attention libraries called directly, backend (and record path) -> (module, function). Both
+# functions take flash-attention 2's arguments, read from their sources (not copied):
+# - Dao-AILab/flash-attention, flash_attn/flash_attn_interface.py: flash_attn_func(q, k, v,
+#   dropout_p=0.0, softmax_scale=None, causal=False, window_size, softcap, alibi_slopes,
+#   deterministic, return_attn_probs=False); q (batch, seqlen_q, nheads, headdim), k and v
+#   (batch, seqlen_k, nheads_k, headdim) with GQA by head groups (query head h reads kv head
+#   h // (H / Hk), as fa-bench); returns out, or (out, softmax_lse, S_dmask) with return_attn_probs.
+#   Since 2.1 its causal mask is aligned to the bottom right (its docstring; before 2.1 top-left), as
+#   fa-bench's, and a row that sees no key is 0: a pre-2.1 build fails --check's causal S != Sk rows.
+# - ROCm/aiter, aiter/ops/mha.py: flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None,
+#   causal=False, window_size, bias, alibi_slopes, deterministic, return_lse=False,
+#   return_attn_probs=False), the same layouts and bottom-right mask over CK's fmha; returns out, or
+#   a tuple with return_lse (older versions return a tuple even without it).
+EXTERNAL_BACKENDS = {"fa2": ("flash_attn", "flash_attn_func"), "aiter": ("aiter", "flash_attn_func")}
+BACKENDS = TORCH_BACKENDS + tuple(EXTERNAL_BACKENDS)
 
 # --verify's fixed rule (max |o - ref32|, min cosine): a few ulps of O near |o| = 1, plus the
 # rounding of P to the dtype before PV that fused kernels do.
@@ -243,8 +260,44 @@ def g6(x):
     return format(x, ".6g")
 
 
+def record_path(backend):
+    """The path a backend's records carry: torch-<backend> for torch's SDPA, the name itself otherwise."""
+    return "torch-" + backend if backend in TORCH_BACKENDS else backend
+
+
+def import_external(backend):
+    """(the library's flash_attn_func, None) where its module imports, else (None, why: the import
+    error by type and message). Any exception counts: a broken install raises OSError or RuntimeError
+    (a CUDA library missing, an ABI mismatch with torch) as often as ImportError."""
+    module, name = EXTERNAL_BACKENDS[backend]
+    try:
+        return getattr(importlib.import_module(module), name), None
+    except Exception as e:  # any exception, as above
+        return None, f"{module}.{name} does not import: {type(e).__name__}: {e}"
+
+
+def external_call(fn, p, q, k, v):
+    """An EXTERNAL_BACKENDS function on BSHD q, k, v under fa-bench's conventions (scale, causal
+    bottom-right, no dropout); returns O alone, whether the library returns it bare or in a tuple."""
+    out = fn(q, k, v, dropout_p=0.0, softmax_scale=p.softmax_scale(), causal=p.causal)
+    return out[0] if isinstance(out, (tuple, list)) else out
+
+
+def external_refusal(p, backend):
+    """Why an EXTERNAL_BACKENDS function cannot take the problem before it is called, or None."""
+    if p.dtype not in ("fp16", "bf16"):  # both libraries' kernels; refused before a JIT build is tried
+        return "{}.{} takes fp16 and bf16 only".format(*EXTERNAL_BACKENDS[backend])
+    return None
+
+
+def no_device_meta():
+    """Run metadata where no device was probed (every backend asked for failed to import)."""
+    started = utc_now()
+    return {"run_id": f"{started}-{random.getrandbits(24):06x}", "device": "", "arch": "", "git_commit": git_commit()}
+
+
 def record_fields(p, path, status, reason, meta, stats=None, metrics=None):
-    """One fa-bench results row (column -> text) for a problem run on a torch backend."""
+    """One fa-bench results row (column -> text) for a problem run on a backend."""
     r = dict.fromkeys(COLUMNS, "")
     r.update(schema="7", run_id=meta["run_id"], time=utc_now(), name=p.name, B=p.B, H=p.H, Hk=p.Hk, S=p.S, Sk=p.Sk,
              D=p.D, causal=int(p.causal), dtype=p.dtype, layout=p.layout, kv_cache=int(p.kv_cache),
@@ -390,7 +443,7 @@ def first_try(fn):
         warnings.simplefilter("always")
         try:
             return fn(), None
-        except (RuntimeError, ValueError, TypeError) as e:  # TypeError: a torch without enable_gqa
+        except (RuntimeError, ValueError, TypeError, AssertionError) as e:  # TypeError: a torch without enable_gqa
             notes = [str(w.message).splitlines()[0] for w in caught]
             return None, "; ".join([str(e).splitlines()[0]] + notes)[:400]
 
@@ -399,7 +452,7 @@ def run_backend(torch, p, backend, args, flush, meta):
     from torch.nn.attention import sdpa_kernel
 
     kind = sdpa_kind(backend)
-    path = "torch-" + backend
+    path = record_path(backend)
     notes = ["kv-cache append not included"] if p.kv_cache else []
     try:
         q, k, v = make_inputs(torch, p, "cuda")
@@ -415,16 +468,46 @@ def run_backend(torch, p, backend, args, flush, meta):
             if refusal:
                 return record_fields(p, path, "skip", refusal, meta)
             stats = time_call(torch, fn, flush, args.policy)
-        metrics, status = None, "pass"
-        if args.verify:
-            metrics = error_metrics(torch, p, out, reference_fp32(torch, p, q, k, v))
-            status = "fail" if "why" in metrics else "pass"
-            notes.insert(0, metrics.get("why", "checked against an fp32 reference, fixed rule"))
-        else:
-            notes.insert(0, "timed only (not validated)")
-        return record_fields(p, path, status, "; ".join(notes), meta, stats, metrics)
+        return timed_record(torch, p, path, out, (q, k, v), stats, notes, args, meta)
     except torch.cuda.OutOfMemoryError as e:
         return record_fields(p, path, "oom", str(e).splitlines()[0], meta)
+    finally:
+        torch.cuda.empty_cache()
+
+
+def timed_record(torch, p, path, out, qkv, stats, notes, args, meta):
+    """The record of a timed run: `pass` timed only, or with --verify judged by the fixed rule
+    against an fp32 reference. out and q, k, v are (B, H, S, D) views."""
+    metrics, status = None, "pass"
+    if args.verify:
+        metrics = error_metrics(torch, p, out, reference_fp32(torch, p, *qkv))
+        status = "fail" if "why" in metrics else "pass"
+        notes.insert(0, metrics.get("why", "checked against an fp32 reference, fixed rule"))
+    else:
+        notes.insert(0, "timed only (not validated)")
+    return record_fields(p, path, status, "; ".join(notes), meta, stats, metrics)
+
+
+def run_external(torch, p, backend, fn, args, flush, meta):
+    """An EXTERNAL_BACKENDS function timed on the problem; a refusal (no kernel for the dtype or head
+    dim, say) is a `skip` with its message."""
+    notes = ["kv-cache append not included"] if p.kv_cache else []
+    if why := external_refusal(p, backend):
+        return record_fields(p, backend, "skip", why, meta)
+    try:
+        q, k, v = make_inputs(torch, p, "cuda")
+        bshd = [x.transpose(1, 2) for x in (q, k, v)]  # views made before the events, not between them
+
+        def fn_bshd():
+            return external_call(fn, p, *bshd)
+
+        out, refusal = first_try(fn_bshd)
+        if refusal:
+            return record_fields(p, backend, "skip", refusal, meta)
+        stats = time_call(torch, fn_bshd, flush, args.policy)
+        return timed_record(torch, p, backend, out.transpose(1, 2), (q, k, v), stats, notes, args, meta)
+    except torch.cuda.OutOfMemoryError as e:
+        return record_fields(p, backend, "oom", str(e).splitlines()[0], meta)
     finally:
         torch.cuda.empty_cache()
 
@@ -498,66 +581,99 @@ def import_callable(spec):
 
 
 def check_saved(args, backends):
-    """Each backend (torch SDPA, or --callable) on every saved record's q/k/v; `fa-bench check` then
-    judges each output by the rule a built-in path gets. Returns check's worst exit status."""
-    import numpy as np
+    """Each backend (torch SDPA, flash_attn/aiter, or --callable) on every saved record's q/k/v;
+    `fa-bench check` then judges each output by the rule a built-in path gets, and what could not
+    run (a library that does not import, a refusal, a kv_cache record) joins its CSV as a `skip`
+    with the reason. Returns check's worst exit status."""
     binary = find_fabench(args.fabench)
     if not binary:
         raise SystemExit("--check needs the fa-bench binary: pass --fa-bench, set FABENCH_BINARY or build it")
     folders = record_dirs(args.check)
-    runners = {}
+    runners = {}  # record path -> run(p, q, k, v) returning O (BSHD), or the reason nothing runs
     if args.callable:
         fn = import_callable(args.callable)
         name = args.callable_name or "callable-" + args.callable.split(":")[-1]
         runners[name] = lambda p, q, k, v: fn(q, k, v, causal=p.causal, scale=p.softmax_scale())
-    torch = None
-    if backends and not args.callable:
-        import torch
-        if not torch.cuda.is_available():
-            raise SystemExit("no CUDA/ROCm device visible to torch")
+    elif backends:
+        external = {b: import_external(b) for b in backends if b in EXTERNAL_BACKENDS}
+        torch = None
+        if any(b in TORCH_BACKENDS for b in backends) or any(fn for fn, _ in external.values()):
+            import torch
+            if not torch.cuda.is_available():
+                raise SystemExit("no CUDA/ROCm device visible to torch")
         for b in backends:
-            runners["torch-" + b] = (lambda b: lambda p, q, k, v: torch_output(torch, p, b, q, k, v))(b)
+            if b in external:
+                fn, why = external[b]
+                runners[b] = why or (lambda b, fn: lambda p, q, k, v: external_output(torch, p, b, fn, q, k, v))(b, fn)
+            else:
+                runners[record_path(b)] = (lambda b: lambda p, q, k, v: torch_output(torch, p, b, q, k, v))(b)
     out_root = args.check_out or tempfile.mkdtemp(prefix="fa-bench-check-")
+    os.makedirs(out_root, exist_ok=True)
+    meta = no_device_meta()
     worst = 0
     for path, run in runners.items():
-        staged = []
+        staged, skips = [], []
         for folder in folders:
             p = saved_problem(folder)
-            if p.kv_cache:
-                print(f"{folder}: skipped for {path}: a kv_cache record's inputs are the cache before the append",
-                      file=sys.stderr)
-                continue
-            q, k, v = (np.load(os.path.join(folder, n + ".npy")).astype(np.float32) for n in ("q", "k", "v"))
-            if p.layout == "bhsd":  # the convention hands every callable BSHD
-                q, k, v = (x.transpose(0, 2, 1, 3) for x in (q, k, v))
-            try:
-                o = run(p, q, k, v)
-            except RuntimeError as e:  # a backend that has no kernel for the problem: nothing to judge
-                print(f"{folder}: skipped for {path}: {str(e).splitlines()[0][:300]}", file=sys.stderr)
-                continue
-            o = o[0] if isinstance(o, tuple) else o
-            o = o.float().cpu().numpy() if hasattr(o, "cpu") else np.asarray(o, dtype=np.float32)
-            if p.layout == "bhsd":
-                o = o.transpose(0, 2, 1, 3)
-            staged.append(stage_output(folder, out_root, path, o, p.dtype))
-        if not staged:
-            continue
+            if isinstance(run, str):
+                skips.append((p, run))
+            elif p.kv_cache:
+                skips.append((p, "a kv_cache record's inputs are the cache before the append"))
+            else:
+                try:
+                    staged.append(stage_output(folder, out_root, path, saved_output(run, p, folder), p.dtype))
+                except RuntimeError as e:  # a backend that has no kernel for the problem: nothing to judge
+                    skips.append((p, str(e).splitlines()[0][:300]))
         csv_out = os.path.join(out_root, path + ".csv")
-        keys = args.accumulate_keys
-        if keys is None:
-            keys = 16 if path in ("torch-flash", "torch-efficient", "torch-cudnn") else 0
-        res = subprocess.run([binary, "check", *staged, "--path", path, "--no-lse", "--no-table",
-                              "--accumulate-keys", str(keys), "-o", csv_out])
-        print(f"{path}: fa-bench check on {len(staged)} records exited {res.returncode}; records in {csv_out}",
-              file=sys.stderr)
-        worst = max(worst, res.returncode)
+        if staged:
+            keys = args.accumulate_keys
+            if keys is None:
+                keys = 16 if path in ("torch-flash", "torch-efficient", "torch-cudnn", "fa2") else 0
+            res = subprocess.run([binary, "check", *staged, "--path", path, "--no-lse", "--no-table",
+                                  "--accumulate-keys", str(keys), "-o", csv_out])
+            print(f"{path}: fa-bench check on {len(staged)} records exited {res.returncode}; records in {csv_out}",
+                  file=sys.stderr)
+            worst = max(worst, res.returncode)
+        if skips:
+            with open(csv_out, "a" if staged else "w", newline="") as f:  # check wrote COLUMNS' header
+                w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+                if not staged:
+                    w.writeheader()
+                for p, why in skips:
+                    w.writerow(record_fields(p, path, "skip", why, meta))
+            print(f"{path}: {len(skips)} records skipped ({skips[0][1]}{'; ...' if len(skips) > 1 else ''}); "
+                  f"in {csv_out}", file=sys.stderr)
     return worst
+
+
+def saved_output(run, p, folder):
+    """run's O on a --save-tensors folder's q/k/v (BSHD float32 in, the problem's layout out)."""
+    import numpy as np
+    q, k, v = (np.load(os.path.join(folder, n + ".npy")).astype(np.float32) for n in ("q", "k", "v"))
+    if p.layout == "bhsd":  # the convention hands every callable BSHD
+        q, k, v = (x.transpose(0, 2, 1, 3) for x in (q, k, v))
+    o = run(p, q, k, v)
+    o = o[0] if isinstance(o, tuple) else o
+    o = o.float().cpu().numpy() if hasattr(o, "cpu") else np.asarray(o, dtype=np.float32)
+    return o.transpose(0, 2, 1, 3) if p.layout == "bhsd" else o
 
 
 def sdpa_kind(backend):
     from torch.nn.attention import SDPBackend
     return {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
             "cudnn": SDPBackend.CUDNN_ATTENTION, "math": SDPBackend.MATH}[backend]
+
+
+def external_output(torch, p, backend, fn, q, k, v):
+    """An EXTERNAL_BACKENDS function on BSHD float32 arrays: O as BSHD float32 on the host; a refusal raises."""
+    why = external_refusal(p, backend)
+    if not why:
+        dt = torch_dtype(torch, p.dtype)
+        qt, kt, vt = (torch.from_numpy(x).to("cuda").to(dt) for x in (q, k, v))
+        out, why = first_try(lambda: external_call(fn, p, qt, kt, vt))
+    if why:
+        raise RuntimeError(f"{backend} refused {p.label()}: {why}")
+    return out.float().cpu()
 
 
 def torch_output(torch, p, backend, q, k, v):
@@ -588,10 +704,13 @@ def main(argv=None):
                     "returns O (BSHD) or (O, LSE), numpy or torch")
     ap.add_argument("--accumulate-keys", type=int,
                     help="with --check: keys one truncating fp32 accumulate step folds in, for the bias check's "
-                         "drift allowance (default 16 for torch's tensor-core backends flash, efficient, cudnn; "
-                         "0 for math and a --callable)")
+                         "drift allowance (default 16 for the k16 tensor-core backends flash, efficient, cudnn "
+                         "and fa2; 0 for math, aiter (MFMA, as fa-bench's own mfma path) and a --callable)")
     ap.add_argument("--callable-name", help="the path name its records carry (default callable-<function>)")
-    ap.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated: flash,efficient,cudnn,math")
+    ap.add_argument("--backends", default=",".join(BACKENDS),
+                    help="comma-separated: torch's SDPA flash,efficient,cudnn,math; fa2 (flash_attn.flash_attn_func) "
+                         "and aiter (aiter.flash_attn_func), each a `skip` naming the import error where its "
+                         "library does not import (default: all)")
     ap.add_argument("-o", "--output", default="sdpa-results.csv", help="results CSV (fa-bench schema)")
     ap.add_argument("--verify", action="store_true", help="check each output against an fp32 reference")
     ap.add_argument("--fa-bench", dest="fabench", help="fa-bench binary for YAML expansion")
@@ -613,18 +732,31 @@ def main(argv=None):
     args.policy = TimingPolicy(args.warmup, args.min_samples, args.max_samples, args.spread, args.time_cap, args.timing)
     problems = load_sweep(args.sweep, args.fabench)
 
-    import torch
-    if not torch.cuda.is_available():
-        raise SystemExit("no CUDA/ROCm device visible to torch")
-    meta = device_meta(torch)
-    flush = ColdL2(torch, 0, args.timing)
+    external = {b: import_external(b) for b in backends if b in EXTERNAL_BACKENDS}
+    torch = flush = None
+    if any(b in TORCH_BACKENDS for b in backends) or any(fn for fn, _ in external.values()):
+        import torch
+        if not torch.cuda.is_available():
+            raise SystemExit("no CUDA/ROCm device visible to torch")
+        meta = device_meta(torch)
+        flush = ColdL2(torch, 0, args.timing)
+    else:  # every backend asked for is a library that does not import: its skips need no device
+        meta = no_device_meta()
+
+    def record(p, b):
+        if p.invalid:
+            return record_fields(p, record_path(b), "invalid", p.invalid, meta)
+        if b not in external:
+            return run_backend(torch, p, b, args, flush, meta)
+        fn, why = external[b]
+        return record_fields(p, b, "skip", why, meta) if why else run_external(torch, p, b, fn, args, flush, meta)
+
     with open(args.output, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
         w.writeheader()
         for i, p in enumerate(problems, 1):
             for b in backends:
-                rec = (record_fields(p, "torch-" + b, "invalid", p.invalid, meta) if p.invalid
-                       else run_backend(torch, p, b, args, flush, meta))
+                rec = record(p, b)
                 w.writerow(rec)
                 f.flush()
                 print(f"[{i}/{len(problems)}] {p.label()} {p.dtype} {rec['path']}: {rec['status']} "

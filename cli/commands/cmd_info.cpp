@@ -1,5 +1,6 @@
 // `fa-bench info`: machine and device facts, the build, the capability predicates, and the paths
-// of any plugin loaded (--plugin, FABENCH_PLUGINS).
+// of any plugin loaded (--plugin, FABENCH_PLUGINS). Plugins load before anything is printed, so a
+// bad one (exit 2 naming the file) leaves no half-printed report above its error.
 #include <fmt/format.h>
 
 #include <fstream>
@@ -18,6 +19,7 @@ void add_info(CLI::App& app, int& status) {
   add_plugin_option(*cmd, *plugins);
   cmd->callback([&status, plugins] {
     const DeviceFacts d = probe_device();
+    const Registry reg = registry_with_plugins(d, *plugins);
     const RunMeta m = collect_meta(d, TimingMode::cold);
     std::string mem;
     std::ifstream mi("/proc/meminfo");
@@ -36,7 +38,6 @@ void add_info(CLI::App& app, int& status) {
       std::cout << fmt::format("runtime     {}\ncapability  has_mma_sm80={} has_mfma_gfx9={} has_wmma_gfx11={}\n",
                                d.runtime, d.has_mma_sm80, d.has_mfma_gfx9, d.has_wmma_gfx11);
     }
-    const Registry reg = registry_with_plugins(d, *plugins);
     for (const auto& r : reg.rows())
       if (!r.plugin_file.empty())
         std::cout << fmt::format("plugin      {} ({}) from {} (version {})\n", r.name, r.kind, r.plugin_file, r.plugin_version);

@@ -86,6 +86,8 @@ Record parse_record(const Row& row) {
   r.path = row.text("path");
   if (r.path.empty()) row.fail("path", "empty path");
   r.ran_path = row.text("ran_path");
+  r.plugin_file = row.text("plugin");  // schema < 6 has neither column: empty, as for a built-in path
+  r.plugin_version = row.text("plugin_version");
   const auto g = parse_split(row.text("G_req"));
   if (!g) row.fail("G_req", fmt::format("'{}' is not a split count", row.text("G_req")));
   r.g_req = *g;

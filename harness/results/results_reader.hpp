@@ -1,7 +1,8 @@
 // Reads a results CSV (schema in results/README.md) back into records, for `compare` and `gate`.
 // Columns are found by header name, so files with extra columns (or written by other tools in
 // the same schema, e.g. scripts/sdpa_baseline.py) read the same; empty metric or timing cells
-// leave the record without metrics or timing. Errors name file:line and the column.
+// leave the record without metrics or timing, and columns an older schema lacks read as empty
+// (plugin and plugin_version before schema 6: a built-in path). Errors name file:line and the column.
 #pragma once
 #include <string>
 #include <vector>

@@ -1,11 +1,15 @@
 // compare: records written by the real CSV writer and read back are matched by (problem incl.
 // name, path, G) and judged SAME/FAST/SLOW against both sides' noise, AMBIGUOUS on few samples
-// or a missing timing; accuracy changes, missing records and geomeans are reported.
+// or a missing timing; accuracy changes, missing records, geomeans and a pair's change of plugin
+// build (beside its verdict, in the markdown, CSV and JSON) are reported.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "gate/compare.hpp"
+#include "gate/compare_print.hpp"
 #include "helpers.hpp"
 
 using namespace fa;
@@ -135,28 +139,78 @@ TEST(Compare, GeomeanRatiosCoverAllTimedPairsAndEachPath) {
   EXPECT_NEAR(c.geomeans[2].ratio, 0.5, 1e-9);
 }
 
-TEST(ResultsReader, ABadCellNamesFileLineAndColumn) {
-  const auto good = test::temp_file(".csv", "");
-  { CsvWriter w(OutputFile(good, {}), RunMeta{}, false); w.write(timed("p", "x", 1.0)); w.write(timed("q", "x", 1.0)); }
-  std::ifstream in(good);
-  std::string header, row1, row2;
-  std::getline(in, header), std::getline(in, row1), std::getline(in, row2);
-  const auto pos = row2.find(",1,0,0,0.005,20,");  // median_ms, min_ms, max_ms, spread, samples
-  ASSERT_NE(pos, std::string::npos) << row2;
-  const auto bad = test::temp_file(".csv", header + "\n" + row1 + "\n" + row2.replace(pos, 3, ",1x,") + "\n");
-  try {
-    read_results_csv(bad);
-    FAIL() << "a bad median_ms must be rejected";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find(bad + ":3: field 'median_ms': '1x' is not a number"), std::string::npos) << e.what();
-  }
-  const auto short_row = test::temp_file(".csv", header + "\n1,2,3\n");
-  EXPECT_THROW(read_results_csv(short_row), InputError);
-  const auto not_results = test::temp_file(".csv", "B,H,S,D\n1,2,3,4\n");
-  try {
-    read_results_csv(not_results);
-    FAIL() << "a sweep file is not a results file";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find(":1: field 'name'"), std::string::npos) << e.what();
-  }
+namespace {
+
+Record from_plugin(Record r, const std::string& file, const std::string& version) {
+  r.plugin_file = file;
+  r.plugin_version = version;
+  return r;
+}
+
+}  // namespace
+
+TEST(Compare, ANewPluginVersionIsReportedOnThePairAndLeavesItsVerdictAlone) {
+  const Record old_r = from_plugin(timed("p", "example-cpu", 1.0), "/opt/fa/libfa_example_cpu.so", "1.0.0");
+  const Comparison slow = pair(old_r, from_plugin(timed("p", "example-cpu", 1.10), "/opt/fa/libfa_example_cpu.so", "1.1.0"));
+  EXPECT_EQ(only_change(slow).plugin, "plugin /opt/fa/libfa_example_cpu.so 1.0.0 → 1.1.0");
+  EXPECT_EQ(only_change(slow).verdict, SpeedVerdict::slow) << "the slowdown is judged as it would be without the new build";
+  EXPECT_EQ(slow.plugin_changes(), 1);
+  const Comparison same = pair(old_r, from_plugin(timed("p", "example-cpu", 1.0), "/opt/fa/libfa_example_cpu.so", "1.1.0"));
+  EXPECT_EQ(only_change(same).verdict, SpeedVerdict::same) << "a new build alone is no change in speed";
+  EXPECT_EQ(only_change(same).accuracy, "");
+  EXPECT_EQ(only_change(pair(old_r, old_r)).plugin, "") << "the same build on both sides says nothing";
+}
+
+TEST(Compare, AnotherLibraryFileOrABuiltInSideIsNamedInFull) {
+  const Record a = from_plugin(timed("p", "mine", 1.0), "/a/libmine.so", "2.0");
+  EXPECT_EQ(plugin_change(a, from_plugin(a, "/b/libmine.so", "2.0")),
+            "plugin /a/libmine.so 2.0 → /b/libmine.so 2.0");
+  EXPECT_EQ(plugin_change(timed("p", "mine", 1.0), a), "plugin built in → /a/libmine.so 2.0");
+  EXPECT_EQ(plugin_change(a, from_plugin(a, "/a/libmine.so", "")), "plugin /a/libmine.so 2.0 → (no version)");
+}
+
+TEST(ComparePrint, TheMarkdownCsvAndJsonNameBothPluginBuildsOfAPath) {
+  const ResultsFile old_f = test::written({from_plugin(timed("p", "example-cpu", 1.0), "/opt/fa/libfa_example_cpu.so", "1.0.0"),
+                                           from_plugin(timed("q", "example-cpu", 1.0), "/opt/fa/libfa_example_cpu.so", "1.0.0"),
+                                           timed("p", "cpu-flash", 1.0)});
+  const ResultsFile new_f = test::written({from_plugin(timed("p", "example-cpu", 1.2), "/opt/fa/libfa_example_cpu.so", "1.1.0"),
+                                           from_plugin(timed("q", "example-cpu", 1.0), "/opt/fa/libfa_example_cpu.so", "1.1.0"),
+                                           timed("p", "cpu-flash", 1.0)});
+  const Comparison c = compare_results(old_f, new_f, CompareRule{});
+  std::ostringstream md;
+  print_compare_markdown(md, c, CompareRule{});
+  EXPECT_NE(md.str().find("\nPlugin builds that differ (reported beside the verdicts, which judge the timings alone):\n\n"
+                          "- example-cpu: plugin /opt/fa/libfa_example_cpu.so 1.0.0 → 1.1.0; 2 records: 1 same, 1 slow\n"),
+            std::string::npos)
+      << md.str();
+  EXPECT_NE(md.str().find("1 slow, 0 fast, 0 ambiguous, 0 untimed; 0 missing, 0 added; 0 accuracy changes; 2 from another plugin build\n"),
+            std::string::npos)
+      << md.str();
+
+  const std::string csv = compare_csv({c});
+  std::istringstream lines(csv);
+  std::string header, first;
+  std::getline(lines, header), std::getline(lines, first);
+  EXPECT_NE(header.find(",path,G_req,old_plugin,old_plugin_version,new_plugin,new_plugin_version,old_status,"), std::string::npos)
+      << header;
+  EXPECT_NE(first.find(",example-cpu,0,/opt/fa/libfa_example_cpu.so,1.0.0,/opt/fa/libfa_example_cpu.so,1.1.0,pass,"),
+            std::string::npos)
+      << first;
+
+  const auto j = nlohmann::json::parse(compare_json({c}, CompareRule{}));
+  const auto& recs = j["comparisons"][0]["records"];
+  ASSERT_EQ(recs.size(), 3u);
+  EXPECT_EQ(recs[0]["old_plugin_version"], "1.0.0");
+  EXPECT_EQ(recs[0]["new_plugin_version"], "1.1.0");
+  EXPECT_EQ(recs[0]["new_plugin"], "/opt/fa/libfa_example_cpu.so");
+  EXPECT_EQ(recs[2]["new_plugin"], "") << "a built-in path has no plugin";
+  EXPECT_NE(j["comparisons"][0]["summary"].get<std::string>().find("; 2 from another plugin build"), std::string::npos);
+}
+
+TEST(ComparePrint, NoPluginChangeAddsNoSectionAndNoCount) {
+  const ResultsFile f = test::written({timed("p", "cpu-flash", 1.0)});
+  std::ostringstream md;
+  print_compare_markdown(md, compare_results(f, f, CompareRule{}), CompareRule{});
+  EXPECT_EQ(md.str().find("Plugin builds"), std::string::npos) << md.str();
+  EXPECT_EQ(md.str().find("plugin build"), std::string::npos) << md.str();
 }

@@ -1,6 +1,7 @@
 // gate: fails on a wrong record in current, a baseline record current lacks or no longer runs,
 // and any SLOW; AMBIGUOUS fails only when strict; the summary counts each kind; a NaN, infinite or
-// negative median or spread on either side is wrong.
+// negative median or spread on either side is wrong; a new plugin build alone fails nothing, and a
+// failing record names the build it came with.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -92,4 +93,32 @@ TEST(Gate, ATimingThatIsNotAFiniteNumberAtLeastZeroIsWrongOnEitherSide) {
   EXPECT_TRUE(g.failed()) << "a baseline that cannot be judged against fails too: " << g.summary();
   ASSERT_EQ(g.wrong.size(), 1u);
   EXPECT_NE(g.wrong[0].why.find("in the baseline"), std::string::npos);
+}
+
+TEST(Gate, ANewPluginBuildAlonePassesAndAFailingRecordNamesTheBuildItCameWith) {
+  auto built = [](Record r, const std::string& version) {
+    r.path = "example-cpu";
+    r.plugin_file = "/opt/fa/libfa_example_cpu.so";
+    r.plugin_version = version;
+    return r;
+  };
+  const ResultsFile base = test::written({built(timed("a", 1.0), "1.0.0"), built(timed("b", 1.0), "1.0.0")});
+  const GateReport same = run_gate(base, test::written({built(timed("a", 1.0), "1.1.0"), built(timed("b", 1.0), "1.1.0")}),
+                                   CompareRule{}, false);
+  EXPECT_FALSE(same.failed()) << "a new build as fast and as right as the old passes: " << same.summary();
+
+  const ResultsFile cur = test::written({built(timed("a", 1.2), "1.1.0"), built(timed("b", 1.0, Status::fail), "1.1.0")});
+  const GateReport g = run_gate(base, cur, CompareRule{}, false);
+  EXPECT_EQ(g.summary(), "gate: FAIL 1 slow, 0 missing, 1 wrong, 0 ambiguous of 2 records");
+  std::ostringstream os;
+  print_gate_report(os, g, CompareRule{});
+  const std::string out = os.str();
+  EXPECT_NE(out.find("- a fp16 example-cpu G=0: 1.200x the baseline, beyond its 5.0% margin (" + cur.path +
+                     ":2); plugin /opt/fa/libfa_example_cpu.so 1.0.0 → 1.1.0\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("- b fp16 example-cpu G=0: fail (" + cur.path + ":3); plugin /opt/fa/libfa_example_cpu.so 1.0.0 → 1.1.0\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.substr(out.rfind("gate: ")), g.summary() + "\n") << "the summary stays the last line";
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """scripts/plot.py's logic on small synthetic results: each problem is classified once by flops/bytes
 against the device's ridge point (whatever unit its paths' numbers are larger in), a path's bar is its
-G=auto record, else G=0, else its fastest G, fa-bench's paths come before the torch-* peers, the peers
-are named in the title, and each CSV is read once. The rendering runs under the first python3 that
+G=auto record, else G=0, else its fastest G, fa-bench's paths come before sdpa_baseline.py's peers
+(torch-*, fa2, aiter), the peers are named in the title, and each CSV is read once. The rendering runs under the first python3 that
 imports matplotlib.
 Run: python3 tests/scripts/test_plot.py (ctest does this)."""
 import builtins
@@ -111,6 +111,10 @@ class Grouping(unittest.TestCase):
         self.assertEqual(list(bars), ["mma", "splitk"])
         self.assertEqual((bars["mma"]["G_req"], bars["splitk"]["G_req"]), ("auto", "8"))
         self.assertEqual(plot.bar_note(bars["mma"]), "\nG=8")
+
+    def test_sdpa_baselines_libraries_are_peers_too(self):
+        self.assertEqual([plot.is_peer(p) for p in ("torch-flash", "fa2", "aiter", "mma", "auto")],
+                         [True, True, True, False, False])
 
     def test_fa_bench_paths_come_first_then_the_peers_who_are_named_in_the_title(self):
         rows = [record(PREFILL, "torch-flash", 1.2), record(PREFILL, "mma", 1.0),

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """scripts/sdpa_baseline.py without a GPU: its sweep reading, FLOP and byte counts, causal rule,
 timing statistics and records agree with the fa-bench binary (FABENCH_BINARY) and read back in
-`fa-bench compare`/`gate`. The torch half (mask, reference) runs only where torch imports.
+`fa-bench compare`/`gate`; the fa2 and aiter backends are skips naming the import error where their
+library does not import (timing and --check), and call a stub flash_attn_func with BSHD tensors,
+the scale and causal. The torch half (mask, reference) runs only where torch imports.
 Run: FABENCH_BINARY=build/cpu/fa-bench python3 tests/scripts/test_sdpa_baseline.py (ctest does this)."""
 import csv
 import importlib.util
@@ -17,6 +19,7 @@ import sdpa_baseline as sb  # noqa: E402
 
 BINARY = os.environ.get("FABENCH_BINARY") or sb.find_fabench()
 HAS_TORCH = importlib.util.find_spec("torch") is not None
+NO_EXTERNAL = all(importlib.util.find_spec(m) is None for m, _ in sb.EXTERNAL_BACKENDS.values())
 META = {"run_id": "test", "device": "test device", "arch": "sm_90", "git_commit": "abc"}
 
 
@@ -148,6 +151,135 @@ class ConventionsWithoutTorch(unittest.TestCase):
         rec = sb.record_fields(p, "torch-efficient", "pass", "ok", META, st, m)
         self.assertEqual(rec["tflops"], sb.g6(p.flops() / 2e-6 / 1e12))
         self.assertEqual((rec["rule"], rec["tol"], rec["rows_checked"]), ("fixed", "0.005", "8"))
+
+
+# A stand-in for a tensor: the call is checked by what it receives, not by what it computes.
+class Shaped:
+    def __init__(self, *shape):
+        self.shape = shape
+
+
+# flash-attention 2's flash_attn_func signature (flash_attn/flash_attn_interface.py), recording each
+# call; with RETURNS_TUPLE it answers (out, lse) as aiter's older versions do without return_lse.
+STUB = """
+calls = []
+RETURNS_TUPLE = {tuple}
+
+def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
+                    softcap=0.0, alibi_slopes=None, deterministic=False, return_attn_probs=False):
+    calls.append({{"q": q.shape, "k": k.shape, "v": v.shape, "dropout_p": dropout_p,
+                  "softmax_scale": softmax_scale, "causal": causal, "window_size": window_size,
+                  "return_attn_probs": return_attn_probs}})
+    return ("O from {name}", "lse") if RETURNS_TUPLE else "O from {name}"
+"""
+
+
+class ExternalBackends(unittest.TestCase):
+    def test_fa2_and_aiter_are_backends_whose_records_carry_their_own_names(self):
+        self.assertEqual(sb.BACKENDS, ("flash", "efficient", "cudnn", "math", "fa2", "aiter"))
+        self.assertEqual([sb.record_path(b) for b in sb.BACKENDS],
+                         ["torch-flash", "torch-efficient", "torch-cudnn", "torch-math", "fa2", "aiter"])
+
+    @unittest.skipUnless(NO_EXTERNAL, "flash_attn or aiter is importable here")
+    def test_a_library_that_does_not_import_is_named_with_its_error(self):
+        self.assertEqual(sb.import_external("fa2"),
+                         (None, "flash_attn.flash_attn_func does not import: ModuleNotFoundError: No module named 'flash_attn'"))
+        self.assertEqual(sb.import_external("aiter"),
+                         (None, "aiter.flash_attn_func does not import: ModuleNotFoundError: No module named 'aiter'"))
+
+    def stub(self, module, returns_tuple=False):
+        """module on sys.path as a stub flash_attn_func; removed again when the test ends."""
+        root = tempfile.mkdtemp(prefix="sdpa-stub-")
+        os.makedirs(os.path.join(root, module))
+        with open(os.path.join(root, module, "__init__.py"), "w") as f:
+            f.write(STUB.format(tuple=returns_tuple, name=module))
+        sys.path.insert(0, root)
+        sys.modules.pop(module, None)
+        self.addCleanup(sys.modules.pop, module, None)
+        self.addCleanup(sys.path.remove, root)
+        return root
+
+    def test_a_stub_flash_attn_gets_bshd_tensors_the_scale_and_causal_and_no_dropout(self):
+        self.stub("flash_attn")
+        fn, why = sb.import_external("fa2")
+        self.assertIsNone(why)
+        p = sb.Problem(B=2, H=8, Hk=2, S=5, Sk=9, D=32, causal=True)
+        out = sb.external_call(fn, p, Shaped(2, 5, 8, 32), Shaped(2, 9, 2, 32), Shaped(2, 9, 2, 32))
+        self.assertEqual(out, "O from flash_attn")
+        (call,) = sys.modules["flash_attn"].calls
+        self.assertEqual((call["q"], call["k"], call["v"]), ((2, 5, 8, 32), (2, 9, 2, 32), (2, 9, 2, 32)))
+        self.assertEqual((call["dropout_p"], call["causal"]), (0.0, True))
+        self.assertAlmostEqual(call["softmax_scale"], 1 / 32 ** 0.5)
+        self.assertEqual((call["window_size"], call["return_attn_probs"]), ((-1, -1), False), "defaults: no window, O alone")
+        sb.external_call(fn, sb.Problem(S=4, Sk=4, D=16, scale=0.3), Shaped(1, 4, 1, 16), Shaped(1, 4, 1, 16),
+                         Shaped(1, 4, 1, 16))
+        self.assertEqual((sys.modules["flash_attn"].calls[1]["softmax_scale"], sys.modules["flash_attn"].calls[1]["causal"]),
+                         (0.3, False), "a given scale is passed as it is")
+
+    def test_an_aiter_that_answers_a_tuple_gives_its_first_element_as_o(self):
+        self.stub("aiter", returns_tuple=True)
+        fn, why = sb.import_external("aiter")
+        self.assertIsNone(why)
+        self.assertEqual(sb.external_call(fn, sb.Problem(), Shaped(1, 1, 1, 64), Shaped(1, 1, 1, 64), Shaped(1, 1, 1, 64)),
+                         "O from aiter")
+
+    def test_fp32_is_refused_before_the_library_is_called(self):
+        self.assertEqual(sb.external_refusal(sb.Problem(dtype="fp32"), "aiter"), "aiter.flash_attn_func takes fp16 and bf16 only")
+        self.assertIsNone(sb.external_refusal(sb.Problem(dtype="bf16"), "fa2"))
+
+    @unittest.skipUnless(NO_EXTERNAL, "flash_attn or aiter is importable here")
+    def test_timing_writes_a_skip_naming_the_import_error_for_every_record_of_each_backend(self):
+        sweep = temp_path(".csv")
+        with open(sweep, "w") as f:
+            f.write("name,B,H,Hk,S,Sk,D,causal,dtype\nboth,1,4,2,9,17,64,1,fp16|bf16\nbad,1,6,4,2,2,16,0,fp16\n")
+        out = temp_path(".csv")
+        res = subprocess.run([sys.executable, os.path.join(SOURCE, "scripts", "sdpa_baseline.py"), sweep,
+                              "--backends", "fa2,aiter", "-o", out], capture_output=True, text=True)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        with open(out, newline="") as f:
+            reader = csv.DictReader(f)
+            self.assertEqual(tuple(reader.fieldnames), tuple(sb.COLUMNS))
+            rows = list(reader)
+        self.assertEqual([(r["name"], r["dtype"], r["path"], r["status"]) for r in rows],
+                         [("both", "fp16", "fa2", "skip"), ("both", "fp16", "aiter", "skip"),
+                          ("both", "bf16", "fa2", "skip"), ("both", "bf16", "aiter", "skip"),
+                          ("bad", "fp16", "fa2", "invalid"), ("bad", "fp16", "aiter", "invalid")])
+        self.assertEqual(rows[0]["reason"], "flash_attn.flash_attn_func does not import: ModuleNotFoundError: "
+                                            "No module named 'flash_attn'")
+        self.assertEqual(rows[1]["reason"], "aiter.flash_attn_func does not import: ModuleNotFoundError: "
+                                            "No module named 'aiter'")
+        if BINARY:
+            code, text = fa_bench("compare", out, out)
+            self.assertEqual(code, 0, text)
+            self.assertIn("0 same, 0 slow, 0 fast, 0 ambiguous, 6 untimed", text)
+
+    @unittest.skipUnless(NO_EXTERNAL and BINARY, "flash_attn or aiter is importable here, or no fa-bench binary")
+    def test_check_writes_a_skip_naming_the_import_error_for_every_saved_record(self):
+        tmp = tempfile.mkdtemp(prefix="sdpa-check-skip-")
+        sweep = os.path.join(tmp, "s.csv")
+        with open(sweep, "w") as f:
+            f.write("name,B,H,Hk,S,Sk,D,causal,dtype,kv_cache\nplain,1,2,2,7,7,16,0,fp16,0\n"
+                    "kv,1,2,1,1,40,32,1,bf16,1\n")
+        saved = os.path.join(tmp, "saved")
+        code, text = fa_bench("sweep", sweep, "--paths", "cpu-flash", "--no-timing", "--no-table",
+                              "--save-tensors", saved, "-o", os.path.join(tmp, "r.csv"))
+        self.assertEqual(code, 0, text)
+        out = os.path.join(tmp, "out")
+        res = subprocess.run([sys.executable, os.path.join(SOURCE, "scripts", "sdpa_baseline.py"), "--check", saved,
+                              "--backends", "fa2", "--check-out", out, "--fa-bench", BINARY],
+                             capture_output=True, text=True)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        with open(os.path.join(out, "fa2.csv"), newline="") as f:
+            reader = csv.DictReader(f)
+            self.assertEqual(tuple(reader.fieldnames), tuple(sb.COLUMNS))
+            rows = list(reader)
+        self.assertEqual(sorted((r["name"], r["path"], r["status"]) for r in rows),
+                         [("kv", "fa2", "skip"), ("plain", "fa2", "skip")])
+        for r in rows:
+            self.assertEqual(r["reason"], "flash_attn.flash_attn_func does not import: ModuleNotFoundError: "
+                                          "No module named 'flash_attn'")
+        code, text = fa_bench("compare", os.path.join(out, "fa2.csv"), os.path.join(out, "fa2.csv"))
+        self.assertEqual(code, 0, text)
 
 
 @unittest.skipUnless(HAS_TORCH, "torch is not importable")

@@ -1,6 +1,6 @@
 // `compare`, `gate` and `expand` end to end on results the real binary wrote: a CPU sweep is
 // run once, its copies are edited the way regressions look (a 10% slower median, a dropped
-// record, a failed status), and the exit status and summaries are checked; and real runs, one with
+// record, a failed status, another build of a plugin), and the exit status and summaries are checked; and real runs, one with
 // a planted 10% slowdown (--plant-slowdown, test only), through the gate.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -112,6 +112,50 @@ TEST_F(GateOnCpuResults, AMissingOrFailedRecordFailsTheGate) {
   EXPECT_EQ(w.status, 1) << w.output;
   EXPECT_NE(w.output.find("FAIL 0 slow, 0 missing, 1 wrong"), std::string::npos) << w.output;
   EXPECT_NE(w.output.find("pass → fail"), std::string::npos) << w.output;
+}
+
+// The sweep's records as if a plugin path had written them: its library and declared version in the
+// plugin columns.
+std::string as_plugin_build(const std::string& path, const std::string& version) {
+  return edited(path, 0, [&](auto col, auto& cs) {
+    cs[col("path")] = cs[col("ran_path")] = "example-cpu";
+    cs[col("plugin")] = "/opt/fa/libfa_example_cpu.so";
+    cs[col("plugin_version")] = version;
+    return true;
+  });
+}
+
+TEST_F(GateOnCpuResults, TwoBuildsOfOnePluginAreNamedByCompareAndGateAndOnlyTheTimingsDecide) {
+  const auto v1 = as_plugin_build(*base_, "1.0.0");
+  const auto v11 = as_plugin_build(*base_, "1.1.0");
+  const auto v11_slow = edited(v11, 2, [](auto col, auto& cs) {
+    cs[col("median_ms")] = fmt::format("{:.6g}", std::stod(cs[col("median_ms")]) * 1.10);
+    return true;
+  });
+  const auto csv = fa::test::temp_file(".csv", "");
+  const auto c = fa::test::run_cli("compare " + v1 + " " + v11_slow + " --csv " + csv);
+  EXPECT_EQ(c.status, 0) << c.output;
+  EXPECT_NE(c.output.find("- example-cpu: plugin /opt/fa/libfa_example_cpu.so 1.0.0 → 1.1.0; 3 records: 2 same, 1 slow\n"),
+            std::string::npos)
+      << c.output;
+  EXPECT_NE(c.output.find("; 3 from another plugin build\n"), std::string::npos) << c.output;
+  const auto rows = fa::test::read_csv(csv);
+  ASSERT_EQ(rows.size(), 3u);
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.at("old_plugin_version"), "1.0.0");
+    EXPECT_EQ(r.at("new_plugin_version"), "1.1.0");
+    EXPECT_EQ(r.at("new_plugin"), "/opt/fa/libfa_example_cpu.so");
+  }
+
+  const auto pass = fa::test::run_cli("gate --baseline " + v1 + " " + v11);
+  EXPECT_EQ(pass.status, 0) << "a new build as fast as the old one passes\n" << pass.output;
+  EXPECT_NE(pass.output.find("plugin /opt/fa/libfa_example_cpu.so 1.0.0 → 1.1.0"), std::string::npos) << pass.output;
+  const auto fail = fa::test::run_cli("gate --baseline " + v1 + " " + v11_slow);
+  EXPECT_EQ(fail.status, 1) << fail.output;
+  EXPECT_NE(fail.output.find("1.100x the baseline, beyond its 5.0% margin (" + v11_slow +
+                             ":3); plugin /opt/fa/libfa_example_cpu.so 1.0.0 → 1.1.0\n"),
+            std::string::npos)
+      << fail.output;
 }
 
 TEST_F(GateOnCpuResults, ANaNMedianOrAnInfiniteSpreadFailsTheGateAsWrong) {

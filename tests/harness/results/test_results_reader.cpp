@@ -1,0 +1,80 @@
+// Reading results CSVs back for compare, gate, table and merge: records written by the real CSV
+// writer come back with their plugin file and version; a file of an older schema (no plugin
+// columns) reads them as empty; a bad cell names file:line and the column.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "harness/results/results_reader.hpp"
+#include "helpers.hpp"
+
+using namespace fa;
+
+namespace {
+
+Record timed(const std::string& name, const std::string& path, double ms) {
+  Record r;
+  r.problem.name = name;
+  r.problem.B = 1, r.problem.H = 4, r.problem.Hk = 2, r.problem.S = 64, r.problem.Sk = 128, r.problem.D = 64;
+  r.path = path;
+  r.status = Status::pass;
+  r.timing = TimingStats{};
+  r.timing->median_ms = ms;
+  r.timing->spread = 0.005;
+  r.timing->samples = 20;
+  return r;
+}
+
+}  // namespace
+
+TEST(ResultsReader, APluginRecordReadsBackItsLibraryAndDeclaredVersionAndABuiltInOneReadsEmpty) {
+  Record plugin = timed("p", "example-cpu", 1.0);
+  plugin.plugin_file = "/opt/build-1.1/libfa_example_cpu.so";
+  plugin.plugin_version = "1.1.0";
+  const ResultsFile f = test::written({plugin, timed("p", "cpu-flash", 1.0)});
+  ASSERT_EQ(f.records.size(), 2u);
+  EXPECT_EQ(f.records[0].record.plugin_file, "/opt/build-1.1/libfa_example_cpu.so");
+  EXPECT_EQ(f.records[0].record.plugin_version, "1.1.0");
+  EXPECT_EQ(f.records[1].record.plugin_file, "");
+  EXPECT_EQ(f.records[1].record.plugin_version, "");
+}
+
+TEST(ResultsReader, ACommittedSchema3BaselineWithoutPluginColumnsReadsThemAsEmpty) {
+  const std::string path = test::source_dir() + "/results/baselines/sm_90.csv";
+  std::ifstream in(path);
+  std::string header;
+  std::getline(in, header);
+  ASSERT_EQ(header.find("plugin"), std::string::npos) << "this test needs a file from before schema 6";
+  const ResultsFile f = read_results_csv(path);
+  ASSERT_FALSE(f.records.empty());
+  for (const auto& r : f.records) {
+    EXPECT_EQ(r.record.plugin_file, "") << r.at.str();
+    EXPECT_EQ(r.record.plugin_version, "") << r.at.str();
+  }
+}
+
+TEST(ResultsReader, ABadCellNamesFileLineAndColumn) {
+  const auto good = test::temp_file(".csv", "");
+  { CsvWriter w(OutputFile(good, {}), RunMeta{}, false); w.write(timed("p", "x", 1.0)); w.write(timed("q", "x", 1.0)); }
+  std::ifstream in(good);
+  std::string header, row1, row2;
+  std::getline(in, header), std::getline(in, row1), std::getline(in, row2);
+  const auto pos = row2.find(",1,0,0,0.005,20,");  // median_ms, min_ms, max_ms, spread, samples
+  ASSERT_NE(pos, std::string::npos) << row2;
+  const auto bad = test::temp_file(".csv", header + "\n" + row1 + "\n" + row2.replace(pos, 3, ",1x,") + "\n");
+  try {
+    read_results_csv(bad);
+    FAIL() << "a bad median_ms must be rejected";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(bad + ":3: field 'median_ms': '1x' is not a number"), std::string::npos) << e.what();
+  }
+  const auto short_row = test::temp_file(".csv", header + "\n1,2,3\n");
+  EXPECT_THROW(read_results_csv(short_row), InputError);
+  const auto not_results = test::temp_file(".csv", "B,H,S,D\n1,2,3,4\n");
+  try {
+    read_results_csv(not_results);
+    FAIL() << "a sweep file is not a results file";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(":1: field 'name'"), std::string::npos) << e.what();
+  }
+}
