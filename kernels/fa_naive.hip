@@ -3,6 +3,8 @@
 // block's threads (a power-of-two tree) after each thread folds a strided slice of the row, so
 // every Sk is covered, 3 included; writes P and the LSE; (3) O = P V. FP32 throughout.
 // Any D <= 256, any Sk; memory B*H*S*Sk*4 bytes for the scores (an allocation failure is `oom`).
+// Serving problems: rows and keys through AttnArgs' sequence view, masks by keys_of, scores through
+// transform_score (softcap, ALiBi); scores past a sequence's lengths stay -inf.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -20,18 +22,21 @@ template <typename T>
 __global__ void naive_scores(AttnArgs a, float* scores) {
   __shared__ float q[256];
   const int s = blockIdx.y, bh = blockIdx.z, b = bh / a.H, h = bh % a.H, hk = h / (a.H / a.Hk);
-  const uint16_t* qrow = a.q + b * a.q_sb + s * a.q_ss + h * a.q_sh;
+  const bool row_ok = s < seq_q(a, b);
+  const uint16_t* qrow = a.q + q_at(a, b, row_ok ? s : 0, h);
   for (int d = threadIdx.x; d < a.D; d += blockDim.x) q[d] = T::load(qrow[d]);
   __syncthreads();
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= a.Sk) return;
-  const int64_t vis = visible_keys(s, a.S, a.Sk, a.causal);
+  const KeyRange kr = row_ok ? keys_of(a, b, s) : KeyRange{0, 0};
   float acc = -INFINITY;
-  if (j < vis) {
-    const uint16_t* krow = a.k + b * a.k_sb + int64_t(j) * a.k_ss + hk * a.k_sh;
+  if (j >= kr.begin && j < kr.end) {
+    const uint16_t* krow = a.k + k_at(a, b, j, hk);
     acc = 0.f;
     for (int d = 0; d < a.D; ++d) acc += q[d] * T::load(krow[d]);
-    acc *= a.scale_log2 * kLn2;  // natural-log units: this path uses expf/logf, not exp2
+    acc *= a.scale_log2;
+    if (transforms_scores(a)) acc = transform_score(a, acc, b, h, s, j);
+    acc *= kLn2;  // natural-log units: this path uses expf/logf, not exp2
   }
   scores[(int64_t(bh) * a.S + s) * a.Sk + j] = acc;
 }
@@ -70,12 +75,13 @@ __global__ void __launch_bounds__(kThreads) naive_softmax(AttnArgs a, float* sco
 template <typename T>
 __global__ void naive_pv(AttnArgs a, const float* probs) {
   const int s = blockIdx.x, bh = blockIdx.y, b = bh / a.H, h = bh % a.H, hk = h / (a.H / a.Hk);
+  if (s >= seq_q(a, b)) return;  // past this sequence's queries: no O row
   const float* p = probs + (int64_t(bh) * a.S + s) * a.Sk;
-  const int64_t vis = visible_keys(s, a.S, a.Sk, a.causal);
+  const KeyRange kr = keys_of(a, b, s);
   for (int d = threadIdx.x; d < a.D; d += blockDim.x) {
     float acc = 0.f;
-    for (int64_t j = 0; j < vis; ++j) acc += p[j] * T::load(a.v[b * a.k_sb + j * a.k_ss + hk * a.k_sh + d]);
-    a.o[b * a.q_sb + int64_t(s) * a.q_ss + h * a.q_sh + d] = T::store(acc);
+    for (int64_t j = kr.begin; j < kr.end; ++j) acc += p[j] * T::load(a.v[k_at(a, b, j, hk) + d]);
+    a.o[q_at(a, b, s, h) + d] = T::store(acc);
   }
 }
 
@@ -104,7 +110,7 @@ class NaiveExecution : public GpuExecution {
 };
 
 std::optional<std::string> naive_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx)) return no;
+  if (auto no = common_gpu_gate(p, ctx, /*takes_serving=*/true)) return no;
   if (G > 1) return std::string("naive has no split-K (G must be 0)");
   if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
   if (p.S > 65535) return std::string("S > 65535 exceeds the score grid");
@@ -113,7 +119,7 @@ std::optional<std::string> naive_supports(const Problem& p, int G, const GateCon
 
 PathRow naive_row(const DeviceFacts&) {
   PathRow r{"naive", "gpu", "3-pass GPU oracle: QK^T to fp32 scores, softmax, PV",
-            fmt::format("{}; any Sk; G = 0; scores (B*H*S*Sk*4 bytes) must fit", common_gpu_gate_doc()), false,
+            fmt::format("{}; any Sk; G = 0; serving fields; scores (B*H*S*Sk*4 bytes) must fit", common_gpu_gate_doc()), false,
             naive_supports,
             [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<NaiveExecution>(p, in, ctx);

@@ -24,7 +24,7 @@ class SplitkExecution : public GpuExecution {
 };
 
 std::optional<std::string> splitk_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx)) return no;
+  if (auto no = common_gpu_gate(p, ctx, /*takes_serving=*/true)) return no;
   if (G < 2 || G > 16 || (G & (G - 1))) return fmt::format("splitk needs G in 2, 4, 8, 16 (got {})", G);
   if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
   if (p.B * G > 65535 || p.H > 65535) return std::string("B*G or H exceeds the grid");
@@ -33,7 +33,7 @@ std::optional<std::string> splitk_supports(const Problem& p, int G, const GateCo
 
 PathRow splitk_row(const DeviceFacts&) {
   PathRow r{"splitk", "gpu", "G tiled producers write fp32 partial O/LSE; a combine kernel folds them",
-            fmt::format("{}; G in 2,4,8,16", common_gpu_gate_doc()), false, splitk_supports,
+            fmt::format("{}; G in 2,4,8,16; serving fields", common_gpu_gate_doc()), false, splitk_supports,
             [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<SplitkExecution>(p, in, G, ctx);
             }};

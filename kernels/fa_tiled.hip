@@ -1,7 +1,9 @@
 // tiled: scalar FlashAttention-2 forward. One block per (64-row query tile, head, batch[, split]);
 // TPR lanes share a query row, each holding D/TPR of its Q and of its accumulator in registers;
 // K/V tiles of 32 keys stream through shared memory; online softmax (m, l, acc) in base 2; the
-// score tile never leaves registers. Causal blocks stop at their last row's visible key.
+// score tile never leaves registers. Causal and window blocks visit only the key tiles their rows
+// see. Serving problems (per-sequence lengths, thd, paged K/V, window, ALiBi, softcap) address rows
+// and keys through AttnArgs' sequence view (kernels/device/device_common.hpp).
 // Specialised for D = 64, 80, 128 (4 lanes a row, 64-row tiles); D <= 256 otherwise (8 lanes a
 // row, 32-row tiles: at 64 rows the 512-thread block capped registers at 128 and spilled 404 B).
 #include <fmt/format.h>
@@ -23,10 +25,11 @@ __global__ void __launch_bounds__(kBM * TPR) tiled_fwd(AttnArgs a) {
   const int s = blockIdx.x * kBM + tid / TPR, h = blockIdx.y;
   const int G = a.G > 1 ? a.G : 1, b = blockIdx.z / G, g = blockIdx.z % G;
   const int hk = h / (a.H / a.Hk);
-  const bool row_ok = s < a.S;
+  const int sq = seq_q(a, b);
+  const bool row_ok = s < sq;
 
   float q[NPL], acc[NPL];
-  const uint16_t* qrow = a.q + b * a.q_sb + int64_t(row_ok ? s : 0) * a.q_ss + h * a.q_sh;
+  const uint16_t* qrow = a.q + q_at(a, b, row_ok ? s : 0, h);
 #pragma unroll
   for (int i = 0; i < NPL; ++i) {
     const int d = i * TPR + lane;
@@ -34,19 +37,23 @@ __global__ void __launch_bounds__(kBM * TPR) tiled_fwd(AttnArgs a) {
     acc[i] = 0.f;
   }
   float m = -INFINITY, l = 0.f;
-  const int last_row = min((int(blockIdx.x) + 1) * kBM, a.S) - 1;
-  const KeyRange kr = split_range(visible_keys(last_row, a.S, a.Sk, a.causal), g, G, kBN);
-  const int64_t vis = row_ok ? visible_keys(s, a.S, a.Sk, a.causal) : 0;
-  const int64_t row_end = vis < kr.end ? vis : kr.end;
-  const uint16_t* kbase = a.k + b * a.k_sb + hk * a.k_sh;
-  const uint16_t* vbase = a.v + b * a.k_sb + hk * a.k_sh;
+  // The block's keys: its first row's begin (a lower bound: rows' ranges only move right, and a
+  // leading row that sees nothing begins at 0) to its last row's end, cut into this split's share.
+  const int first_row = int(blockIdx.x) * kBM, last_row = min(first_row + kBM, sq) - 1;
+  const KeyRange block_keys = last_row >= first_row ? KeyRange{keys_of(a, b, first_row).begin, keys_of(a, b, last_row).end}
+                                                    : KeyRange{0, 0};  // past this sequence's queries
+  const KeyRange kr = split_range_from(block_keys.begin, block_keys.end, g, G, kBN);
+  const KeyRange mine = row_ok ? keys_of(a, b, s) : KeyRange{0, 0};
+  const int64_t row_begin = mine.begin, row_end = mine.end < kr.end ? mine.end : kr.end;
+  const bool transform = transforms_scores(a);
 
   for (int64_t kv0 = kr.begin; kv0 < kr.end; kv0 += kBN) {
     for (int idx = tid; idx < kBN * a.D; idx += kBM * TPR) {
       const int j = idx / a.D, d = idx % a.D;
       const bool in = kv0 + j < kr.end;
-      ks[j][d] = in ? kbase[(kv0 + j) * a.k_ss + d] : uint16_t(0);
-      vs[j][d] = in ? vbase[(kv0 + j) * a.k_ss + d] : uint16_t(0);
+      const int64_t at = in ? k_at(a, b, kv0 + j, hk) + d : 0;
+      ks[j][d] = in ? a.k[at] : uint16_t(0);
+      vs[j][d] = in ? a.v[at] : uint16_t(0);
     }
     __syncthreads();
     float sc[kBN];
@@ -61,7 +68,8 @@ __global__ void __launch_bounds__(kBM * TPR) tiled_fwd(AttnArgs a) {
       }
 #pragma unroll
       for (int off = TPR / 2; off > 0; off /= 2) part += shfl_xor(part, off, TPR);
-      sc[j] = kv0 + j < row_end ? part : -INFINITY;
+      const bool seen = kv0 + j >= row_begin && kv0 + j < row_end;
+      sc[j] = !seen ? -INFINITY : transform ? transform_score(a, part, b, h, s, kv0 + j) : part;
       tile_max = fmaxf(tile_max, sc[j]);
     }
     const float m_new = fmaxf(m, tile_max);
@@ -87,7 +95,7 @@ __global__ void __launch_bounds__(kBM * TPR) tiled_fwd(AttnArgs a) {
   const float inv = l > 0.f ? 1.f / l : 0.f;
   const float lse = l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
   if (G == 1) {
-    uint16_t* orow = a.o + b * a.q_sb + int64_t(s) * a.q_ss + h * a.q_sh;
+    uint16_t* orow = a.o + q_at(a, b, s, h);
 #pragma unroll
     for (int i = 0; i < NPL; ++i) {
       const int d = i * TPR + lane;
@@ -137,7 +145,7 @@ void launch_tiled(const AttnArgs& a, DType t, Stream st) {
 namespace {
 
 std::optional<std::string> tiled_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx)) return no;
+  if (auto no = common_gpu_gate(p, ctx, /*takes_serving=*/true)) return no;
   if (G > 1) return std::string("tiled has no split-K (G must be 0; splitk runs tiled producers)");
   if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
   if (p.H > 65535) return std::string("H > 65535 exceeds the grid");
@@ -146,7 +154,8 @@ std::optional<std::string> tiled_supports(const Problem& p, int G, const GateCon
 
 PathRow tiled_row(const DeviceFacts&) {
   PathRow r{"tiled", "gpu", "scalar FlashAttention-2: Q in registers, K/V tiles in shared memory",
-            fmt::format("{} (64/80/128 specialised); G = 0", common_gpu_gate_doc()), false, tiled_supports,
+            fmt::format("{} (64/80/128 specialised); G = 0; serving fields", common_gpu_gate_doc()), false,
+            tiled_supports,
             [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<TiledExecution>(p, in, ctx);
             }};

@@ -22,6 +22,7 @@ __global__ void combine_splits(AttnArgs a, int team) {
   const int64_t row = int64_t(blockIdx.x) * rows_per_block + local;  // (b, h, s), s fastest
   if (local >= rows_per_block || row >= int64_t(a.B) * a.H * a.S) return;
   const int s = int(row % a.S), h = int(row / a.S % a.H), b = int(row / (int64_t(a.S) * a.H));
+  if (s >= seq_q(a, b)) return;  // past this sequence's queries: no O row (thd), no result
   combine_row<T, VEC>(a, b, h, s, lane);
 }
 

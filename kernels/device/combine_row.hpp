@@ -59,7 +59,7 @@ __device__ inline void combine_row(const AttnArgs& a, int b, int h, int s, int l
     m = cm;
   }
 
-  uint16_t* orow = a.o + b * a.q_sb + int64_t(s) * a.q_ss + h * a.q_sh + d0;
+  uint16_t* orow = a.o + q_at(a, b, s, h) + d0;
   const float inv = m == -INFINITY ? 0.f : 1.f / l;
 #pragma unroll
   for (int c = 0; c < VEC; ++c)

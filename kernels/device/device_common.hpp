@@ -10,6 +10,8 @@ namespace fa::gpu {
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
+struct ServingView;
+
 struct AttnArgs {
   const uint16_t* q;
   const uint16_t* k;
@@ -24,9 +26,56 @@ struct AttnArgs {
   int G;                        // splits; > 1: write partials instead of O/LSE
   float* o_part;                // [B][H][G][S][D]
   float* lse_part;              // [B][H][G][S]
+  // Serving fields (harness/serving.hpp), on paths whose gates take them; null otherwise. Behind a
+  // pointer, so that the argument block of the kernels that never read them stays as it was.
+  const ServingView* serving;
 };
 
-AttnArgs make_args(const Problem& p);  // sizes, strides, scale; pointers left null
+// Device memory, written once per execution (kernels/runtime/gpu_execution.hip).
+struct ServingView {
+  const int32_t* cu_q;  // thd: B + 1 packed-row offsets of Q and O (q_sb unused); null: dense
+  const int32_t* cu_k;  // thd, not paged: of K and V
+  const int32_t* q_len; // per-sequence queries (null: S)
+  const int32_t* k_len; // per-sequence keys (null: Sk)
+  const int32_t* table; // paged: [B][table_row] pool pages; K/V are [pages][page][Hk][D]
+  int table_row, page;
+  int window_left, window_right;  // FA's window_size; -1 unbounded
+  const float* slopes;  // ALiBi per query head (null: none)
+  float softcap;        // > 0: s -> softcap * tanh(s / softcap)
+};
+
+// Sequence b's queries and keys, and where row s / key j of head h lives (dense, thd or paged):
+// the device side of harness/problem.hpp's Strides.
+__device__ inline int seq_q(const AttnArgs& a, int b) { return a.serving && a.serving->q_len ? a.serving->q_len[b] : a.S; }
+__device__ inline int seq_k(const AttnArgs& a, int b) { return a.serving && a.serving->k_len ? a.serving->k_len[b] : a.Sk; }
+__device__ inline int64_t q_at(const AttnArgs& a, int b, int s, int h) {
+  const int64_t base = a.serving && a.serving->cu_q ? int64_t(a.serving->cu_q[b]) * a.q_ss : int64_t(b) * a.q_sb;
+  return base + int64_t(s) * a.q_ss + int64_t(h) * a.q_sh;
+}
+__device__ inline int64_t k_at(const AttnArgs& a, int b, int64_t j, int hk) {
+  const ServingView* v = a.serving;
+  if (v && v->table) {
+    const int64_t page = v->table[int64_t(b) * v->table_row + j / v->page];
+    return (page * v->page + j % v->page) * a.k_ss + int64_t(hk) * a.k_sh;
+  }
+  const int64_t base = v && v->cu_k ? int64_t(v->cu_k[b]) * a.k_ss : int64_t(b) * a.k_sb;
+  return base + j * a.k_ss + int64_t(hk) * a.k_sh;
+}
+// The keys row s of sequence b sees (causal, window), bottom-right aligned on its own lengths.
+__device__ inline KeyRange keys_of(const AttnArgs& a, int b, int s) {
+  const int left = a.serving ? a.serving->window_left : -1, right = a.serving ? a.serving->window_right : -1;
+  return row_keys(s, seq_q(a, b), seq_k(a, b), a.causal != 0, left, right);
+}
+__device__ inline bool transforms_scores(const AttnArgs& a) {
+  return a.serving && (a.serving->softcap > 0.f || a.serving->slopes);
+}
+// A score in the log2 domain the kernels keep (scale * log2(e) * q.k) after softcap and ALiBi,
+// which are defined on the natural-log score: back to natural units, transform, and forward again.
+__device__ inline float transform_score(const AttnArgs& a, float x_log2, int b, int h, int s, int64_t j) {
+  float x = softcap_score(x_log2 * kLn2, a.serving->softcap);
+  if (a.serving->slopes) x += float(alibi_bias(double(a.serving->slopes[h]), s, seq_k(a, b) - seq_q(a, b), j));
+  return x * kLog2e;
+}
 
 struct F16 {
   __device__ static float load(uint16_t b) { return half_bits_to_float(b); }

@@ -17,6 +17,7 @@ AttnArgs make_args(const Problem& p) {
   a.causal = p.causal;
   a.scale_log2 = float(p.softmax_scale()) * kLog2e;
   a.G = 0;
+  a.serving = nullptr;  // GpuExecution points it at the problem's ServingView where it has one
   return a;
 }
 
@@ -36,6 +37,14 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 }
 
 namespace {
+
+template <typename T, typename U>
+DeviceBuffer upload_as(const std::vector<U>& host) {
+  const std::vector<T> narrow(host.begin(), host.end());
+  DeviceBuffer d(narrow.size() * sizeof(T));
+  if (!narrow.empty()) FA_GPU_CHECK(copy_to_device(d.as<void>(), narrow.data(), narrow.size() * sizeof(T)));
+  return d;
+}
 
 DeviceBuffer upload(DType t, const std::vector<float>& host) {
   const TypedBuffer typed = to_typed(t, host);
@@ -76,7 +85,7 @@ GpuExecution::GpuExecution(const Problem& p, const HostInputs& in, const GateCon
   k_ = upload(p.dtype, in.k);
   v_ = upload(p.dtype, in.v);
   const size_t rows = size_t(p.B * p.H * p.S);
-  o_bytes_ = rows * size_t(p.D) * 2;
+  o_bytes_ = size_t(p.q_elements()) * 2;
   lse_bytes_ = rows * sizeof(float);
   o_ = DeviceBuffer(o_bytes_ + guard_bytes);
   lse_ = DeviceBuffer(lse_bytes_ + guard_bytes);
@@ -96,6 +105,24 @@ GpuExecution::GpuExecution(const Problem& p, const HostInputs& in, const GateCon
           }
     k_new_ = upload(p.dtype, kn);
     v_new_ = upload(p.dtype, vn);
+  }
+  if (!p.serving_fields().empty()) {  // int32 on the device: lengths and pages fit (the gate's 2^31 rows)
+    const ServingShape& sh = p.serving();
+    if (p.layout == Layout::thd) cu_q_ = upload_as<int32_t>(sh.cu_q);
+    if (p.layout == Layout::thd && !p.paged()) cu_k_ = upload_as<int32_t>(sh.cu_k);
+    if (!p.seqlens_q.empty()) q_len_ = upload_as<int32_t>(sh.q_len);
+    if (p.varlen()) k_len_ = upload_as<int32_t>(sh.k_len);
+    if (p.paged()) table_ = upload_as<int32_t>(sh.table);
+    if (p.has_alibi()) slopes_ = upload_as<float>(sh.slopes);
+    ServingView v{};
+    v.cu_q = cu_q_.as<int32_t>(), v.cu_k = cu_k_.as<int32_t>();
+    v.q_len = q_len_.as<int32_t>(), v.k_len = k_len_.as<int32_t>();
+    v.table = table_.as<int32_t>(), v.table_row = int(sh.pages_per_seq), v.page = int(p.page_size);
+    v.window_left = int(p.window_left), v.window_right = int(p.window_right);
+    v.slopes = slopes_.as<float>(), v.softcap = float(p.softcap);
+    serving_view_ = DeviceBuffer(sizeof(ServingView));
+    FA_GPU_CHECK(copy_to_device(serving_view_.as<void>(), &v, sizeof(v)));
+    args_.serving = serving_view_.as<ServingView>();
   }
   args_.q = q_.as<uint16_t>(), args_.k = k_.as<uint16_t>(), args_.v = v_.as<uint16_t>();
   args_.o = o_.as<uint16_t>(), args_.lse = lse_.as<float>();
@@ -133,7 +160,7 @@ void GpuExecution::run() {
 
 RunOutputs GpuExecution::read_back() {
   RunOutputs out;
-  out.o = TypedBuffer(p_.dtype, p_.B * p_.S * p_.H * p_.D);
+  out.o = TypedBuffer(p_.dtype, p_.q_elements());
   FA_GPU_CHECK(copy_to_host(out.o.bytes.data(), o_.as<void>(), o_bytes_));
   out.lse.resize(size_t(p_.B * p_.H * p_.S));
   FA_GPU_CHECK(copy_to_host(out.lse.data(), lse_.as<void>(), lse_bytes_));

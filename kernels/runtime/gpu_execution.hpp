@@ -50,6 +50,8 @@ class GpuExecution : public Execution {
   Stream stream_ = nullptr;
   DeviceBuffer q_, k_, v_, o_, lse_, o_part_, lse_part_, flush_;
   DeviceBuffer k_new_, v_new_;  // kv_cache problems: the tokens to append
+  // Serving problems: cu_seqlens, lengths, the page table and ALiBi slopes (AttnArgs points at them).
+  DeviceBuffer cu_q_, cu_k_, q_len_, k_len_, table_, slopes_, serving_view_;
   size_t o_bytes_ = 0, lse_bytes_ = 0;  // O's and LSE's own bytes (the buffers may hold guards after)
   size_t l2_bytes_ = 0;
 

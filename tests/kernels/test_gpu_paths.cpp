@@ -203,3 +203,68 @@ TEST(GpuPaths, AnOutputThatIsNeverWrittenIsCaught) {
   EXPECT_EQ(m.unwritten, p.B * p.H * p.S * p.D + p.B * p.H * p.S);
   EXPECT_FALSE(judge(m, p.dtype, {}).pass);
 }
+
+// Serving problems (issue 20) on the GPU paths that take them: randomized small problems with every
+// serving field mixed in (per-sequence lengths with empty sequences, thd, shuffled pages of odd
+// sizes, windows that empty rows, ALiBi on GQA, softcap), each validated against the CPU oracle at
+// every G the paths admit. naive, tiled and splitk must pass every one; every other GPU path skips
+// with a reason that names the serving field it refuses.
+TEST(GpuPaths, ServingProblemsPassOnThePathsThatTakeThemAndTheOthersNameWhatTheyRefuse) {
+  REQUIRE_GPU();
+  Sweep s;
+  uint64_t state = 7;
+  auto pick = [&](int64_t n) {  // a small LCG: the problem mix is fixed, not the inputs' seed
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return int64_t((state >> 33) % uint64_t(n));
+  };
+  for (int i = 0; i < 48; ++i) {
+    Problem p;
+    p.B = 1 + pick(4), p.Hk = 1 + pick(2), p.H = p.Hk * (1 + pick(4)), p.D = std::vector<int64_t>{32, 64, 80, 128, 256}[pick(5)];
+    p.S = 1 + pick(200), p.Sk = p.S + pick(300);
+    p.causal = pick(2);
+    p.dtype = pick(2) ? DType::fp16 : DType::bf16;
+    p.seed = uint64_t(100 + i);
+    std::string q, k;
+    for (int64_t b = 0; b < p.B; ++b) {
+      const int64_t lq = b == 1 ? 0 : pick(p.S + 1), lk = lq + pick(p.Sk - p.S + 1);  // sequence 1 is empty
+      q += (b ? "|" : "") + std::to_string(lq), k += (b ? "|" : "") + std::to_string(lk);
+    }
+    switch (i % 4) {
+      case 0: p.layout = Layout::thd, p.seqlens_q = q, p.seqlens_k = k; break;
+      case 1: p.seqlens_k = k; break;  // padded bshd with per-sequence keys
+      case 2: p.layout = Layout::thd, p.seqlens_q = "uniform:0:" + std::to_string(p.S); break;
+      default: break;
+    }
+    if (pick(2)) p.page_size = std::vector<int64_t>{1, 7, 16, 64}[pick(4)];
+    if (pick(2)) p.window_left = pick(40), p.window_right = p.causal ? -1 : pick(3) - 1;
+    if (pick(3) == 0) p.alibi = "1";
+    if (pick(3) == 0) p.softcap = 0.5 + double(pick(30));
+    if (p.serving_fields().empty()) p.softcap = 20;
+    ASSERT_FALSE(validate(p).has_value()) << p.label() << ": " << validate(p)->field << ": " << validate(p)->reason;
+    SweepRow r;
+    r.problem = p;
+    r.where = SourceLoc{"serving", i + 1};
+    r.splits = {SplitRequest{}, SplitRequest{false, 2}, SplitRequest{false, 16}};
+    s.rows.push_back(r);
+  }
+  NullSink sink;
+  const auto recs = run_sweep(s, validate_only(), gpu().reg, gpu().ctx, {&sink});
+  std::map<std::string, int> ran;
+  for (const auto& r : recs) {
+    const std::string what = r.problem.label() + " " + std::string(dtype_name(r.problem.dtype)) + " " + r.path + " G=" +
+                             r.g_req.str() + ": " + std::string(status_name(r.status)) + ": " + r.reason;
+    EXPECT_TRUE(r.status == Status::pass || r.status == Status::skip) << what;
+    const bool takes = r.path == "naive" || r.path == "tiled" || r.path == "splitk";
+    if (r.status == Status::pass) ++ran[r.path];
+    if (r.status != Status::skip || takes || r.g_req.is_auto || r.path == "auto") continue;
+    // A path that would take the problem's dense twin refuses the serving one by the field's name.
+    Problem dense = r.problem;
+    dense.layout = Layout::bshd, dense.seqlens_q.clear(), dense.seqlens_k.clear(), dense.page_size = 0;
+    dense.window_left = dense.window_right = -1, dense.alibi = "0", dense.softcap = 0;
+    if (!gpu().reg.find(r.path)->supports(dense, r.g_req.value, gpu().ctx))
+      EXPECT_NE(r.reason.find(r.problem.serving_fields().front()), std::string::npos) << what;
+  }
+  EXPECT_EQ(ran["naive"], 48) << "naive runs every serving problem at G = 0";
+  EXPECT_EQ(ran["tiled"], 48) << "tiled runs every serving problem at G = 0";
+  EXPECT_EQ(ran["splitk"], 96) << "splitk runs every serving problem at G = 2 and 16";
+}
