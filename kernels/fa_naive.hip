@@ -24,7 +24,8 @@ __global__ void naive_scores(AttnArgs a, float* scores) {
   const int s = blockIdx.y, bh = blockIdx.z, b = bh / a.H, h = bh % a.H, hk = h / (a.H / a.Hk);
   const bool row_ok = s < seq_q(a, b);
   const uint16_t* qrow = a.q + q_at(a, b, row_ok ? s : 0, h);
-  for (int d = threadIdx.x; d < a.D; d += blockDim.x) q[d] = T::load(qrow[d]);
+  // Only rows that exist are read: a thd Q whose sequences are all empty has no storage at all.
+  for (int d = threadIdx.x; d < a.D; d += blockDim.x) q[d] = row_ok ? T::load(qrow[d]) : 0.f;
   __syncthreads();
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= a.Sk) return;
