@@ -10,6 +10,7 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <random>
 #include <set>
 
@@ -207,7 +208,7 @@ struct Seq {
 };
 
 // From the definition, pair by pair: row i sits at key position i + k - q and sees key j when
-// j >= pos - left (left >= 0) and j <= pos + right (right >= 0; causal: right = 0).
+// pos - j <= left (left >= 0) and j - pos <= right (right >= 0; causal: right = 0).
 struct Brute {
   double pairs = 0, keys_read = 0, q_rows = 0, pages = 0;
 };
@@ -219,7 +220,7 @@ Brute brute_count(const std::vector<Seq>& seqs, bool causal, int64_t left, int64
     for (int64_t i = 0; i < s.q; ++i)
       for (int64_t j = 0; j < s.k; ++j) {
         const int64_t pos = i + s.k - s.q;
-        if ((left < 0 || j >= pos - left) && (r < 0 || j <= pos + r)) {
+        if ((left < 0 || pos - j <= left) && (r < 0 || j - pos <= r)) {
           ++c.pairs;
           read[size_t(j)] = true;
         }
@@ -324,6 +325,27 @@ TEST(Counts, VarlenProblemsMatchABruteForceCountPerSequence) {
                                        p.label(), p.seqlens_q, p.seqlens_k, p.causal, p.window_left, p.window_right,
                                        p.page_size));
   }
+}
+
+TEST(Counts, AWindowOfTheLargestSizeCountsAsUnbounded) {
+  // A window side as large as int64 holds is wider than any key range: every pair an unbounded
+  // window has, with no wrap-around in pos + right + 1 or pos - left (S > Sk puts pos below 0).
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  for (bool causal : {false, true})
+    for (auto [S, Sk] : {std::pair<int64_t, int64_t>{7, 20}, {20, 7}}) {
+      Problem p = base(2, 4, 2, S, Sk, 16);
+      p.causal = causal, p.window_left = huge, p.window_right = causal ? 0 : huge;
+      ASSERT_FALSE(validate(p));
+      const std::string what = fmt::format("S={} Sk={} causal={}", S, Sk, causal);
+      expect_counts(p, {{S, Sk}, {S, Sk}}, what);
+      Problem unbounded = p;
+      unbounded.window_left = unbounded.window_right = -1;
+      EXPECT_EQ(p.unmasked_pairs(), unbounded.unmasked_pairs()) << what;
+      for (int64_t i = 0; i < S; ++i) {
+        const KeyRange a = p.row_keys(0, i), b = unbounded.row_keys(0, i);
+        EXPECT_EQ(a.end - a.begin, b.end - b.begin) << what << " row " << i;
+      }
+    }
 }
 
 TEST(Counts, UniformLengthsAreCountedWithTheLengthsTheyDraw) {

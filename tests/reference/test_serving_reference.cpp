@@ -451,6 +451,9 @@ TEST(ServingOracle, MatchesABruteForceFromTheDefinitionsOnProblemsThatCombineThe
   add("a window wider than the keys, softcap with ALiBi, non-power-of-two heads", 1, 6, 2, 33, 47, 8,
       Spec{{33}, {47}, false, 500, 500, 1, 2, {pow2(-2), pow2(-4), pow2(-6), pow2(-8), pow2(-1), pow2(-3)}},
       [](Problem& p, Spec&) { p.alibi = "1"; });
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  add("a window of int64's largest width over S > Sk: unbounded, no wrap-around", 2, 2, 1, 40, 25, 8,
+      Spec{{40, 40}, {25, 25}, false, huge, huge, 1, 0, {}}, [](Problem&, Spec&) {});
   for (const Row& r : rows) {
     const Logical L = random_logical(r.p, r.p.seed * 7919);
     check_all(r.p, place(r.p, L, r.sp), r.sp, brute(L, r.sp), r.what, 1e-11);
