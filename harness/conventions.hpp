@@ -31,12 +31,12 @@ struct KeyRange {
 // bottom-right alignment (row i sits at key position i + sk - sq) and FlashAttention's window
 // (window_size = (left, right), -1 unbounded): keys j with i + off - left <= j <= i + off + right.
 // Causal is right = 0. Empty (begin >= end) for a row that sees no key: O = 0, LSE = -inf.
+// A side wider than the keys is compared before it is added, so any int64 width is unbounded.
 FA_HD inline KeyRange row_keys(int64_t row, int64_t sq, int64_t sk, bool causal, int64_t left, int64_t right) {
   const int64_t at = row + (sk - sq);
   if (causal) right = 0;
-  int64_t b = left < 0 ? 0 : at - left, e = right < 0 ? sk : at + right + 1;
-  b = b < 0 ? 0 : b;
-  e = e > sk ? sk : e;
+  const int64_t b = left < 0 || left >= at ? 0 : at - left;
+  const int64_t e = right < 0 || right >= sk - at ? sk : at + right + 1;
   return {b, e > b ? e : b};
 }
 

@@ -261,6 +261,9 @@ std::optional<FieldError> validate_serving(const Problem& p) {
     }
   }
   if (p.page_size < 0) return FieldError{"page_size", fmt::format("must be 0 (not paged) or positive, got {}", p.page_size)};
+  if (p.paged() && !checked_product({2 * 4, p.serving().pages, p.page_size, p.Hk, p.D}))  // fp32 K and V pools
+    return FieldError{"page_size", fmt::format("a pool of {} pages of {} keys (x Hk {} x D {}) overflows int64",
+                                               p.serving().pages, p.page_size, p.Hk, p.D)};
   if (p.window_left < -1 || p.window_right < -1)
     return FieldError{"window", fmt::format("left and right must be -1 (unbounded) or >= 0, got {},{}", p.window_left,
                                             p.window_right)};

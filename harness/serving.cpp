@@ -124,7 +124,9 @@ ServingShape resolve_serving(const Problem& p) {
     sh.page_size = p.page_size;
     std::vector<int64_t> per(static_cast<size_t>(B));
     for (int64_t b = 0; b < B; ++b) {
-      per[size_t(b)] = (std::max<int64_t>(sh.k_len[size_t(b)], 0) + p.page_size - 1) / p.page_size;
+      // Not (keys + page - 1) / page: that overflows for a page near int64's largest value.
+      const int64_t keys = std::max<int64_t>(sh.k_len[size_t(b)], 0);
+      per[size_t(b)] = keys / p.page_size + (keys % p.page_size != 0);
       sh.pages += per[size_t(b)];
       sh.pages_per_seq = std::max(sh.pages_per_seq, per[size_t(b)]);
     }
