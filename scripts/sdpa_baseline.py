@@ -16,40 +16,22 @@ fa-bench's Philox: same distribution, different values. Without --verify a recor
 --check judges instead by fa-bench's own rule: each backend (or any --callable) runs on the tensors
 `fa-bench sweep --save-tensors DIR` wrote, its O goes beside them as o.npy, and `fa-bench check`
 applies exactly what a built-in path gets (low-precision reference, cosine, NaN, rounding bias).
+Beside it: peer_problems.py (sweeps, problems, records; stdlib) and peer_check.py (the --check flow).
 """
 import argparse
 import csv
-import datetime
-import glob
 import importlib
-import importlib.util
-import io
-import math
-import os
 import random
-import shutil
-import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import warnings
-from dataclasses import dataclass
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-# harness/results/results.cpp's columns, in its order (schema 7; tests check them against the binary).
-COLUMNS = (
-    "schema run_id time name B H Hk S Sk D causal dtype layout kv_cache scale seqlens_q seqlens_k page_size window alibi "
-    "softcap seed path ran_path plugin plugin_version "
-    "G_req G_used "
-    "split_rule units tile_m tile_n resident "
-    "status reason rule tol max_abs_err mean_abs_err rel_l2 cosine lse_max_err nan_inf unwritten cache_mismatch "
-    "rows_checked rows_total lowprec_max_err bias_ulp bias_bound repeat_runs repeat_diffs timed_check "
-    "median_ms min_ms max_ms spread samples timing_mode stopped_by "
-    "batch timing_note tflops gbps pct_peak bound flops bytes device arch sm_clock_mhz mem_clock_mhz shard "
-    "device_index git_commit sweep_file sweep_line"
-).split()
+import peer_check
+from peer_check import import_callable
+# The problems and records live in peer_problems.py; the names tests and plot.py read stay here too.
+from peer_problems import (COLUMNS, Problem, TimingPolicy, find_fabench, g6, git_commit, load_csv_sweep,  # noqa: F401
+                           load_sweep, no_device_meta, problems_from_cells, record_fields, stop_reason, timing_stats,
+                           utc_now)
 
 TORCH_BACKENDS = ("flash", "efficient", "cudnn", "math")  # torch's SDPA backends; records torch-<backend>
 # Flash-attention libraries called directly, backend (and record path) -> (module, function). Both
@@ -68,196 +50,10 @@ TORCH_BACKENDS = ("flash", "efficient", "cudnn", "math")  # torch's SDPA backend
 EXTERNAL_BACKENDS = {"fa2": ("flash_attn", "flash_attn_func"), "aiter": ("aiter", "flash_attn_func")}
 BACKENDS = TORCH_BACKENDS + tuple(EXTERNAL_BACKENDS)
 
+
 # --verify's fixed rule (max |o - ref32|, min cosine): a few ulps of O near |o| = 1, plus the
 # rounding of P to the dtype before PV that fused kernels do.
 VERIFY_TOLERANCE = {"fp16": (5e-3, 0.9999), "bf16": (4e-2, 0.999), "fp32": (1e-4, 0.999999)}
-
-
-@dataclass
-class Problem:
-    name: str = ""
-    B: int = 1
-    H: int = 1
-    Hk: int = 1
-    S: int = 1
-    Sk: int = 1
-    D: int = 64
-    causal: bool = False
-    dtype: str = "fp16"
-    layout: str = "bshd"
-    kv_cache: bool = False
-    scale: float = 0.0  # 0: 1/sqrt(D)
-    seed: int = 1
-    sweep_file: str = ""
-    sweep_line: int = 0
-    invalid: str = ""  # "field: reason" when the row cannot run
-
-    def softmax_scale(self):
-        return self.scale if self.scale > 0 else 1.0 / math.sqrt(self.D)
-
-    def visible_keys(self, row):
-        """Keys [0, n) that query row `row` sees: bottom-right causal, 0 for rows past Sk."""
-        if not self.causal:
-            return self.Sk
-        return min(max(row + (self.Sk - self.S) + 1, 0), self.Sk)
-
-    def unmasked_pairs(self):
-        """Closed form of sum(visible_keys(i) for i in range(S)), as harness/problem.cpp has it."""
-        if not self.causal:
-            return self.S * self.Sk
-        off = self.Sk - self.S
-        first = max(0, -off)
-        full = min(max(self.Sk - off - 1, 0), self.S)
-        pairs = 0
-        if full > first:
-            pairs += (first + off + 1 + full + off) * (full - first) // 2
-        return pairs + (self.S - max(full, first)) * self.Sk
-
-    def flops(self):
-        return 4.0 * self.B * self.H * self.D * self.unmasked_pairs()
-
-    def bytes(self):
-        """Q, K, V read once, O written once in the dtype; LSE written once in fp32."""
-        e = 4 if self.dtype == "fp32" else 2
-        q = self.B * self.S * self.H * self.D
-        kv = self.B * self.Sk * self.Hk * self.D
-        return float(e * (2 * q + 2 * kv) + 4 * self.B * self.H * self.S)
-
-    def label(self):
-        return self.name or f"B{self.B} H{self.H}/{self.Hk} S{self.S} Sk{self.Sk} D{self.D}"
-
-
-def validate(p):
-    """harness/problem.cpp's validate(): the reason a problem cannot run, or ''."""
-    for field in ("B", "H", "Hk", "S", "Sk", "D"):
-        if getattr(p, field) <= 0:
-            return f"{field}: must be positive, got {getattr(p, field)}"
-    if p.H % p.Hk:
-        return f"Hk: H % Hk must be 0 (H={p.H}, Hk={p.Hk})"
-    if p.D > 256:
-        return f"D: head dimension {p.D} exceeds 256"
-    if p.kv_cache and p.S > p.Sk:
-        return "kv_cache: needs S <= Sk (the new tokens are the last S keys)"
-    return ""
-
-
-def parse_flag(text):
-    if text in ("1", "true", "yes"):
-        return True
-    if text in ("0", "false", "no"):
-        return False
-    raise ValueError(f"'{text}' is not 0/1/true/false")
-
-
-def problems_from_cells(cells, where_file, where_line):
-    """One sweep row (column -> text) to problems, one per dtype: harness/sweep/sweep.cpp's defaults."""
-    def get(k):
-        v = cells.get(k, "").strip()
-        return v or None
-
-    try:
-        base = Problem(name=get("name") or "", B=int(get("B")), H=int(get("H")), S=int(get("S")), D=int(get("D")),
-                       sweep_file=where_file, sweep_line=where_line)
-        base.Hk = int(get("Hk")) if get("Hk") else base.H
-        base.Sk = int(get("Sk")) if get("Sk") else base.S
-        base.causal = parse_flag(get("causal")) if get("causal") else False
-        base.kv_cache = parse_flag(get("kv_cache")) if get("kv_cache") else False
-        base.scale = float(get("scale")) if get("scale") else 0.0
-        base.seed = int(get("seed")) if get("seed") else 1
-        base.layout = (get("layout") or "bshd").lower()
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"{where_file}:{where_line}: {e}") from None
-    out = []
-    for dt in dict.fromkeys(d.strip() for d in (get("dtype") or "fp16").split("|")):
-        p = Problem(**{**base.__dict__, "dtype": dt})
-        p.invalid = validate(p)
-        out.append(p)
-    return out
-
-
-def load_csv_sweep(path):
-    """A CSV sweep: header-named columns, `#` comments and blank lines skipped, lists as a|b."""
-    header, problems = None, []
-    with open(path, newline="") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            cells = next(csv.reader([line]))
-            if header is None:
-                header = [c.strip() for c in cells]
-                continue
-            problems += problems_from_cells(dict(zip(header, cells)), path, n)
-    return problems
-
-
-def parse_expand_output(text):
-    """`fa-bench expand` CSV to problems."""
-    out = []
-    for row in csv.DictReader(io.StringIO(text)):
-        p = Problem(name=row["name"], B=int(row["B"]), H=int(row["H"]), Hk=int(row["Hk"]), S=int(row["S"]),
-                    Sk=int(row["Sk"]), D=int(row["D"]), causal=row["causal"] == "1", dtype=row["dtype"],
-                    layout=row["layout"], kv_cache=row["kv_cache"] == "1", scale=float(row["scale"]),
-                    seed=int(row["seed"]), sweep_file=row["sweep_file"], sweep_line=int(row["sweep_line"]),
-                    invalid=row["invalid"])
-        out.append(p)
-    return out
-
-
-def find_fabench(explicit=None):
-    for cand in [explicit, os.environ.get("FABENCH_BINARY"), shutil.which("fa-bench"),
-                 *sorted(glob.glob(os.path.join(REPO, "build", "*", "fa-bench")))]:
-        if cand and os.access(cand, os.X_OK):
-            return cand
-    return None
-
-
-def load_sweep(path, fabench=None):
-    if path.endswith(".csv"):
-        return load_csv_sweep(path)
-    if path.endswith((".yaml", ".yml")):
-        binary = find_fabench(fabench)
-        if not binary:
-            raise SystemExit("YAML sweeps are expanded by `fa-bench expand`: build fa-bench or pass --fa-bench")
-        res = subprocess.run([binary, "expand", path], capture_output=True, text=True)
-        if res.returncode != 0:
-            raise SystemExit(f"fa-bench expand {path} failed:\n{res.stderr}")
-        return parse_expand_output(res.stdout)
-    raise SystemExit(f"{path}: unknown sweep format (expected .csv, .yaml or .yml)")
-
-
-@dataclass
-class TimingPolicy:
-    warmup: int = 1
-    min_samples: int = 10
-    max_samples: int = 1000
-    target_spread: float = 0.005
-    time_cap_s: float = 0.5
-    mode: str = "cold"
-
-
-def timing_stats(samples_ms):
-    """median, min, max, mean and spread (sample stddev / mean), as harness/timing.cpp reports."""
-    n = len(samples_ms)
-    mean = sum(samples_ms) / n
-    spread = statistics.stdev(samples_ms) / mean if n > 1 and mean > 0 else 0.0
-    return {"median_ms": statistics.median(samples_ms), "min_ms": min(samples_ms), "max_ms": max(samples_ms),
-            "mean_ms": mean, "spread": spread, "samples": n}
-
-
-def stop_reason(samples_ms, elapsed_s, policy):
-    """Why sampling stops now ('spread', 'max-samples', 'cap'), or None to take another sample."""
-    n = len(samples_ms)
-    if n >= policy.min_samples and timing_stats(samples_ms)["spread"] <= policy.target_spread:
-        return "spread"
-    if n >= policy.max_samples:
-        return "max-samples"
-    if elapsed_s >= policy.time_cap_s:
-        return "cap"
-    return None
-
-
-def g6(x):
-    return format(x, ".6g")
 
 
 def record_path(backend):
@@ -288,46 +84,6 @@ def external_refusal(p, backend):
     if p.dtype not in ("fp16", "bf16"):  # both libraries' kernels; refused before a JIT build is tried
         return "{}.{} takes fp16 and bf16 only".format(*EXTERNAL_BACKENDS[backend])
     return None
-
-
-def no_device_meta():
-    """Run metadata where no device was probed (every backend asked for failed to import)."""
-    started = utc_now()
-    return {"run_id": f"{started}-{random.getrandbits(24):06x}", "device": "", "arch": "", "git_commit": git_commit()}
-
-
-def record_fields(p, path, status, reason, meta, stats=None, metrics=None):
-    """One fa-bench results row (column -> text) for a problem run on a backend."""
-    r = dict.fromkeys(COLUMNS, "")
-    r.update(schema="7", run_id=meta["run_id"], time=utc_now(), name=p.name, B=p.B, H=p.H, Hk=p.Hk, S=p.S, Sk=p.Sk,
-             D=p.D, causal=int(p.causal), dtype=p.dtype, layout=p.layout, kv_cache=int(p.kv_cache),
-             scale=format(p.scale, ".9g"), page_size="0", alibi="0", softcap="0", seed=p.seed, path=path, ran_path=path, G_req="0", G_used="0",
-             status=status, reason=" ".join(reason.split()), flops=g6(p.flops()), bytes=g6(p.bytes()),
-             device=meta["device"], arch=meta["arch"], git_commit=meta["git_commit"], sweep_file=p.sweep_file,
-             sweep_line=p.sweep_line)
-    if metrics:
-        r.update(rule="fixed", tol=g6(metrics["tol"]), max_abs_err=g6(metrics["max_abs"]),
-                 mean_abs_err=g6(metrics["mean_abs"]), rel_l2=g6(metrics["rel_l2"]),
-                 cosine=format(metrics["cosine"], ".9f"), nan_inf=metrics["nan_inf"], rows_checked=p.S, rows_total=p.S)
-    if stats:
-        s = stats["median_ms"] * 1e-3
-        r.update(median_ms=g6(stats["median_ms"]), min_ms=g6(stats["min_ms"]), max_ms=g6(stats["max_ms"]),
-                 spread=g6(stats["spread"]), samples=stats["samples"], timing_mode=stats["mode"],
-                 stopped_by=stats["stopped_by"], tflops=g6(p.flops() / s / 1e12 if s > 0 else 0),
-                 gbps=g6(p.bytes() / s / 1e9 if s > 0 else 0))
-    return {k: str(v) for k, v in r.items()}
-
-
-def utc_now():
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def git_commit():
-    try:
-        return subprocess.run(["git", "-C", REPO, "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -523,141 +279,6 @@ def device_meta(torch):
             "arch": arch, "git_commit": git_commit()}
 
 
-# ---- --check: outputs computed here, judged by `fa-bench check` under fa-bench's own rule --------
-
-def record_dirs(roots):
-    """--save-tensors record folders (those holding problem.json) under each root, or the root itself."""
-    out = []
-    for root in roots:
-        if os.path.isfile(os.path.join(root, "problem.json")):
-            out.append(root)
-            continue
-        subs = sorted(d for d in glob.glob(os.path.join(root, "*")) if os.path.isfile(os.path.join(d, "problem.json")))
-        if not subs:
-            raise SystemExit(f"{root}: no problem.json in it or its sub-folders (write them with fa-bench --save-tensors)")
-        out += subs
-    return out
-
-
-def saved_problem(folder):
-    """The Problem a --save-tensors folder's problem.json describes (harness/tensor_files.cpp)."""
-    import json
-    with open(os.path.join(folder, "problem.json")) as f:
-        cells = json.load(f)["problem"]
-    p = problems_from_cells({k: str(v) for k, v in cells.items()}, os.path.join(folder, "problem.json"), 0)[0]
-    p.scale = float(cells["scale"])
-    return p
-
-
-def stage_output(folder, out_root, path, o_bshd, dtype):
-    """out_root/<path>/<folder's name>: q, k, v and problem.json linked, o.npy written in the
-    problem's layout (fp16 as '<f2'; bf16 and fp32 as '<f4', which `check` rounds to the dtype as a
-    store would). Returns the staged folder."""
-    import numpy as np
-    dst = os.path.join(out_root, path, os.path.basename(os.path.normpath(folder)))
-    os.makedirs(dst, exist_ok=True)
-    for name in ("q.npy", "k.npy", "v.npy", "problem.json"):
-        link = os.path.join(dst, name)
-        if os.path.lexists(link):
-            os.remove(link)
-        os.symlink(os.path.abspath(os.path.join(folder, name)), link)
-    o = np.asarray(o_bshd, dtype=np.float16 if dtype == "fp16" else np.float32)
-    np.save(os.path.join(dst, "o.npy"), o)
-    return dst
-
-
-def import_callable(spec):
-    """`module:function` (module importable from PYTHONPATH or a file path ending in .py)."""
-    mod, _, fn = spec.partition(":")
-    if not fn:
-        raise SystemExit(f"--callable '{spec}': expected module:function")
-    if mod.endswith(".py"):
-        sp = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(mod))[0], mod)
-        m = importlib.util.module_from_spec(sp)
-        sp.loader.exec_module(m)
-    else:
-        m = importlib.import_module(mod)
-    return getattr(m, fn)
-
-
-def check_saved(args, backends):
-    """Each backend (torch SDPA, flash_attn/aiter, or --callable) on every saved record's q/k/v;
-    `fa-bench check` then judges each output by the rule a built-in path gets, and what could not
-    run (a library that does not import, a refusal, a kv_cache record) joins its CSV as a `skip`
-    with the reason. Returns check's worst exit status."""
-    binary = find_fabench(args.fabench)
-    if not binary:
-        raise SystemExit("--check needs the fa-bench binary: pass --fa-bench, set FABENCH_BINARY or build it")
-    folders = record_dirs(args.check)
-    runners = {}  # record path -> run(p, q, k, v) returning O (BSHD), or the reason nothing runs
-    if args.callable:
-        fn = import_callable(args.callable)
-        name = args.callable_name or "callable-" + args.callable.split(":")[-1]
-        runners[name] = lambda p, q, k, v: fn(q, k, v, causal=p.causal, scale=p.softmax_scale())
-    elif backends:
-        external = {b: import_external(b) for b in backends if b in EXTERNAL_BACKENDS}
-        torch = None
-        if any(b in TORCH_BACKENDS for b in backends) or any(fn for fn, _ in external.values()):
-            import torch
-            if not torch.cuda.is_available():
-                raise SystemExit("no CUDA/ROCm device visible to torch")
-        for b in backends:
-            if b in external:
-                fn, why = external[b]
-                runners[b] = why or (lambda b, fn: lambda p, q, k, v: external_output(torch, p, b, fn, q, k, v))(b, fn)
-            else:
-                runners[record_path(b)] = (lambda b: lambda p, q, k, v: torch_output(torch, p, b, q, k, v))(b)
-    out_root = args.check_out or tempfile.mkdtemp(prefix="fa-bench-check-")
-    os.makedirs(out_root, exist_ok=True)
-    meta = no_device_meta()
-    worst = 0
-    for path, run in runners.items():
-        staged, skips = [], []
-        for folder in folders:
-            p = saved_problem(folder)
-            if isinstance(run, str):
-                skips.append((p, run))
-            elif p.kv_cache:
-                skips.append((p, "a kv_cache record's inputs are the cache before the append"))
-            else:
-                try:
-                    staged.append(stage_output(folder, out_root, path, saved_output(run, p, folder), p.dtype))
-                except RuntimeError as e:  # a backend that has no kernel for the problem: nothing to judge
-                    skips.append((p, str(e).splitlines()[0][:300]))
-        csv_out = os.path.join(out_root, path + ".csv")
-        if staged:
-            keys = args.accumulate_keys
-            if keys is None:
-                keys = 16 if path in ("torch-flash", "torch-efficient", "torch-cudnn", "fa2") else 0
-            res = subprocess.run([binary, "check", *staged, "--path", path, "--no-lse", "--no-table",
-                                  "--accumulate-keys", str(keys), "-o", csv_out])
-            print(f"{path}: fa-bench check on {len(staged)} records exited {res.returncode}; records in {csv_out}",
-                  file=sys.stderr)
-            worst = max(worst, res.returncode)
-        if skips:
-            with open(csv_out, "a" if staged else "w", newline="") as f:  # check wrote COLUMNS' header
-                w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
-                if not staged:
-                    w.writeheader()
-                for p, why in skips:
-                    w.writerow(record_fields(p, path, "skip", why, meta))
-            print(f"{path}: {len(skips)} records skipped ({skips[0][1]}{'; ...' if len(skips) > 1 else ''}); "
-                  f"in {csv_out}", file=sys.stderr)
-    return worst
-
-
-def saved_output(run, p, folder):
-    """run's O on a --save-tensors folder's q/k/v (BSHD float32 in, the problem's layout out)."""
-    import numpy as np
-    q, k, v = (np.load(os.path.join(folder, n + ".npy")).astype(np.float32) for n in ("q", "k", "v"))
-    if p.layout == "bhsd":  # the convention hands every callable BSHD
-        q, k, v = (x.transpose(0, 2, 1, 3) for x in (q, k, v))
-    o = run(p, q, k, v)
-    o = o[0] if isinstance(o, tuple) else o
-    o = o.float().cpu().numpy() if hasattr(o, "cpu") else np.asarray(o, dtype=np.float32)
-    return o.transpose(0, 2, 1, 3) if p.layout == "bhsd" else o
-
-
 def sdpa_kind(backend):
     from torch.nn.attention import SDPBackend
     return {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
@@ -689,6 +310,29 @@ def torch_output(torch, p, backend, q, k, v):
     if refusal:
         raise RuntimeError(f"torch-{backend} refused {p.label()}: {refusal}")
     return out.transpose(1, 2).float().cpu()
+
+
+def check_runners(args, backends):
+    """--check's runners: record path -> run(p, q, k, v) returning O (BSHD), or the reason nothing runs."""
+    runners = {}
+    if args.callable:
+        fn = import_callable(args.callable)
+        name = args.callable_name or "callable-" + args.callable.split(":")[-1]
+        runners[name] = lambda p, q, k, v: fn(q, k, v, causal=p.causal, scale=p.softmax_scale())
+    elif backends:
+        external = {b: import_external(b) for b in backends if b in EXTERNAL_BACKENDS}
+        torch = None
+        if any(b in TORCH_BACKENDS for b in backends) or any(fn for fn, _ in external.values()):
+            import torch
+            if not torch.cuda.is_available():
+                raise SystemExit("no CUDA/ROCm device visible to torch")
+        for b in backends:
+            if b in external:
+                fn, why = external[b]
+                runners[b] = why or (lambda b, fn: lambda p, q, k, v: external_output(torch, p, b, fn, q, k, v))(b, fn)
+            else:
+                runners[record_path(b)] = (lambda b: lambda p, q, k, v: torch_output(torch, p, b, q, k, v))(b)
+    return runners
 
 
 def main(argv=None):
@@ -726,7 +370,7 @@ def main(argv=None):
         if b not in BACKENDS:
             ap.error(f"unknown backend '{b}' (known: {', '.join(BACKENDS)})")
     if args.check:
-        sys.exit(check_saved(args, backends))
+        sys.exit(peer_check.check_saved(args, check_runners(args, backends)))
     if not args.sweep:
         ap.error("a sweep file is needed unless --check is given")
     args.policy = TimingPolicy(args.warmup, args.min_samples, args.max_samples, args.spread, args.time_cap, args.timing)
