@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-from peer_problems import COLUMNS, find_fabench, no_device_meta, problems_from_cells, record_fields
+from peer_problems import COLUMNS, expand, find_fabench, no_device_meta, record_fields
 
 
 def record_dirs(roots):
@@ -30,14 +30,29 @@ def record_dirs(roots):
     return out
 
 
-def saved_problem(folder):
-    """The Problem a --save-tensors folder's problem.json describes (harness/tensor_files.cpp)."""
+def saved_problems(binary, folders):
+    """The Problems the folders' problem.json describe (harness/tensor_files.cpp), read as a sweep's
+    rows are: their cells through `fa-bench expand` (one CSV), so each carries its resolved lengths
+    and exact FLOPs and bytes; the scale as problem.json has it, to the last bit."""
     import json
-    with open(os.path.join(folder, "problem.json")) as f:
-        cells = json.load(f)["problem"]
-    p = problems_from_cells({k: str(v) for k, v in cells.items()}, os.path.join(folder, "problem.json"), 0)[0]
-    p.scale = float(cells["scale"])
-    return p
+    cells = []
+    for folder in folders:
+        with open(os.path.join(folder, "problem.json")) as f:
+            cells.append({k: str(v) for k, v in json.load(f)["problem"].items()})
+    fd, sweep = tempfile.mkstemp(suffix=".csv", prefix="fa-bench-saved-")
+    try:
+        with os.fdopen(fd, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(dict.fromkeys(k for c in cells for k in c)), lineterminator="\n")
+            w.writeheader()
+            w.writerows(cells)
+        problems = expand(binary, sweep)
+    finally:
+        os.remove(sweep)
+    if len(problems) != len(folders):
+        raise SystemExit(f"fa-bench expand read {len(problems)} problems from {len(folders)} problem.json files")
+    for p, c, folder in zip(problems, cells, folders):
+        p.scale, p.sweep_file, p.sweep_line = float(c["scale"]), os.path.join(folder, "problem.json"), 0
+    return problems
 
 
 def stage_output(folder, out_root, path, o_bshd, dtype):
@@ -80,14 +95,14 @@ def check_saved(args, runners):
     if not binary:
         raise SystemExit("--check needs the fa-bench binary: pass --fa-bench, set FABENCH_BINARY or build it")
     folders = record_dirs(args.check)
+    problems = saved_problems(binary, folders)
     out_root = args.check_out or tempfile.mkdtemp(prefix="fa-bench-check-")
     os.makedirs(out_root, exist_ok=True)
     meta = no_device_meta()
     worst = 0
     for path, run in runners.items():
         staged, skips = [], []
-        for folder in folders:
-            p = saved_problem(folder)
+        for folder, p in zip(folders, problems):
             if isinstance(run, str):
                 skips.append((p, run))
             elif p.kv_cache:

@@ -16,6 +16,8 @@ import statistics
 import subprocess
 from dataclasses import dataclass
 
+import peer_serving as ps  # the serving fields' names and lengths (beside this script)
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # harness/results/results.cpp's columns, in its order (schema 7; tests check them against the binary).
@@ -50,6 +52,22 @@ class Problem:
     sweep_file: str = ""
     sweep_line: int = 0
     invalid: str = ""  # "field: reason" when the row cannot run
+    # Serving fields as the results write them (peer_serving.py runs them), and what expand resolved:
+    # each sequence's lengths (S and Sk each without them) and the exact FLOPs and bytes.
+    seqlens_q: str = ""
+    seqlens_k: str = ""
+    page_size: int = 0
+    window: str = ""
+    alibi: str = "0"
+    softcap: float = 0.0
+    q_lens: list = None
+    k_lens: list = None
+    flops_given: float = None
+    bytes_given: float = None
+
+    def __post_init__(self):
+        if self.q_lens is None:
+            self.q_lens, self.k_lens = [self.S] * self.B, [self.Sk] * self.B
 
     def softmax_scale(self):
         return self.scale if self.scale > 0 else 1.0 / math.sqrt(self.D)
@@ -73,10 +91,14 @@ class Problem:
         return pairs + (self.S - max(full, first)) * self.Sk
 
     def flops(self):
+        if self.flops_given is not None:
+            return self.flops_given
         return 4.0 * self.B * self.H * self.D * self.unmasked_pairs()
 
     def bytes(self):
         """Q, K, V read once, O written once in the dtype; LSE written once in fp32."""
+        if self.bytes_given is not None:
+            return self.bytes_given
         e = 4 if self.dtype == "fp32" else 2
         q = self.B * self.S * self.H * self.D
         kv = self.B * self.Sk * self.Hk * self.D
@@ -109,11 +131,16 @@ def parse_flag(text):
 
 
 def problems_from_cells(cells, where_file, where_line):
-    """One sweep row (column -> text) to problems, one per dtype: harness/sweep/sweep.cpp's defaults."""
+    """One dense sweep row (column -> text) to problems, one per dtype: harness/sweep/sweep.cpp's
+    defaults. A serving column is refused: its lengths and counts are fa-bench expand's to resolve."""
     def get(k):
         v = cells.get(k, "").strip()
         return v or None
 
+    serving = [k for k in ps.SERVING_FIELDS if get(k) not in (None, "0", "0.0")] + (["layout thd"] * (get("layout") == "thd"))
+    if serving:
+        raise ValueError(f"{where_file}:{where_line}: {', '.join(serving)}: serving problems are read through "
+                         "`fa-bench expand` (seeded lengths, exact FLOPs): pass --fa-bench or set FABENCH_BINARY")
     try:
         base = Problem(name=get("name") or "", B=int(get("B")), H=int(get("H")), S=int(get("S")), D=int(get("D")),
                        sweep_file=where_file, sweep_line=where_line)
@@ -124,6 +151,7 @@ def problems_from_cells(cells, where_file, where_line):
         base.scale = float(get("scale")) if get("scale") else 0.0
         base.seed = int(get("seed")) if get("seed") else 1
         base.layout = (get("layout") or "bshd").lower()
+        base.q_lens, base.k_lens = [base.S] * base.B, [base.Sk] * base.B
     except (TypeError, ValueError) as e:
         raise ValueError(f"{where_file}:{where_line}: {e}") from None
     out = []
@@ -135,7 +163,8 @@ def problems_from_cells(cells, where_file, where_line):
 
 
 def load_csv_sweep(path):
-    """A CSV sweep: header-named columns, `#` comments and blank lines skipped, lists as a|b."""
+    """A dense CSV sweep read here (without a binary): header-named columns, `#` comments and blank
+    lines skipped, lists as a|b."""
     header, problems = None, []
     with open(path, newline="") as f:
         for n, line in enumerate(f, 1):
@@ -150,14 +179,23 @@ def load_csv_sweep(path):
 
 
 def parse_expand_output(text):
-    """`fa-bench expand` CSV to problems."""
+    """`fa-bench expand` CSV to problems, with the serving fields as expand writes them (so records
+    key like fa-bench's), each sequence's lengths (q_lens, k_lens) and the exact FLOPs and bytes."""
     out = []
     for row in csv.DictReader(io.StringIO(text)):
         p = Problem(name=row["name"], B=int(row["B"]), H=int(row["H"]), Hk=int(row["Hk"]), S=int(row["S"]),
                     Sk=int(row["Sk"]), D=int(row["D"]), causal=row["causal"] == "1", dtype=row["dtype"],
                     layout=row["layout"], kv_cache=row["kv_cache"] == "1", scale=float(row["scale"]),
                     seed=int(row["seed"]), sweep_file=row["sweep_file"], sweep_line=int(row["sweep_line"]),
-                    invalid=row["invalid"])
+                    invalid=row["invalid"], seqlens_q=row.get("seqlens_q", ""), seqlens_k=row.get("seqlens_k", ""),
+                    page_size=int(row.get("page_size") or 0), window=row.get("window", ""),
+                    alibi=row.get("alibi") or "0", softcap=float(row.get("softcap") or 0),
+                    flops_given=float(row["flops"]), bytes_given=float(row["bytes"]))
+        if row.get("q_lens"):
+            p.q_lens, p.k_lens = ps.lengths(row["q_lens"]), ps.lengths(row["k_lens"])
+        elif ps.is_serving(p) and not p.invalid:
+            raise SystemExit(f"{p.sweep_file}:{p.sweep_line}: this fa-bench's expand prints no q_lens/k_lens "
+                             "(each sequence's lengths): rebuild it")
         out.append(p)
     return out
 
@@ -170,18 +208,27 @@ def find_fabench(explicit=None):
     return None
 
 
+def expand(binary, path):
+    res = subprocess.run([binary, "expand", path], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise SystemExit(f"fa-bench expand {path} failed:\n{res.stderr}")
+    return parse_expand_output(res.stdout)
+
+
 def load_sweep(path, fabench=None):
+    """The sweep's problems through `fa-bench expand` where a binary is found (every format; serving
+    rows need it), else a CSV sweep read here (dense rows only)."""
+    if not path.endswith((".csv", ".yaml", ".yml")):
+        raise SystemExit(f"{path}: unknown sweep format (expected .csv, .yaml or .yml)")
+    binary = find_fabench(fabench)
+    if binary:
+        return expand(binary, path)
     if path.endswith(".csv"):
-        return load_csv_sweep(path)
-    if path.endswith((".yaml", ".yml")):
-        binary = find_fabench(fabench)
-        if not binary:
-            raise SystemExit("YAML sweeps are expanded by `fa-bench expand`: build fa-bench or pass --fa-bench")
-        res = subprocess.run([binary, "expand", path], capture_output=True, text=True)
-        if res.returncode != 0:
-            raise SystemExit(f"fa-bench expand {path} failed:\n{res.stderr}")
-        return parse_expand_output(res.stdout)
-    raise SystemExit(f"{path}: unknown sweep format (expected .csv, .yaml or .yml)")
+        try:
+            return load_csv_sweep(path)
+        except ValueError as e:
+            raise SystemExit(str(e)) from None
+    raise SystemExit("YAML sweeps are expanded by `fa-bench expand`: build fa-bench or pass --fa-bench")
 
 
 @dataclass
@@ -230,7 +277,9 @@ def record_fields(p, path, status, reason, meta, stats=None, metrics=None):
     r = dict.fromkeys(COLUMNS, "")
     r.update(schema="7", run_id=meta["run_id"], time=utc_now(), name=p.name, B=p.B, H=p.H, Hk=p.Hk, S=p.S, Sk=p.Sk,
              D=p.D, causal=int(p.causal), dtype=p.dtype, layout=p.layout, kv_cache=int(p.kv_cache),
-             scale=format(p.scale, ".9g"), page_size="0", alibi="0", softcap="0", seed=p.seed, path=path, ran_path=path, G_req="0", G_used="0",
+             scale=format(p.scale, ".9g"), seqlens_q=p.seqlens_q, seqlens_k=p.seqlens_k, page_size=p.page_size,
+             window=p.window, alibi=p.alibi, softcap=format(p.softcap, ".9g"), seed=p.seed, path=path, ran_path=path,
+             G_req="0", G_used="0",
              status=status, reason=" ".join(reason.split()), flops=g6(p.flops()), bytes=g6(p.bytes()),
              device=meta["device"], arch=meta["arch"], git_commit=meta["git_commit"], sweep_file=p.sweep_file,
              sweep_line=p.sweep_line)

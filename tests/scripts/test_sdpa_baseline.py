@@ -105,6 +105,86 @@ class AgreesWithFaBench(unittest.TestCase):
         self.assertTrue(out.rstrip().endswith("gate: FAIL 1 slow, 0 missing, 0 wrong, 0 ambiguous of 2 records"), out)
 
 
+# Small serving problems (every field, cpu-flash runs them in a blink) as a YAML sweep.
+SERVING_YAML = """
+defaults: {dtype: [fp16, bf16]}
+problems:
+  - {name: mixed-step, B: 3, H: 4, Hk: 2, S: 6, Sk: 40, D: 16, layout: thd, seqlens_q: "6|1|0",
+     seqlens_k: "uniform:1:40", page_size: 8, causal: 1, kv_cache: 1}
+  - {name: window-cap, B: 2, H: 4, Hk: 1, S: 3, Sk: 30, D: 32, causal: 1, window: "4,0", softcap: 30, page_size: 4}
+  - {name: alibi12, B: 1, H: 12, Hk: 12, S: 9, Sk: 9, D: 16, causal: 1, alibi: 1}
+"""
+
+
+def serving_sweep():
+    path = temp_path(".yaml")
+    with open(path, "w") as f:
+        f.write(SERVING_YAML)
+    return path
+
+
+@unittest.skipUnless(BINARY, "no fa-bench binary (set FABENCH_BINARY)")
+class ServingProblemsThroughExpand(unittest.TestCase):
+    def test_the_shipped_serving_sweep_reads_each_sequences_lengths_and_expands_counts(self):
+        path = os.path.join(SOURCE, "sweeps", "serving.yaml")
+        ours = sb.load_sweep(path, BINARY)
+        code, out = fa_bench("expand", path)
+        self.assertEqual(code, 0, out)
+        theirs = list(csv.DictReader(out.splitlines()))
+        self.assertEqual(len(ours), len(theirs))
+        for p, t in zip(ours, theirs):
+            where = f"serving.yaml:{p.sweep_line} {p.name}"
+            self.assertEqual(("|".join(map(str, p.q_lens)), "|".join(map(str, p.k_lens))), (t["q_lens"], t["k_lens"]), where)
+            self.assertEqual((sb.g6(p.flops()), sb.g6(p.bytes())), (t["flops"], t["bytes"]), where + ": expand's counts")
+            self.assertEqual((p.seqlens_q, p.seqlens_k, str(p.page_size), p.window, p.alibi, format(p.softcap, ".9g")),
+                             (t["seqlens_q"], t["seqlens_k"], t["page_size"], t["window"], t["alibi"], t["softcap"]), where)
+            self.assertEqual(p.invalid, "", where)
+        step = ours[0]
+        self.assertEqual((step.name, step.layout, step.page_size, step.kv_cache), ("step-llama-gqa8", "thd", 16, True))
+        self.assertEqual((step.q_lens, step.k_lens), ([256, 64, 1, 1, 1, 1, 1, 1], [768, 4096, 700, 2048, 3001, 4096, 1, 513]))
+        decode = [p for p in ours if p.name == "decode-paged-gqa8"][0]
+        self.assertEqual((decode.seqlens_k, decode.q_lens), ("uniform:256:8192", [1] * 8))
+        self.assertTrue(all(256 <= n <= 8192 for n in decode.k_lens) and len(set(decode.k_lens)) > 1, decode.k_lens)
+        by_name = {p.name: p for p in ours}
+        self.assertEqual(by_name["mistral-chunk-window"].window, "4096,0")
+        self.assertEqual((by_name["gemma2-chunk-softcap-window"].softcap, by_name["gemma2-chunk-softcap-window"].D), (50.0, 256))
+        self.assertEqual((by_name["bloom176-decode-alibi"].alibi, by_name["bloom176-decode-alibi"].H), ("1", 112))
+        self.assertNotEqual(step.flops(), 4.0 * step.B * step.H * step.D * step.unmasked_pairs(),
+                            "the padded dense count is not the varlen problem's: expand's is used")
+
+    def test_serving_records_key_like_fa_benchs_own_so_a_table_puts_them_side_by_side(self):
+        sweep = serving_sweep()
+        fa_csv = temp_path(".csv")
+        code, out = fa_bench("sweep", sweep, "--paths", "cpu-flash", "--no-timing", "--no-table", "-o", fa_csv)
+        self.assertEqual(code, 0, out)
+        with open(fa_csv, newline="") as f:
+            records = list(csv.DictReader(f))
+        ours = sb.load_sweep(sweep, BINARY)
+        self.assertEqual(len(ours), len(records))
+        problem_columns = sb.COLUMNS[sb.COLUMNS.index("name"):sb.COLUMNS.index("seed") + 1] + ["flops", "bytes"]
+        peers = [sb.record_fields(p, "torch-flex", "skip", "no device here", META) for p in ours]
+        for r, mine in zip(records, peers):
+            self.assertEqual({c: mine[c] for c in problem_columns}, {c: r[c] for c in problem_columns}, r["name"])
+        code, out = fa_bench("table", fa_csv, write_records(peers))
+        self.assertEqual(code, 0, out)
+        self.assertIn("| problem | unit | cpu-flash | torch-flex |", out)
+        self.assertIn("| window-cap bf16 | TFLOP/s | pass | skip |", out)
+        self.assertEqual(out.count("| pass | skip |"), 6, "one row per problem, both paths in it")
+
+    def test_a_csv_sweep_with_serving_columns_goes_through_expand(self):
+        cells = {"B": "2", "H": "2", "S": "3", "Sk": "9", "D": "16", "seqlens_k": "9|4", "window": "2,0"}
+        with self.assertRaisesRegex(ValueError, r"f.csv:7: seqlens_k, window: serving problems are read through "
+                                                r"`fa-bench expand`"):
+            sb.problems_from_cells(cells, "f.csv", 7)
+        sweep = temp_path(".csv")
+        with open(sweep, "w") as f:
+            f.write('name,B,H,S,Sk,D,causal,seqlens_k,window\nvar,2,2,3,9,16,1,9|4,"2,0"\n')
+        (p,) = sb.load_sweep(sweep, BINARY)
+        self.assertEqual((p.q_lens, p.k_lens, p.window, p.sweep_line), ([3, 3], [9, 4], "2,0", 2))
+        code, out = fa_bench("expand", sweep)
+        self.assertIn("," + sb.g6(p.flops()) + ",", out)
+
+
 class ConventionsWithoutTorch(unittest.TestCase):
     def test_causal_is_bottom_right_and_rows_past_sk_see_nothing(self):
         p = sb.Problem(S=5, Sk=3, causal=True)
@@ -118,6 +198,12 @@ class ConventionsWithoutTorch(unittest.TestCase):
             for Sk in (1, 3, 64, 100):
                 p = sb.Problem(S=S, Sk=Sk, causal=True)
                 self.assertEqual(p.unmasked_pairs(), sum(p.visible_keys(i) for i in range(S)), (S, Sk))
+
+    def test_a_dense_problem_has_s_and_sk_for_every_sequence(self):
+        p = sb.Problem(B=3, S=5, Sk=7)
+        self.assertEqual((p.q_lens, p.k_lens), ([5] * 3, [7] * 3))
+        (q,) = sb.problems_from_cells({"B": "2", "H": "2", "S": "4", "Sk": "6", "D": "16"}, "f.csv", 2)
+        self.assertEqual((q.q_lens, q.k_lens), ([4, 4], [6, 6]))
 
     def test_flops_count_query_heads_and_bytes_count_kv_heads_once(self):
         p = sb.Problem(B=2, H=8, Hk=2, S=4, Sk=10, D=64, dtype="bf16")
