@@ -1,32 +1,43 @@
 #!/usr/bin/env python3
-"""PyTorch scaled_dot_product_attention backends, and flash_attn.flash_attn_func and
-aiter.flash_attn_func where they import, timed on a fa-bench sweep, written as fa-bench results
-records (path torch-flash, torch-efficient, torch-cudnn, torch-math, fa2, aiter) that `fa-bench
-compare` and `gate` read like any other. fa-bench's conventions: BSHD, scale 1/sqrt(D) unless
-given, bottom-right causal, GQA, exact FLOPs/bytes; cold L2; CUDA events around the call only.
-A library that does not import makes every record of its backend a `skip` naming the import error.
+"""PyTorch scaled_dot_product_attention backends, FlexAttention, and flash_attn's and aiter's
+flash_attn_func where they import, timed on a fa-bench sweep, written as fa-bench results records
+(path torch-flash, torch-efficient, torch-cudnn, torch-math, torch-flex, fa2, aiter) that `fa-bench
+compare`, `gate` and `table` read like any other. fa-bench's conventions: BSHD, scale 1/sqrt(D)
+unless given, bottom-right causal, GQA, exact FLOPs/bytes (`fa-bench expand`'s); cold L2; CUDA
+events around the call only. A library that does not import makes every record of its backend a
+`skip` naming the import error.
 
-  scripts/sdpa_baseline.py sweeps/whisper.csv [--backends flash,efficient,cudnn,math,fa2,aiter] [-o out.csv] [--verify]
-  scripts/sdpa_baseline.py --check SAVED_DIR... [--backends cudnn,fa2] [--callable mod:fn] [--check-out DIR]
+  scripts/sdpa_baseline.py sweeps/whisper.csv [--backends flash,efficient,cudnn,math,flex,fa2,aiter] [-o out.csv] [--verify]
+  scripts/sdpa_baseline.py sweeps/serving.yaml --backends flash,cudnn,flex -o peers.csv
+  scripts/sdpa_baseline.py --check SAVED_DIR... [--backends flex,math] [--callable mod:fn] [--check-out DIR]
 
-CSV sweeps are read here; YAML sweeps are expanded by `fa-bench expand` (--fa-bench, $FABENCH_BINARY,
-PATH or build/*/fa-bench). Inputs are seeded standard normals from torch's generator, not
-fa-bench's Philox: same distribution, different values. Without --verify a record is `pass`
-"timed only"; with it the output is checked against an fp32 reference under a fixed tolerance.
---check judges instead by fa-bench's own rule: each backend (or any --callable) runs on the tensors
-`fa-bench sweep --save-tensors DIR` wrote, its O goes beside them as o.npy, and `fa-bench check`
-applies exactly what a built-in path gets (low-precision reference, cosine, NaN, rounding bias).
-Beside it: peer_problems.py (sweeps, problems, records; stdlib) and peer_check.py (the --check flow).
+Sweeps are expanded by `fa-bench expand` (--fa-bench, $FABENCH_BINARY, PATH or build/*/fa-bench);
+without a binary a dense CSV sweep is read here. Inputs are seeded standard normals from torch's
+generator, not fa-bench's Philox: same distribution, different values. Serving problems (per-sequence
+lengths, paged KV, window, ALiBi, softcap: peer_serving.py) run on packed rows: flex in one batch
+(a document mask where lengths differ; window and causal in the block mask, softcap then ALiBi in
+score_mod; compiled once a problem, before timing), fa2 and aiter through flash_attn_varlen_func,
+torch SDPA one call a sequence (timed as one) and a `skip` naming the window, ALiBi or softcap it
+has no kernel for; paged K/V is gathered to dense before the call, and the record says so.
+Without --verify a record is `pass` "timed only"; with it the output is checked against an fp32
+reference under a fixed tolerance. --check judges instead by fa-bench's own rule: each backend (or
+any --callable) runs on the tensors `fa-bench sweep --save-tensors DIR` wrote, its O goes beside
+them as o.npy, and `fa-bench check` applies exactly what a built-in path gets (low-precision
+reference, cosine, NaN, rounding bias). Beside it: peer_problems.py (sweeps, problems, records;
+stdlib), peer_serving.py (the serving fields) and peer_check.py (the --check flow).
 """
 import argparse
+import contextlib
 import csv
 import importlib
+import inspect
 import random
 import sys
 import time
 import warnings
 
 import peer_check
+import peer_serving as ps  # serving fields: lengths, pages, window, ALiBi, softcap (beside this script)
 from peer_check import import_callable
 # The problems and records live in peer_problems.py; the names tests and plot.py read stay here too.
 from peer_problems import (COLUMNS, Problem, TimingPolicy, find_fabench, g6, git_commit, load_csv_sweep,  # noqa: F401
@@ -48,7 +59,11 @@ TORCH_BACKENDS = ("flash", "efficient", "cudnn", "math")  # torch's SDPA backend
 #   return_attn_probs=False), the same layouts and bottom-right mask over CK's fmha; returns out, or
 #   a tuple with return_lse (older versions return a tuple even without it).
 EXTERNAL_BACKENDS = {"fa2": ("flash_attn", "flash_attn_func"), "aiter": ("aiter", "flash_attn_func")}
-BACKENDS = TORCH_BACKENDS + tuple(EXTERNAL_BACKENDS)
+# Serving problems go to each library's flash_attn_varlen_func on packed rows (peer_serving.py).
+EXTERNAL_VARLEN = {b: (module, "flash_attn_varlen_func") for b, (module, _) in EXTERNAL_BACKENDS.items()}
+# torch.nn.attention.flex_attention (record path torch-flex), compiled: every problem, serving fields included.
+FLEX = "flex"
+BACKENDS = TORCH_BACKENDS + (FLEX,) + tuple(EXTERNAL_BACKENDS)
 
 
 # --verify's fixed rule (max |o - ref32|, min cosine): a few ulps of O near |o| = 1, plus the
@@ -57,15 +72,15 @@ VERIFY_TOLERANCE = {"fp16": (5e-3, 0.9999), "bf16": (4e-2, 0.999), "fp32": (1e-4
 
 
 def record_path(backend):
-    """The path a backend's records carry: torch-<backend> for torch's SDPA, the name itself otherwise."""
-    return "torch-" + backend if backend in TORCH_BACKENDS else backend
+    """The path a backend's records carry: torch-<backend> for torch's SDPA and flex, the name itself otherwise."""
+    return "torch-" + backend if backend in TORCH_BACKENDS + (FLEX,) else backend
 
 
-def import_external(backend):
-    """(the library's flash_attn_func, None) where its module imports, else (None, why: the import
-    error by type and message). Any exception counts: a broken install raises OSError or RuntimeError
-    (a CUDA library missing, an ABI mismatch with torch) as often as ImportError."""
-    module, name = EXTERNAL_BACKENDS[backend]
+def import_external(backend, table=EXTERNAL_BACKENDS):
+    """(the library's function, None) where its module imports, else (None, why: the import error by
+    type and message). Any exception counts: a broken install raises OSError or RuntimeError (a CUDA
+    library missing, an ABI mismatch with torch) as often as ImportError."""
+    module, name = table[backend]
     try:
         return getattr(importlib.import_module(module), name), None
     except Exception as e:  # any exception, as above
@@ -193,13 +208,17 @@ def time_call(torch, fn, flush, policy):
             return {**timing_stats(samples), "mode": policy.mode, "stopped_by": why}
 
 
-def first_try(fn):
-    """Runs fn once; returns (output, None) or (None, the refusal with torch's warnings)."""
+def first_try(fn, compile_errors=False):
+    """Runs fn once; returns (output, None) or (None, the refusal with torch's warnings). With
+    compile_errors any exception but running out of memory is a refusal (torch.compile raises its own)."""
+    refusals = Exception if compile_errors else (RuntimeError, ValueError, TypeError, AssertionError)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             return fn(), None
-        except (RuntimeError, ValueError, TypeError, AssertionError) as e:  # TypeError: a torch without enable_gqa
+        except refusals as e:  # TypeError: a torch without enable_gqa
+            if type(e).__name__ == "OutOfMemoryError":
+                raise
             notes = [str(w.message).splitlines()[0] for w in caught]
             return None, "; ".join([str(e).splitlines()[0]] + notes)[:400]
 
@@ -224,19 +243,19 @@ def run_backend(torch, p, backend, args, flush, meta):
             if refusal:
                 return record_fields(p, path, "skip", refusal, meta)
             stats = time_call(torch, fn, flush, args.policy)
-        return timed_record(torch, p, path, out, (q, k, v), stats, notes, args, meta)
+        return timed_record(torch, p, path, out, lambda: reference_fp32(torch, p, q, k, v), stats, notes, args, meta)
     except torch.cuda.OutOfMemoryError as e:
         return record_fields(p, path, "oom", str(e).splitlines()[0], meta)
     finally:
         torch.cuda.empty_cache()
 
 
-def timed_record(torch, p, path, out, qkv, stats, notes, args, meta):
+def timed_record(torch, p, path, out, reference, stats, notes, args, meta):
     """The record of a timed run: `pass` timed only, or with --verify judged by the fixed rule
-    against an fp32 reference. out and q, k, v are (B, H, S, D) views."""
+    against reference(), an fp32 output of out's shape."""
     metrics, status = None, "pass"
     if args.verify:
-        metrics = error_metrics(torch, p, out, reference_fp32(torch, p, *qkv))
+        metrics = error_metrics(torch, p, out, reference())
         status = "fail" if "why" in metrics else "pass"
         notes.insert(0, metrics.get("why", "checked against an fp32 reference, fixed rule"))
     else:
@@ -261,11 +280,110 @@ def run_external(torch, p, backend, fn, args, flush, meta):
         if refusal:
             return record_fields(p, backend, "skip", refusal, meta)
         stats = time_call(torch, fn_bshd, flush, args.policy)
-        return timed_record(torch, p, backend, out.transpose(1, 2), (q, k, v), stats, notes, args, meta)
+        return timed_record(torch, p, backend, out.transpose(1, 2), lambda: reference_fp32(torch, p, q, k, v), stats,
+                            notes, args, meta)
     except torch.cuda.OutOfMemoryError as e:
         return record_fields(p, backend, "oom", str(e).splitlines()[0], meta)
     finally:
         torch.cuda.empty_cache()
+
+
+def run_serving(torch, p, backend, lib, args, flush, meta):
+    """A serving problem (any problem under flex) timed on packed inputs: flex on one (packed or
+    dense) batch, fa2/aiter through flash_attn_varlen_func (lib: (function, import error)), torch
+    SDPA in one dense call or one call a sequence. A field the backend has no kernel for is a `skip`
+    naming it (peer_serving.refusal); so is a refusal at the first call."""
+    path = record_path(backend)
+    if why := serving_refusal(p, backend, lib):
+        return record_fields(p, path, "skip", why, meta)
+    fn = lib[0] if lib else None
+    notes = ps.timing_notes(p, backend) + (["kv-cache append not included"] if p.kv_cache else [])
+    try:
+        q, k, v = ps.packed_inputs(torch, p, "cuda", torch_dtype(torch, p.dtype))
+        with backend_context(backend):
+            call, unpack, refusal = serving_call(torch, p, backend, fn, q, k, v)
+            if refusal:
+                return record_fields(p, path, "skip", refusal, meta)
+            out, refusal = first_try(call, compile_errors=backend == FLEX)  # flex compiles here, before timing
+            if refusal:
+                return record_fields(p, path, "skip", refusal, meta)
+            stats = time_call(torch, call, flush, args.policy)
+        return timed_record(torch, p, path, unpack(out)[0], lambda: ps.reference_packed(torch, p, q, k, v), stats, notes,
+                            args, meta)
+    except torch.cuda.OutOfMemoryError as e:
+        return record_fields(p, path, "oom", str(e).splitlines()[0], meta)
+    finally:
+        torch.cuda.empty_cache()
+
+
+def serving_refusal(p, backend, lib=None):
+    """Why a backend cannot take a serving problem, known before any call: a library's varlen
+    function that does not import or has no keyword for a field, a dtype it lacks, a field torch
+    SDPA has no kernel for. None for flex, which runs every field."""
+    if backend in EXTERNAL_VARLEN:
+        fn, why = lib
+        name = "{}.{}".format(*EXTERNAL_VARLEN[backend])
+        return why or external_refusal(p, backend) or ps.refusal(p, backend, signature_params(fn), name)
+    return ps.refusal(p, backend)
+
+
+def backend_context(backend):
+    """torch SDPA's backend selection around the calls; nothing for the others."""
+    if backend not in TORCH_BACKENDS:
+        return contextlib.nullcontext()
+    from torch.nn.attention import sdpa_kernel
+    return sdpa_kernel(sdpa_kind(backend))
+
+
+def serving_call(torch, p, backend, fn, q, k, v):
+    """(call, unpack, None) for a backend on packed rows (peer_serving's contract), or (None, None,
+    why) where torch SDPA refuses both enable_gqa and K/V repeated to H heads."""
+    if backend == FLEX:
+        return (*ps.flex_call(torch, p, q, k, v), None)
+    if backend in EXTERNAL_VARLEN:
+        return (*ps.varlen_call(torch, p, fn, q, k, v), None)
+    call, unpack = sdpa_serving_call(torch, p, q, k, v, repeat_kv=False)
+    _, refusal = first_try(call)
+    if refusal and p.H != p.Hk:  # a backend without enable_gqa: repeat K/V to H heads
+        call, unpack = sdpa_serving_call(torch, p, q, k, v, repeat_kv=True)
+        _, refusal = first_try(call)
+    return call, unpack, refusal
+
+
+def sdpa_serving_call(torch, p, q, k, v, repeat_kv):
+    """torch SDPA on packed rows: one call over the dense batch where every sequence has S queries
+    and Sk keys, else one call a sequence with its own bottom-right causal mask (a sequence with
+    queries and no keys gets zeros, without a call)."""
+    if ps.uniform(p):
+        views = [(p, *(x.view(p.B, -1, x.shape[1], p.D).transpose(1, 2) for x in (q, k, v)))]
+    else:
+        seqs = zip(p.q_lens, p.k_lens, ps.split_rows(q, p.q_lens), ps.split_rows(k, p.k_lens), ps.split_rows(v, p.k_lens))
+        views = [(ps.sequence_problem(p, sq, sk), *(x.transpose(0, 1).unsqueeze(0) for x in (qs, ks, vs)))
+                 for sq, sk, qs, ks, vs in seqs if sq > 0 and sk > 0]
+    calls = [attention_call(torch, sp, qs, ks, vs, repeat_kv) for sp, qs, ks, vs in views]
+
+    def call():
+        return [c() for c in calls]
+
+    def unpack(outs):  # (B, H, S, D) outputs -> packed rows
+        if ps.uniform(p):
+            return outs[0].transpose(1, 2).reshape(-1, p.H, p.D), None
+        it, rows = iter(outs), []
+        for sq, sk in zip(p.q_lens, p.k_lens):
+            if sq > 0:
+                rows.append(next(it)[0].transpose(0, 1) if sk > 0 else q.new_zeros((sq, p.H, p.D)))
+        return torch.cat(rows, dim=0), None
+    return call, unpack
+
+
+def signature_params(fn):
+    """A library function's parameter names, or None where they are unknown (no signature, **kwargs):
+    then the call itself says what it refuses."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return None
+    return None if any(x.kind == x.VAR_KEYWORD for x in params.values()) else set(params)
 
 
 def device_meta(torch):
@@ -352,9 +470,10 @@ def main(argv=None):
                          "and fa2; 0 for math, aiter (MFMA, as fa-bench's own mfma path) and a --callable)")
     ap.add_argument("--callable-name", help="the path name its records carry (default callable-<function>)")
     ap.add_argument("--backends", default=",".join(BACKENDS),
-                    help="comma-separated: torch's SDPA flash,efficient,cudnn,math; fa2 (flash_attn.flash_attn_func) "
-                         "and aiter (aiter.flash_attn_func), each a `skip` naming the import error where its "
-                         "library does not import (default: all)")
+                    help="comma-separated: torch's SDPA flash,efficient,cudnn,math; flex (FlexAttention, "
+                         "compiled); fa2 (flash_attn.flash_attn_func, flash_attn_varlen_func on serving rows) "
+                         "and aiter (aiter's), each a `skip` naming the import error where its library does "
+                         "not import (default: all)")
     ap.add_argument("-o", "--output", default="sdpa-results.csv", help="results CSV (fa-bench schema)")
     ap.add_argument("--verify", action="store_true", help="check each output against an fp32 reference")
     ap.add_argument("--fa-bench", dest="fabench", help="fa-bench binary for YAML expansion")
@@ -377,8 +496,9 @@ def main(argv=None):
     problems = load_sweep(args.sweep, args.fabench)
 
     external = {b: import_external(b) for b in backends if b in EXTERNAL_BACKENDS}
+    varlen = {b: import_external(b, EXTERNAL_VARLEN) for b in external if any(map(ps.is_serving, problems))}
     torch = flush = None
-    if any(b in TORCH_BACKENDS for b in backends) or any(fn for fn, _ in external.values()):
+    if any(b in TORCH_BACKENDS + (FLEX,) for b in backends) or any(fn for fn, _ in [*external.values(), *varlen.values()]):
         import torch
         if not torch.cuda.is_available():
             raise SystemExit("no CUDA/ROCm device visible to torch")
@@ -390,6 +510,8 @@ def main(argv=None):
     def record(p, b):
         if p.invalid:
             return record_fields(p, record_path(b), "invalid", p.invalid, meta)
+        if b == FLEX or ps.is_serving(p):
+            return run_serving(torch, p, b, varlen.get(b), args, flush, meta)
         if b not in external:
             return run_backend(torch, p, b, args, flush, meta)
         fn, why = external[b]

@@ -15,6 +15,7 @@ import unittest
 
 SOURCE = os.environ.get("FABENCH_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(SOURCE, "scripts"))
+import peer_serving as ps  # noqa: E402
 import sdpa_baseline as sb  # noqa: E402
 
 BINARY = os.environ.get("FABENCH_BINARY") or sb.find_fabench()
@@ -262,9 +263,9 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
 
 class ExternalBackends(unittest.TestCase):
     def test_fa2_and_aiter_are_backends_whose_records_carry_their_own_names(self):
-        self.assertEqual(sb.BACKENDS, ("flash", "efficient", "cudnn", "math", "fa2", "aiter"))
+        self.assertEqual(sb.BACKENDS, ("flash", "efficient", "cudnn", "math", "flex", "fa2", "aiter"))
         self.assertEqual([sb.record_path(b) for b in sb.BACKENDS],
-                         ["torch-flash", "torch-efficient", "torch-cudnn", "torch-math", "fa2", "aiter"])
+                         ["torch-flash", "torch-efficient", "torch-cudnn", "torch-math", "torch-flex", "fa2", "aiter"])
 
     @unittest.skipUnless(NO_EXTERNAL, "flash_attn or aiter is importable here")
     def test_a_library_that_does_not_import_is_named_with_its_error(self):
@@ -273,12 +274,12 @@ class ExternalBackends(unittest.TestCase):
         self.assertEqual(sb.import_external("aiter"),
                          (None, "aiter.flash_attn_func does not import: ModuleNotFoundError: No module named 'aiter'"))
 
-    def stub(self, module, returns_tuple=False):
-        """module on sys.path as a stub flash_attn_func; removed again when the test ends."""
+    def stub(self, module, returns_tuple=False, extra=""):
+        """module on sys.path as a stub flash_attn_func (and `extra` source); removed again when the test ends."""
         root = tempfile.mkdtemp(prefix="sdpa-stub-")
         os.makedirs(os.path.join(root, module))
         with open(os.path.join(root, module, "__init__.py"), "w") as f:
-            f.write(STUB.format(tuple=returns_tuple, name=module))
+            f.write(STUB.format(tuple=returns_tuple, name=module) + extra)
         sys.path.insert(0, root)
         sys.modules.pop(module, None)
         self.addCleanup(sys.modules.pop, module, None)
@@ -366,6 +367,115 @@ class ExternalBackends(unittest.TestCase):
                                           "No module named 'flash_attn'")
         code, text = fa_bench("compare", os.path.join(out, "fa2.csv"), os.path.join(out, "fa2.csv"))
         self.assertEqual(code, 0, text)
+
+
+# flash_attn_varlen_func as flash-attention 2.6 declares it (flash_attn/flash_attn_interface.py), and as
+# 2.5 did, without softcap; each records its call.
+VARLEN_STUB = """
+def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p=0.0,
+                           softmax_scale=None, causal=False, window_size=(-1, -1), {softcap}alibi_slopes=None,
+                           deterministic=False, return_attn_probs=False, block_table=None):
+    calls.append(dict(q=q.shape, k=k.shape, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
+                      max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, dropout_p=dropout_p,
+                      softmax_scale=softmax_scale, causal=causal, window_size=window_size,
+                      {softcap_seen}alibi_slopes=alibi_slopes))
+    return "O packed"
+"""
+
+
+class FakeTorch:
+    """What peer_serving.varlen_call asks of torch: dtypes and tensor(list) (kept as the list)."""
+    int32, float32 = "int32", "float32"
+
+    @staticmethod
+    def tensor(data, dtype=None, device=None):
+        return (list(data), dtype)
+
+
+class DeviceShaped(Shaped):
+    device = "cuda"
+
+
+@unittest.skipUnless(BINARY, "no fa-bench binary (set FABENCH_BINARY)")
+class ServingPeers(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.rows = {p.name + " " + p.dtype + " " + str(p.page_size): p
+                    for p in sb.load_sweep(os.path.join(SOURCE, "sweeps", "serving.yaml"), BINARY)}
+        cls.by_name = {p.name: p for p in cls.rows.values()}
+
+    def test_torch_sdpa_skips_each_serving_row_naming_the_field_it_has_no_kernel_for(self):
+        want = {"step-llama-gqa8": None, "decode-paged-gqa8": None,
+                "mistral-chunk-window": "torch SDPA has no sliding window (window 4096,0); --backends flex runs it",
+                "mistral-decode-window": "torch SDPA has no sliding window (window 4096,0); --backends flex runs it",
+                "gemma2-chunk-softcap-window": "torch SDPA has no sliding window (window 4096,0); --backends flex runs it",
+                "gemma2-chunk-softcap-global": "torch SDPA has no softcap (softcap 50); --backends flex runs it",
+                "gemma2-decode-softcap": "torch SDPA has no sliding window (window 4096,0); --backends flex runs it",
+                "bloom-prefill-alibi": "torch SDPA has no ALiBi (alibi 1); --backends flex runs it",
+                "bloom176-decode-alibi": "torch SDPA has no ALiBi (alibi 1); --backends flex runs it"}
+        self.assertEqual(set(want), set(self.by_name))
+        for name, p in self.by_name.items():
+            for b in sb.TORCH_BACKENDS:
+                self.assertEqual(sb.serving_refusal(p, b), want[name], f"{name} {b}")
+            self.assertIsNone(sb.serving_refusal(p, "flex"), f"{name}: flex runs every field")
+
+    def test_the_records_say_how_each_peer_shaped_the_call_and_that_pages_were_gathered(self):
+        step = self.rows["step-llama-gqa8 fp16 16"]
+        self.assertEqual(ps.timing_notes(step, "flash"), ["per sequence (8 calls timed as one)",
+                                                          "paged KV gathered to dense before the call (page_size 16)"])
+        self.assertEqual(ps.timing_notes(step, "flex")[0], "one packed batch, document mask over 8 sequences")
+        self.assertEqual(ps.timing_notes(self.by_name["mistral-chunk-window"], "flex"), [])
+
+    def test_a_varlen_library_gets_packed_rows_by_keyword_and_only_the_fields_the_problem_sets(self):
+        ExternalBackends.stub(self, "flash_attn", extra="calls = []\n" + VARLEN_STUB.format(
+            softcap="softcap=0.0, ", softcap_seen="softcap=softcap, "))
+        fn, why = sb.import_external("fa2", sb.EXTERNAL_VARLEN)
+        self.assertIsNone(why)
+        calls = sys.modules["flash_attn"].calls
+        step = self.by_name["step-llama-gqa8"]
+        self.assertIsNone(sb.serving_refusal(step, "fa2", (fn, why)))
+        call, unpack = ps.varlen_call(FakeTorch, step, fn, DeviceShaped(326, 32, 128), DeviceShaped(15223, 4, 128), None)
+        self.assertEqual(unpack(call()), ("O packed", None))
+        c = calls[-1]
+        self.assertEqual((c["q"], c["k"]), ((326, 32, 128), (15223, 4, 128)))
+        self.assertEqual(c["cu_seqlens_q"], ([0, 256, 320, 321, 322, 323, 324, 325, 326], "int32"))
+        self.assertEqual(c["cu_seqlens_k"][0][-1], 15223)
+        self.assertEqual((c["max_seqlen_q"], c["max_seqlen_k"], c["causal"], c["dropout_p"]), (256, 4096, True, 0.0))
+        self.assertEqual((c["window_size"], c["softcap"], c["alibi_slopes"]), ((-1, -1), 0.0, None), "defaults: none set")
+        for name, want in (("gemma2-chunk-softcap-window", dict(window_size=(4096, 0), softcap=50.0)),
+                           ("bloom-prefill-alibi", dict(alibi_slopes=([2.0 ** -(k / 4) for k in range(1, 33)], "float32")))):
+            p = self.by_name[name]
+            call, _ = ps.varlen_call(FakeTorch, p, fn, DeviceShaped(p.S, p.H, p.D), DeviceShaped(p.Sk, p.Hk, p.D), None)
+            call()
+            self.assertEqual({k: calls[-1][k] for k in want}, want, name)
+            self.assertEqual(calls[-1]["softmax_scale"], 1 / p.D ** 0.5)
+
+    def test_a_flash_attn_without_softcap_skips_the_softcap_rows_by_name(self):
+        ExternalBackends.stub(self, "flash_attn", extra="calls = []\n" + VARLEN_STUB.format(softcap="", softcap_seen=""))
+        lib = sb.import_external("fa2", sb.EXTERNAL_VARLEN)
+        self.assertEqual(sb.serving_refusal(self.by_name["gemma2-chunk-softcap-global"], "fa2", lib),
+                         "flash_attn.flash_attn_varlen_func has no softcap keyword (softcap 50)")
+        self.assertIsNone(sb.serving_refusal(self.by_name["mistral-chunk-window"], "fa2", lib))
+
+    @unittest.skipUnless(NO_EXTERNAL, "flash_attn or aiter is importable here")
+    def test_timing_skips_serving_rows_naming_the_varlen_functions_import_error_with_expands_counts(self):
+        out = temp_path(".csv")
+        res = subprocess.run([sys.executable, os.path.join(SOURCE, "scripts", "sdpa_baseline.py"),
+                              os.path.join(SOURCE, "sweeps", "serving.yaml"), "--backends", "fa2,aiter", "-o", out,
+                              "--fa-bench", BINARY], capture_output=True, text=True)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        with open(out, newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), 2 * len(self.rows))
+        self.assertEqual({(r["path"], r["status"], r["reason"]) for r in rows},
+                         {("fa2", "skip", "flash_attn.flash_attn_varlen_func does not import: ModuleNotFoundError: "
+                                          "No module named 'flash_attn'"),
+                          ("aiter", "skip", "aiter.flash_attn_varlen_func does not import: ModuleNotFoundError: "
+                                            "No module named 'aiter'")})
+        code, text = fa_bench("expand", os.path.join(SOURCE, "sweeps", "serving.yaml"))
+        expanded = list(csv.DictReader(text.splitlines()))
+        self.assertEqual([(r["flops"], r["bytes"], r["window"], r["page_size"]) for r in rows[::2]],
+                         [(t["flops"], t["bytes"], t["window"], t["page_size"]) for t in expanded])
 
 
 @unittest.skipUnless(HAS_TORCH, "torch is not importable")
