@@ -431,26 +431,54 @@ def torch_output(torch, p, backend, q, k, v):
 
 
 def check_runners(args, backends):
-    """--check's runners: record path -> run(p, q, k, v) returning O (BSHD), or the reason nothing runs."""
-    runners = {}
+    """--check's runners, record path -> peer_check.Runner, or the reason nothing runs: torch SDPA
+    dense (a serving problem a sequence at a time, window, ALiBi and softcap refused by name), flex
+    on packed rows with its LSE, fa2 and aiter dense through flash_attn_func and packed through
+    flash_attn_varlen_func, a --callable dense."""
     if args.callable:
         fn = import_callable(args.callable)
         name = args.callable_name or "callable-" + args.callable.split(":")[-1]
-        runners[name] = lambda p, q, k, v: fn(q, k, v, causal=p.causal, scale=p.softmax_scale())
-    elif backends:
-        external = {b: import_external(b) for b in backends if b in EXTERNAL_BACKENDS}
-        torch = None
-        if any(b in TORCH_BACKENDS for b in backends) or any(fn for fn, _ in external.values()):
-            import torch
-            if not torch.cuda.is_available():
-                raise SystemExit("no CUDA/ROCm device visible to torch")
-        for b in backends:
-            if b in external:
-                fn, why = external[b]
-                runners[b] = why or (lambda b, fn: lambda p, q, k, v: external_output(torch, p, b, fn, q, k, v))(b, fn)
-            else:
-                runners[record_path(b)] = (lambda b: lambda p, q, k, v: torch_output(torch, p, b, q, k, v))(b)
+        return {name: peer_check.Runner(dense=lambda p, q, k, v: fn(q, k, v, causal=p.causal, scale=p.softmax_scale()),
+                                        refuse=lambda p: ps.refusal(p, "callable"))}
+    external = {b: import_external(b) for b in backends if b in EXTERNAL_BACKENDS}
+    varlen = {b: import_external(b, EXTERNAL_VARLEN) for b in external}
+    torch = None
+    if any(b in TORCH_BACKENDS + (FLEX,) for b in backends) or any(fn for fn, _ in [*external.values(), *varlen.values()]):
+        import torch
+        if not torch.cuda.is_available():
+            raise SystemExit("no CUDA/ROCm device visible to torch")
+    runners = {}
+    for b in backends:
+        if b == FLEX:
+            runners[record_path(b)] = peer_check.Runner(
+                packed=lambda p, q, k, v: packed_output(torch, p, FLEX, None, q, k, v), lse=True)
+        elif b in external:
+            (fn, why), (vfn, vwhy) = external[b], varlen[b]
+            runners[b] = why if why and vwhy else peer_check.Runner(
+                dense=None if why else (lambda b, fn: lambda p, q, k, v: external_output(torch, p, b, fn, q, k, v))(b, fn),
+                packed=None if vwhy else (lambda b, fn: lambda p, q, k, v: packed_output(torch, p, b, fn, q, k, v))(b, vfn),
+                refuse=(lambda b: lambda p: serving_refusal(p, b, varlen[b]))(b))
+        else:
+            runners[record_path(b)] = peer_check.Runner(
+                dense=(lambda b: lambda p, q, k, v: torch_output(torch, p, b, q, k, v))(b),
+                refuse=(lambda b: lambda p: ps.refusal(p, b))(b))
     return runners
+
+
+def packed_output(torch, p, backend, fn, q, k, v):
+    """flex, or a library's flash_attn_varlen_func (fn), on packed float32 numpy rows: (O, LSE or
+    None) as float32 numpy on the host; a refusal raises."""
+    dt = torch_dtype(torch, p.dtype)
+    qt, kt, vt = (torch.from_numpy(x).to("cuda").to(dt) for x in (q, k, v))
+    if backend == FLEX:
+        call, unpack = ps.flex_call(torch, p, qt, kt, vt, with_lse=True)
+    else:
+        call, unpack = ps.varlen_call(torch, p, fn, qt, kt, vt)
+    out, why = first_try(call, compile_errors=backend == FLEX)
+    if why:
+        raise RuntimeError(f"{record_path(backend)} refused {p.label()}: {why}")
+    o, lse = unpack(out)
+    return o.float().cpu().numpy(), None if lse is None else lse.float().cpu().numpy()
 
 
 def main(argv=None):
@@ -466,8 +494,8 @@ def main(argv=None):
                     "returns O (BSHD) or (O, LSE), numpy or torch")
     ap.add_argument("--accumulate-keys", type=int,
                     help="with --check: keys one truncating fp32 accumulate step folds in, for the bias check's "
-                         "drift allowance (default 16 for the k16 tensor-core backends flash, efficient, cudnn "
-                         "and fa2; 0 for math, aiter (MFMA, as fa-bench's own mfma path) and a --callable)")
+                         "drift allowance (default 16 for the k16 tensor-core backends flash, efficient, cudnn, "
+                         "flex and fa2; 0 for math, aiter (MFMA, as fa-bench's own mfma path) and a --callable)")
     ap.add_argument("--callable-name", help="the path name its records carry (default callable-<function>)")
     ap.add_argument("--backends", default=",".join(BACKENDS),
                     help="comma-separated: torch's SDPA flash,efficient,cudnn,math; flex (FlexAttention, "

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from types import SimpleNamespace
 
 SOURCE = os.environ.get("FABENCH_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(SOURCE, "scripts"))
@@ -580,6 +581,85 @@ class CheckRoute(unittest.TestCase):
         self.assertEqual(by_name[("gqa-causal", "bf16")], "fail", out)
         self.assertEqual(by_name[("bhsd-plain", "fp16")], "pass", "S == Sk and no mask: both alignments agree")
 
+
+# Serving folders for --check: what a per-sequence dense kernel runs (lengths, pages, kv_cache) and
+# what it has no way to express (window, ALiBi, softcap).
+CHECK_SERVING_YAML = """
+problems:
+  - {name: thd-paged-kv, B: 3, H: 4, Hk: 2, S: 6, Sk: 40, D: 32, layout: thd, seqlens_q: "6|1|0",
+     seqlens_k: "40|9|3", page_size: 8, causal: 1, kv_cache: 1, dtype: fp16}
+  - {name: keys-paged, B: 2, H: 2, S: 3, Sk: 30, D: 16, seqlens_k: "uniform:0:30", page_size: 4, causal: 1, dtype: bf16}
+  - {name: dense-kv, B: 2, H: 4, Hk: 1, S: 1, Sk: 33, D: 16, causal: 1, kv_cache: 1, dtype: fp16}
+  - {name: window, B: 1, H: 2, S: 4, Sk: 20, D: 16, causal: 1, window: "5,0", dtype: fp16}
+  - {name: alibi, B: 1, H: 6, S: 5, Sk: 5, D: 16, causal: 1, alibi: 1, layout: bhsd, dtype: fp16}
+  - {name: softcap, B: 1, H: 2, S: 3, Sk: 7, D: 16, softcap: 2, page_size: 4, dtype: bf16}
+"""
+
+
+@unittest.skipUnless(BINARY and NUMPY_PYTHON, "no fa-bench binary or no python3 with numpy")
+class CheckServingFolders(unittest.TestCase):
+    """--check on serving folders: unpacked, run, packed back into Q's storage, judged by fa-bench check."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="sdpa-check-serving-")
+        sweep = os.path.join(cls.tmp, "s.yaml")
+        with open(sweep, "w") as f:
+            f.write(CHECK_SERVING_YAML)
+        cls.saved = os.path.join(cls.tmp, "saved")
+        code, out = fa_bench("sweep", sweep, "--paths", "cpu-flash", "--no-timing", "--no-table",
+                             "--save-tensors", cls.saved, "-o", os.path.join(cls.tmp, "r.csv"))
+        assert code == 0, out
+        cls.module = os.path.join(cls.tmp, "kernels.py")
+        with open(cls.module, "w") as f:
+            f.write(CALLABLES)
+
+    def test_a_dense_callable_runs_each_sequence_and_skips_the_fields_it_cannot_express(self):
+        out = os.path.join(self.tmp, "callable")
+        res = subprocess.run([NUMPY_PYTHON, os.path.join(SOURCE, "scripts", "sdpa_baseline.py"), "--check", self.saved,
+                              "--callable", f"{self.module}:right", "--check-out", out, "--fa-bench", BINARY],
+                             capture_output=True, text=True)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        with open(os.path.join(out, "callable-right.csv"), newline="") as f:
+            rows = {r["name"]: r for r in csv.DictReader(f)}
+        self.assertEqual({n: rows[n]["status"] for n in rows},
+                         {"thd-paged-kv": "pass", "keys-paged": "pass", "dense-kv": "pass", "window": "skip",
+                          "alibi": "skip", "softcap": "skip"}, "a kv_cache record's saved K/V hold the appended keys")
+        self.assertEqual(rows["window"]["reason"], "--callable f(q, k, v, causal, scale) has no sliding window "
+                                                   "(window 5,0); --backends flex runs it")
+        self.assertEqual(rows["alibi"]["reason"], "--callable f(q, k, v, causal, scale) has no ALiBi (alibi 1); "
+                                                  "--backends flex runs it")
+        self.assertEqual((rows["softcap"]["page_size"], rows["thd-paged-kv"]["seqlens_q"]), ("4", "6|1|0"))
+        self.assertTrue(all(r["rule"] for n, r in rows.items() if r["status"] == "pass"), "judged by a rule")
+
+    def check_packed(self, name, lse_shift=0.0):
+        """peer_check with a packed runner: numpy attention over the packed rows from the same mask
+        and score as FlexAttention (tests/scripts/test_peer_serving.py's), O and LSE."""
+        import numpy as np
+        import peer_check
+        import test_peer_serving as tps
+
+        def packed(p, q, k, v):
+            out = [tps.attend(p, *seq) for seq in zip(ps.split_rows(q, p.q_lens), ps.split_rows(k, p.k_lens),
+                                                       ps.split_rows(v, p.k_lens))]
+            return np.concatenate([o for o, _ in out]), np.concatenate([lse for _, lse in out], axis=1) + lse_shift
+
+        out = os.path.join(self.tmp, name)
+        args = SimpleNamespace(fabench=BINARY, check=[self.saved], check_out=out, accumulate_keys=None)
+        code = peer_check.check_saved(args, {name: peer_check.Runner(packed=packed, lse=True)})
+        with open(os.path.join(out, name + ".csv"), newline="") as f:
+            return code, {r["name"]: r for r in csv.DictReader(f)}
+
+    @unittest.skipUnless(importlib.util.find_spec("numpy"), "this python3 has no numpy")
+    def test_a_packed_runner_takes_every_field_and_its_lse_is_judged(self):
+        code, rows = self.check_packed("numpy-packed")
+        self.assertEqual(code, 0, rows)
+        self.assertEqual({r["status"] for r in rows.values()}, {"pass"}, rows)
+        self.assertEqual(len(rows), 6)
+        self.assertTrue(all(r["lse_max_err"] and float(r["lse_max_err"]) < 1e-3 for r in rows.values()), rows)
+        code, rows = self.check_packed("numpy-packed-lse-off", lse_shift=0.1)
+        self.assertEqual(code, 1, "an LSE 0.1 off fails: --no-lse is not passed for a runner that gives it")
+        self.assertTrue(all(r["status"] == "fail" and "lse" in r["reason"].lower() for r in rows.values()), rows)
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
