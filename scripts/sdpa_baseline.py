@@ -129,13 +129,20 @@ def causal_mask(torch, p, device):
 
 def attention_call(torch, p, q, k, v, repeat_kv):
     """The SDPA call under fa-bench's conventions. torch's is_causal is top-left aligned, so it is
-    used only where S == Sk; elsewhere causal is an explicit bottom-right boolean mask."""
+    used only where S == Sk; one query row (a decode) sees every key, so it needs no mask; elsewhere
+    causal is torch's lower-right CausalBias, which the flash and efficient kernels run natively
+    (a serving batch's prefill chunks; an explicit boolean mask, which they refuse, made them skip)
+    and other backends get materialized; a torch without it gets the bottom-right boolean mask."""
     F = torch.nn.functional
     kw = {"scale": p.softmax_scale()}
     if p.causal and p.S == p.Sk:
         kw["is_causal"] = True
-    elif p.causal:
-        kw["attn_mask"] = causal_mask(torch, p, q.device)
+    elif p.causal and p.S > 1:
+        try:
+            from torch.nn.attention.bias import causal_lower_right
+            kw["attn_mask"] = causal_lower_right(p.S, p.Sk)
+        except ImportError:
+            kw["attn_mask"] = causal_mask(torch, p, q.device)
     if p.H != p.Hk:
         if repeat_kv:
             k, v = k.repeat_interleave(p.H // p.Hk, dim=1), v.repeat_interleave(p.H // p.Hk, dim=1)
