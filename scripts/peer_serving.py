@@ -292,7 +292,7 @@ def flex_call(torch, p, q, k, v, with_lse=False):
         # last, partial tile's indices past the end then reads the pad, never past the buffer.
         n = len(p.q_lens)
         q_doc, k_doc = (doc_ids(torch, ns, pad, dev) for ns, pad in ((p.q_lens, n), (p.k_lens, n + 1)))
-        ints = dict(dtype=torch.int32, device=dev)
+        ints = dict(dtype=torch.int64, device=dev)  # int64: an index tensor on any torch
         q_first = torch.tensor(prefix_sums(p.q_lens + [0, 0])[:-1], **ints)
         k_first = torch.tensor(prefix_sums(p.k_lens + [0, 0])[:-1], **ints)
         offs = torch.tensor([sk - sq for sq, sk in zip(p.q_lens, p.k_lens)] + [0, 0], **ints)
@@ -339,7 +339,7 @@ def doc_ids(torch, ns, pad_id, device, multiple=1024):
     """Sequence id of each packed position (sequence b has ns[b]), then pad_id up to a multiple."""
     ids = [b for b, n in enumerate(ns) for _ in range(n)]
     ids += [pad_id] * (-len(ids) % multiple)
-    return torch.tensor(ids, dtype=torch.int32, device=device)
+    return torch.tensor(ids, dtype=torch.int64, device=device)
 
 
 def varlen_call(torch, p, fn, q, k, v):
