@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """scripts/sdpa_baseline.py without a GPU: its sweep reading, FLOP and byte counts, causal rule,
 timing statistics and records agree with the fa-bench binary (FABENCH_BINARY) and read back in
-`fa-bench compare`/`gate`; the fa2 and aiter backends are skips naming the import error where their
+`fa-bench compare`/`gate`/`table`; serving rows come through `fa-bench expand` with each sequence's
+lengths and exact counts, torch SDPA skips the fields it has no kernel for by name, a varlen library
+gets packed rows by keyword; the fa2 and aiter backends are skips naming the import error where their
 library does not import (timing and --check), and call a stub flash_attn_func with BSHD tensors,
-the scale and causal. The torch half (mask, reference) runs only where torch imports.
+the scale and causal; --check runs serving folders per sequence or packed, judged by fa-bench check.
+The torch half (mask, reference) runs only where torch imports.
 Run: FABENCH_BINARY=build/cpu/fa-bench python3 tests/scripts/test_sdpa_baseline.py (ctest does this)."""
 import csv
 import importlib.util
