@@ -1,55 +1,48 @@
 #!/usr/bin/env python3
-"""PyTorch scaled_dot_product_attention backends, and flash_attn.flash_attn_func and
-aiter.flash_attn_func where they import, timed on a fa-bench sweep, written as fa-bench results
-records (path torch-flash, torch-efficient, torch-cudnn, torch-math, fa2, aiter) that `fa-bench
-compare` and `gate` read like any other. fa-bench's conventions: BSHD, scale 1/sqrt(D) unless
-given, bottom-right causal, GQA, exact FLOPs/bytes; cold L2; CUDA events around the call only.
-A library that does not import makes every record of its backend a `skip` naming the import error.
+"""PyTorch scaled_dot_product_attention backends, FlexAttention, and flash_attn's and aiter's
+flash_attn_func where they import, timed on a fa-bench sweep, written as fa-bench results records
+(path torch-flash, torch-efficient, torch-cudnn, torch-math, torch-flex, fa2, aiter) that `fa-bench
+compare`, `gate` and `table` read like any other. fa-bench's conventions: BSHD, scale 1/sqrt(D)
+unless given, bottom-right causal, GQA, exact FLOPs/bytes (`fa-bench expand`'s); cold L2; CUDA
+events around the call only. A library that does not import makes every record of its backend a
+`skip` naming the import error.
 
-  scripts/sdpa_baseline.py sweeps/whisper.csv [--backends flash,efficient,cudnn,math,fa2,aiter] [-o out.csv] [--verify]
-  scripts/sdpa_baseline.py --check SAVED_DIR... [--backends cudnn,fa2] [--callable mod:fn] [--check-out DIR]
+  scripts/sdpa_baseline.py sweeps/whisper.csv [--backends flash,efficient,cudnn,math,flex,fa2,aiter] [-o out.csv] [--verify]
+  scripts/sdpa_baseline.py sweeps/serving.yaml --backends flash,cudnn,flex -o peers.csv
+  scripts/sdpa_baseline.py --check SAVED_DIR... [--backends flex,math] [--callable mod:fn] [--check-out DIR]
 
-CSV sweeps are read here; YAML sweeps are expanded by `fa-bench expand` (--fa-bench, $FABENCH_BINARY,
-PATH or build/*/fa-bench). Inputs are seeded standard normals from torch's generator, not
-fa-bench's Philox: same distribution, different values. Without --verify a record is `pass`
-"timed only"; with it the output is checked against an fp32 reference under a fixed tolerance.
---check judges instead by fa-bench's own rule: each backend (or any --callable) runs on the tensors
-`fa-bench sweep --save-tensors DIR` wrote, its O goes beside them as o.npy, and `fa-bench check`
-applies exactly what a built-in path gets (low-precision reference, cosine, NaN, rounding bias).
+Sweeps are expanded by `fa-bench expand` (--fa-bench, $FABENCH_BINARY, PATH or build/*/fa-bench);
+without a binary a dense CSV sweep is read here. Inputs are seeded standard normals from torch's
+generator, not fa-bench's Philox: same distribution, different values. Serving problems (per-sequence
+lengths, paged KV, window, ALiBi, softcap: peer_serving.py) run on packed rows: flex in one batch
+(a document mask where lengths differ; window and causal in the block mask, softcap then ALiBi in
+score_mod; compiled once a problem, before timing), fa2 and aiter through flash_attn_varlen_func,
+torch SDPA one call a sequence (timed as one) and a `skip` naming the window, ALiBi or softcap it
+has no kernel for; paged K/V is gathered to dense before the call, and the record says so.
+Without --verify a record is `pass` "timed only"; with it the output is checked against an fp32
+reference under a fixed tolerance. --check judges instead by fa-bench's own rule: each backend (or
+any --callable) runs on the tensors `fa-bench sweep --save-tensors DIR` wrote, its O goes beside
+them as o.npy, and `fa-bench check` applies exactly what a built-in path gets (low-precision
+reference, cosine, NaN, rounding bias). Beside it: peer_problems.py (sweeps, problems, records;
+stdlib), peer_serving.py (the serving fields) and peer_check.py (the --check flow).
 """
 import argparse
+import contextlib
 import csv
-import datetime
-import glob
 import importlib
-import importlib.util
-import io
-import math
-import os
+import inspect
 import random
-import shutil
-import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import warnings
-from dataclasses import dataclass
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-# harness/results/results.cpp's columns, in its order (schema 7; tests check them against the binary).
-COLUMNS = (
-    "schema run_id time name B H Hk S Sk D causal dtype layout kv_cache scale seqlens_q seqlens_k page_size window alibi "
-    "softcap seed path ran_path plugin plugin_version "
-    "G_req G_used "
-    "split_rule units tile_m tile_n resident "
-    "status reason rule tol max_abs_err mean_abs_err rel_l2 cosine lse_max_err nan_inf unwritten cache_mismatch "
-    "rows_checked rows_total lowprec_max_err bias_ulp bias_bound repeat_runs repeat_diffs timed_check "
-    "median_ms min_ms max_ms spread samples timing_mode stopped_by "
-    "batch timing_note tflops gbps pct_peak bound flops bytes device arch sm_clock_mhz mem_clock_mhz shard "
-    "device_index git_commit sweep_file sweep_line"
-).split()
+import peer_check
+import peer_serving as ps  # serving fields: lengths, pages, window, ALiBi, softcap (beside this script)
+from peer_check import import_callable
+# The problems and records live in peer_problems.py; the names tests and plot.py read stay here too.
+from peer_problems import (COLUMNS, Problem, TimingPolicy, find_fabench, g6, git_commit, load_csv_sweep,  # noqa: F401
+                           load_sweep, no_device_meta, problems_from_cells, record_fields, stop_reason, timing_stats,
+                           utc_now)
 
 TORCH_BACKENDS = ("flash", "efficient", "cudnn", "math")  # torch's SDPA backends; records torch-<backend>
 # Flash-attention libraries called directly, backend (and record path) -> (module, function). Both
@@ -66,210 +59,28 @@ TORCH_BACKENDS = ("flash", "efficient", "cudnn", "math")  # torch's SDPA backend
 #   return_attn_probs=False), the same layouts and bottom-right mask over CK's fmha; returns out, or
 #   a tuple with return_lse (older versions return a tuple even without it).
 EXTERNAL_BACKENDS = {"fa2": ("flash_attn", "flash_attn_func"), "aiter": ("aiter", "flash_attn_func")}
-BACKENDS = TORCH_BACKENDS + tuple(EXTERNAL_BACKENDS)
+# Serving problems go to each library's flash_attn_varlen_func on packed rows (peer_serving.py).
+EXTERNAL_VARLEN = {b: (module, "flash_attn_varlen_func") for b, (module, _) in EXTERNAL_BACKENDS.items()}
+# torch.nn.attention.flex_attention (record path torch-flex), compiled: every problem, serving fields included.
+FLEX = "flex"
+BACKENDS = TORCH_BACKENDS + (FLEX,) + tuple(EXTERNAL_BACKENDS)
+
 
 # --verify's fixed rule (max |o - ref32|, min cosine): a few ulps of O near |o| = 1, plus the
 # rounding of P to the dtype before PV that fused kernels do.
 VERIFY_TOLERANCE = {"fp16": (5e-3, 0.9999), "bf16": (4e-2, 0.999), "fp32": (1e-4, 0.999999)}
 
 
-@dataclass
-class Problem:
-    name: str = ""
-    B: int = 1
-    H: int = 1
-    Hk: int = 1
-    S: int = 1
-    Sk: int = 1
-    D: int = 64
-    causal: bool = False
-    dtype: str = "fp16"
-    layout: str = "bshd"
-    kv_cache: bool = False
-    scale: float = 0.0  # 0: 1/sqrt(D)
-    seed: int = 1
-    sweep_file: str = ""
-    sweep_line: int = 0
-    invalid: str = ""  # "field: reason" when the row cannot run
-
-    def softmax_scale(self):
-        return self.scale if self.scale > 0 else 1.0 / math.sqrt(self.D)
-
-    def visible_keys(self, row):
-        """Keys [0, n) that query row `row` sees: bottom-right causal, 0 for rows past Sk."""
-        if not self.causal:
-            return self.Sk
-        return min(max(row + (self.Sk - self.S) + 1, 0), self.Sk)
-
-    def unmasked_pairs(self):
-        """Closed form of sum(visible_keys(i) for i in range(S)), as harness/problem.cpp has it."""
-        if not self.causal:
-            return self.S * self.Sk
-        off = self.Sk - self.S
-        first = max(0, -off)
-        full = min(max(self.Sk - off - 1, 0), self.S)
-        pairs = 0
-        if full > first:
-            pairs += (first + off + 1 + full + off) * (full - first) // 2
-        return pairs + (self.S - max(full, first)) * self.Sk
-
-    def flops(self):
-        return 4.0 * self.B * self.H * self.D * self.unmasked_pairs()
-
-    def bytes(self):
-        """Q, K, V read once, O written once in the dtype; LSE written once in fp32."""
-        e = 4 if self.dtype == "fp32" else 2
-        q = self.B * self.S * self.H * self.D
-        kv = self.B * self.Sk * self.Hk * self.D
-        return float(e * (2 * q + 2 * kv) + 4 * self.B * self.H * self.S)
-
-    def label(self):
-        return self.name or f"B{self.B} H{self.H}/{self.Hk} S{self.S} Sk{self.Sk} D{self.D}"
-
-
-def validate(p):
-    """harness/problem.cpp's validate(): the reason a problem cannot run, or ''."""
-    for field in ("B", "H", "Hk", "S", "Sk", "D"):
-        if getattr(p, field) <= 0:
-            return f"{field}: must be positive, got {getattr(p, field)}"
-    if p.H % p.Hk:
-        return f"Hk: H % Hk must be 0 (H={p.H}, Hk={p.Hk})"
-    if p.D > 256:
-        return f"D: head dimension {p.D} exceeds 256"
-    if p.kv_cache and p.S > p.Sk:
-        return "kv_cache: needs S <= Sk (the new tokens are the last S keys)"
-    return ""
-
-
-def parse_flag(text):
-    if text in ("1", "true", "yes"):
-        return True
-    if text in ("0", "false", "no"):
-        return False
-    raise ValueError(f"'{text}' is not 0/1/true/false")
-
-
-def problems_from_cells(cells, where_file, where_line):
-    """One sweep row (column -> text) to problems, one per dtype: harness/sweep/sweep.cpp's defaults."""
-    def get(k):
-        v = cells.get(k, "").strip()
-        return v or None
-
-    try:
-        base = Problem(name=get("name") or "", B=int(get("B")), H=int(get("H")), S=int(get("S")), D=int(get("D")),
-                       sweep_file=where_file, sweep_line=where_line)
-        base.Hk = int(get("Hk")) if get("Hk") else base.H
-        base.Sk = int(get("Sk")) if get("Sk") else base.S
-        base.causal = parse_flag(get("causal")) if get("causal") else False
-        base.kv_cache = parse_flag(get("kv_cache")) if get("kv_cache") else False
-        base.scale = float(get("scale")) if get("scale") else 0.0
-        base.seed = int(get("seed")) if get("seed") else 1
-        base.layout = (get("layout") or "bshd").lower()
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"{where_file}:{where_line}: {e}") from None
-    out = []
-    for dt in dict.fromkeys(d.strip() for d in (get("dtype") or "fp16").split("|")):
-        p = Problem(**{**base.__dict__, "dtype": dt})
-        p.invalid = validate(p)
-        out.append(p)
-    return out
-
-
-def load_csv_sweep(path):
-    """A CSV sweep: header-named columns, `#` comments and blank lines skipped, lists as a|b."""
-    header, problems = None, []
-    with open(path, newline="") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            cells = next(csv.reader([line]))
-            if header is None:
-                header = [c.strip() for c in cells]
-                continue
-            problems += problems_from_cells(dict(zip(header, cells)), path, n)
-    return problems
-
-
-def parse_expand_output(text):
-    """`fa-bench expand` CSV to problems."""
-    out = []
-    for row in csv.DictReader(io.StringIO(text)):
-        p = Problem(name=row["name"], B=int(row["B"]), H=int(row["H"]), Hk=int(row["Hk"]), S=int(row["S"]),
-                    Sk=int(row["Sk"]), D=int(row["D"]), causal=row["causal"] == "1", dtype=row["dtype"],
-                    layout=row["layout"], kv_cache=row["kv_cache"] == "1", scale=float(row["scale"]),
-                    seed=int(row["seed"]), sweep_file=row["sweep_file"], sweep_line=int(row["sweep_line"]),
-                    invalid=row["invalid"])
-        out.append(p)
-    return out
-
-
-def find_fabench(explicit=None):
-    for cand in [explicit, os.environ.get("FABENCH_BINARY"), shutil.which("fa-bench"),
-                 *sorted(glob.glob(os.path.join(REPO, "build", "*", "fa-bench")))]:
-        if cand and os.access(cand, os.X_OK):
-            return cand
-    return None
-
-
-def load_sweep(path, fabench=None):
-    if path.endswith(".csv"):
-        return load_csv_sweep(path)
-    if path.endswith((".yaml", ".yml")):
-        binary = find_fabench(fabench)
-        if not binary:
-            raise SystemExit("YAML sweeps are expanded by `fa-bench expand`: build fa-bench or pass --fa-bench")
-        res = subprocess.run([binary, "expand", path], capture_output=True, text=True)
-        if res.returncode != 0:
-            raise SystemExit(f"fa-bench expand {path} failed:\n{res.stderr}")
-        return parse_expand_output(res.stdout)
-    raise SystemExit(f"{path}: unknown sweep format (expected .csv, .yaml or .yml)")
-
-
-@dataclass
-class TimingPolicy:
-    warmup: int = 1
-    min_samples: int = 10
-    max_samples: int = 1000
-    target_spread: float = 0.005
-    time_cap_s: float = 0.5
-    mode: str = "cold"
-
-
-def timing_stats(samples_ms):
-    """median, min, max, mean and spread (sample stddev / mean), as harness/timing.cpp reports."""
-    n = len(samples_ms)
-    mean = sum(samples_ms) / n
-    spread = statistics.stdev(samples_ms) / mean if n > 1 and mean > 0 else 0.0
-    return {"median_ms": statistics.median(samples_ms), "min_ms": min(samples_ms), "max_ms": max(samples_ms),
-            "mean_ms": mean, "spread": spread, "samples": n}
-
-
-def stop_reason(samples_ms, elapsed_s, policy):
-    """Why sampling stops now ('spread', 'max-samples', 'cap'), or None to take another sample."""
-    n = len(samples_ms)
-    if n >= policy.min_samples and timing_stats(samples_ms)["spread"] <= policy.target_spread:
-        return "spread"
-    if n >= policy.max_samples:
-        return "max-samples"
-    if elapsed_s >= policy.time_cap_s:
-        return "cap"
-    return None
-
-
-def g6(x):
-    return format(x, ".6g")
-
-
 def record_path(backend):
-    """The path a backend's records carry: torch-<backend> for torch's SDPA, the name itself otherwise."""
-    return "torch-" + backend if backend in TORCH_BACKENDS else backend
+    """The path a backend's records carry: torch-<backend> for torch's SDPA and flex, the name itself otherwise."""
+    return "torch-" + backend if backend in TORCH_BACKENDS + (FLEX,) else backend
 
 
-def import_external(backend):
-    """(the library's flash_attn_func, None) where its module imports, else (None, why: the import
-    error by type and message). Any exception counts: a broken install raises OSError or RuntimeError
-    (a CUDA library missing, an ABI mismatch with torch) as often as ImportError."""
-    module, name = EXTERNAL_BACKENDS[backend]
+def import_external(backend, table=EXTERNAL_BACKENDS):
+    """(the library's function, None) where its module imports, else (None, why: the import error by
+    type and message). Any exception counts: a broken install raises OSError or RuntimeError (a CUDA
+    library missing, an ABI mismatch with torch) as often as ImportError."""
+    module, name = table[backend]
     try:
         return getattr(importlib.import_module(module), name), None
     except Exception as e:  # any exception, as above
@@ -288,46 +99,6 @@ def external_refusal(p, backend):
     if p.dtype not in ("fp16", "bf16"):  # both libraries' kernels; refused before a JIT build is tried
         return "{}.{} takes fp16 and bf16 only".format(*EXTERNAL_BACKENDS[backend])
     return None
-
-
-def no_device_meta():
-    """Run metadata where no device was probed (every backend asked for failed to import)."""
-    started = utc_now()
-    return {"run_id": f"{started}-{random.getrandbits(24):06x}", "device": "", "arch": "", "git_commit": git_commit()}
-
-
-def record_fields(p, path, status, reason, meta, stats=None, metrics=None):
-    """One fa-bench results row (column -> text) for a problem run on a backend."""
-    r = dict.fromkeys(COLUMNS, "")
-    r.update(schema="7", run_id=meta["run_id"], time=utc_now(), name=p.name, B=p.B, H=p.H, Hk=p.Hk, S=p.S, Sk=p.Sk,
-             D=p.D, causal=int(p.causal), dtype=p.dtype, layout=p.layout, kv_cache=int(p.kv_cache),
-             scale=format(p.scale, ".9g"), page_size="0", alibi="0", softcap="0", seed=p.seed, path=path, ran_path=path, G_req="0", G_used="0",
-             status=status, reason=" ".join(reason.split()), flops=g6(p.flops()), bytes=g6(p.bytes()),
-             device=meta["device"], arch=meta["arch"], git_commit=meta["git_commit"], sweep_file=p.sweep_file,
-             sweep_line=p.sweep_line)
-    if metrics:
-        r.update(rule="fixed", tol=g6(metrics["tol"]), max_abs_err=g6(metrics["max_abs"]),
-                 mean_abs_err=g6(metrics["mean_abs"]), rel_l2=g6(metrics["rel_l2"]),
-                 cosine=format(metrics["cosine"], ".9f"), nan_inf=metrics["nan_inf"], rows_checked=p.S, rows_total=p.S)
-    if stats:
-        s = stats["median_ms"] * 1e-3
-        r.update(median_ms=g6(stats["median_ms"]), min_ms=g6(stats["min_ms"]), max_ms=g6(stats["max_ms"]),
-                 spread=g6(stats["spread"]), samples=stats["samples"], timing_mode=stats["mode"],
-                 stopped_by=stats["stopped_by"], tflops=g6(p.flops() / s / 1e12 if s > 0 else 0),
-                 gbps=g6(p.bytes() / s / 1e9 if s > 0 else 0))
-    return {k: str(v) for k, v in r.items()}
-
-
-def utc_now():
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def git_commit():
-    try:
-        return subprocess.run(["git", "-C", REPO, "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -358,13 +129,20 @@ def causal_mask(torch, p, device):
 
 def attention_call(torch, p, q, k, v, repeat_kv):
     """The SDPA call under fa-bench's conventions. torch's is_causal is top-left aligned, so it is
-    used only where S == Sk; elsewhere causal is an explicit bottom-right boolean mask."""
+    used only where S == Sk; one query row (a decode) sees every key, so it needs no mask; elsewhere
+    causal is torch's lower-right CausalBias, which the flash and efficient kernels run natively
+    (a serving batch's prefill chunks; an explicit boolean mask, which they refuse, made them skip)
+    and other backends get materialized; a torch without it gets the bottom-right boolean mask."""
     F = torch.nn.functional
     kw = {"scale": p.softmax_scale()}
     if p.causal and p.S == p.Sk:
         kw["is_causal"] = True
-    elif p.causal:
-        kw["attn_mask"] = causal_mask(torch, p, q.device)
+    elif p.causal and p.S > 1:
+        try:
+            from torch.nn.attention.bias import causal_lower_right
+            kw["attn_mask"] = causal_lower_right(p.S, p.Sk)
+        except ImportError:
+            kw["attn_mask"] = causal_mask(torch, p, q.device)
     if p.H != p.Hk:
         if repeat_kv:
             k, v = k.repeat_interleave(p.H // p.Hk, dim=1), v.repeat_interleave(p.H // p.Hk, dim=1)
@@ -437,13 +215,17 @@ def time_call(torch, fn, flush, policy):
             return {**timing_stats(samples), "mode": policy.mode, "stopped_by": why}
 
 
-def first_try(fn):
-    """Runs fn once; returns (output, None) or (None, the refusal with torch's warnings)."""
+def first_try(fn, compile_errors=False):
+    """Runs fn once; returns (output, None) or (None, the refusal with torch's warnings). With
+    compile_errors any exception but running out of memory is a refusal (torch.compile raises its own)."""
+    refusals = Exception if compile_errors else (RuntimeError, ValueError, TypeError, AssertionError)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             return fn(), None
-        except (RuntimeError, ValueError, TypeError, AssertionError) as e:  # TypeError: a torch without enable_gqa
+        except refusals as e:  # TypeError: a torch without enable_gqa
+            if type(e).__name__ == "OutOfMemoryError":
+                raise
             notes = [str(w.message).splitlines()[0] for w in caught]
             return None, "; ".join([str(e).splitlines()[0]] + notes)[:400]
 
@@ -468,19 +250,19 @@ def run_backend(torch, p, backend, args, flush, meta):
             if refusal:
                 return record_fields(p, path, "skip", refusal, meta)
             stats = time_call(torch, fn, flush, args.policy)
-        return timed_record(torch, p, path, out, (q, k, v), stats, notes, args, meta)
+        return timed_record(torch, p, path, out, lambda: reference_fp32(torch, p, q, k, v), stats, notes, args, meta)
     except torch.cuda.OutOfMemoryError as e:
         return record_fields(p, path, "oom", str(e).splitlines()[0], meta)
     finally:
         torch.cuda.empty_cache()
 
 
-def timed_record(torch, p, path, out, qkv, stats, notes, args, meta):
+def timed_record(torch, p, path, out, reference, stats, notes, args, meta):
     """The record of a timed run: `pass` timed only, or with --verify judged by the fixed rule
-    against an fp32 reference. out and q, k, v are (B, H, S, D) views."""
+    against reference(), an fp32 output of out's shape."""
     metrics, status = None, "pass"
     if args.verify:
-        metrics = error_metrics(torch, p, out, reference_fp32(torch, p, *qkv))
+        metrics = error_metrics(torch, p, out, reference())
         status = "fail" if "why" in metrics else "pass"
         notes.insert(0, metrics.get("why", "checked against an fp32 reference, fixed rule"))
     else:
@@ -505,11 +287,110 @@ def run_external(torch, p, backend, fn, args, flush, meta):
         if refusal:
             return record_fields(p, backend, "skip", refusal, meta)
         stats = time_call(torch, fn_bshd, flush, args.policy)
-        return timed_record(torch, p, backend, out.transpose(1, 2), (q, k, v), stats, notes, args, meta)
+        return timed_record(torch, p, backend, out.transpose(1, 2), lambda: reference_fp32(torch, p, q, k, v), stats,
+                            notes, args, meta)
     except torch.cuda.OutOfMemoryError as e:
         return record_fields(p, backend, "oom", str(e).splitlines()[0], meta)
     finally:
         torch.cuda.empty_cache()
+
+
+def run_serving(torch, p, backend, lib, args, flush, meta):
+    """A serving problem (any problem under flex) timed on packed inputs: flex on one (packed or
+    dense) batch, fa2/aiter through flash_attn_varlen_func (lib: (function, import error)), torch
+    SDPA in one dense call or one call a sequence. A field the backend has no kernel for is a `skip`
+    naming it (peer_serving.refusal); so is a refusal at the first call."""
+    path = record_path(backend)
+    if why := serving_refusal(p, backend, lib):
+        return record_fields(p, path, "skip", why, meta)
+    fn = lib[0] if lib else None
+    notes = ps.timing_notes(p, backend) + (["kv-cache append not included"] if p.kv_cache else [])
+    try:
+        q, k, v = ps.packed_inputs(torch, p, "cuda", torch_dtype(torch, p.dtype))
+        with backend_context(backend):
+            call, unpack, refusal = serving_call(torch, p, backend, fn, q, k, v)
+            if refusal:
+                return record_fields(p, path, "skip", refusal, meta)
+            out, refusal = first_try(call, compile_errors=backend == FLEX)  # flex compiles here, before timing
+            if refusal:
+                return record_fields(p, path, "skip", refusal, meta)
+            stats = time_call(torch, call, flush, args.policy)
+        return timed_record(torch, p, path, unpack(out)[0], lambda: ps.reference_packed(torch, p, q, k, v), stats, notes,
+                            args, meta)
+    except torch.cuda.OutOfMemoryError as e:
+        return record_fields(p, path, "oom", str(e).splitlines()[0], meta)
+    finally:
+        torch.cuda.empty_cache()
+
+
+def serving_refusal(p, backend, lib=None):
+    """Why a backend cannot take a serving problem, known before any call: a library's varlen
+    function that does not import or has no keyword for a field, a dtype it lacks, a field torch
+    SDPA has no kernel for. None for flex, which runs every field."""
+    if backend in EXTERNAL_VARLEN:
+        fn, why = lib
+        name = "{}.{}".format(*EXTERNAL_VARLEN[backend])
+        return why or external_refusal(p, backend) or ps.refusal(p, backend, signature_params(fn), name)
+    return ps.refusal(p, backend)
+
+
+def backend_context(backend):
+    """torch SDPA's backend selection around the calls; nothing for the others."""
+    if backend not in TORCH_BACKENDS:
+        return contextlib.nullcontext()
+    from torch.nn.attention import sdpa_kernel
+    return sdpa_kernel(sdpa_kind(backend))
+
+
+def serving_call(torch, p, backend, fn, q, k, v):
+    """(call, unpack, None) for a backend on packed rows (peer_serving's contract), or (None, None,
+    why) where torch SDPA refuses both enable_gqa and K/V repeated to H heads."""
+    if backend == FLEX:
+        return (*ps.flex_call(torch, p, q, k, v), None)
+    if backend in EXTERNAL_VARLEN:
+        return (*ps.varlen_call(torch, p, fn, q, k, v), None)
+    call, unpack = sdpa_serving_call(torch, p, q, k, v, repeat_kv=False)
+    _, refusal = first_try(call)
+    if refusal and p.H != p.Hk:  # a backend without enable_gqa: repeat K/V to H heads
+        call, unpack = sdpa_serving_call(torch, p, q, k, v, repeat_kv=True)
+        _, refusal = first_try(call)
+    return call, unpack, refusal
+
+
+def sdpa_serving_call(torch, p, q, k, v, repeat_kv):
+    """torch SDPA on packed rows: one call over the dense batch where every sequence has S queries
+    and Sk keys, else one call a sequence with its own bottom-right causal mask (a sequence with
+    queries and no keys gets zeros, without a call)."""
+    if ps.uniform(p):
+        views = [(p, *(x.view(p.B, -1, x.shape[1], p.D).transpose(1, 2) for x in (q, k, v)))]
+    else:
+        seqs = zip(p.q_lens, p.k_lens, ps.split_rows(q, p.q_lens), ps.split_rows(k, p.k_lens), ps.split_rows(v, p.k_lens))
+        views = [(ps.sequence_problem(p, sq, sk), *(x.transpose(0, 1).unsqueeze(0) for x in (qs, ks, vs)))
+                 for sq, sk, qs, ks, vs in seqs if sq > 0 and sk > 0]
+    calls = [attention_call(torch, sp, qs, ks, vs, repeat_kv) for sp, qs, ks, vs in views]
+
+    def call():
+        return [c() for c in calls]
+
+    def unpack(outs):  # (B, H, S, D) outputs -> packed rows
+        if ps.uniform(p):
+            return outs[0].transpose(1, 2).reshape(-1, p.H, p.D), None
+        it, rows = iter(outs), []
+        for sq, sk in zip(p.q_lens, p.k_lens):
+            if sq > 0:
+                rows.append(next(it)[0].transpose(0, 1) if sk > 0 else q.new_zeros((sq, p.H, p.D)))
+        return torch.cat(rows, dim=0), None
+    return call, unpack
+
+
+def signature_params(fn):
+    """A library function's parameter names, or None where they are unknown (no signature, **kwargs):
+    then the call itself says what it refuses."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return None
+    return None if any(x.kind == x.VAR_KEYWORD for x in params.values()) else set(params)
 
 
 def device_meta(torch):
@@ -521,141 +402,6 @@ def device_meta(torch):
     started = utc_now()
     return {"run_id": f"{started}-{random.getrandbits(24):06x}", "device": torch.cuda.get_device_name(0),
             "arch": arch, "git_commit": git_commit()}
-
-
-# ---- --check: outputs computed here, judged by `fa-bench check` under fa-bench's own rule --------
-
-def record_dirs(roots):
-    """--save-tensors record folders (those holding problem.json) under each root, or the root itself."""
-    out = []
-    for root in roots:
-        if os.path.isfile(os.path.join(root, "problem.json")):
-            out.append(root)
-            continue
-        subs = sorted(d for d in glob.glob(os.path.join(root, "*")) if os.path.isfile(os.path.join(d, "problem.json")))
-        if not subs:
-            raise SystemExit(f"{root}: no problem.json in it or its sub-folders (write them with fa-bench --save-tensors)")
-        out += subs
-    return out
-
-
-def saved_problem(folder):
-    """The Problem a --save-tensors folder's problem.json describes (harness/tensor_files.cpp)."""
-    import json
-    with open(os.path.join(folder, "problem.json")) as f:
-        cells = json.load(f)["problem"]
-    p = problems_from_cells({k: str(v) for k, v in cells.items()}, os.path.join(folder, "problem.json"), 0)[0]
-    p.scale = float(cells["scale"])
-    return p
-
-
-def stage_output(folder, out_root, path, o_bshd, dtype):
-    """out_root/<path>/<folder's name>: q, k, v and problem.json linked, o.npy written in the
-    problem's layout (fp16 as '<f2'; bf16 and fp32 as '<f4', which `check` rounds to the dtype as a
-    store would). Returns the staged folder."""
-    import numpy as np
-    dst = os.path.join(out_root, path, os.path.basename(os.path.normpath(folder)))
-    os.makedirs(dst, exist_ok=True)
-    for name in ("q.npy", "k.npy", "v.npy", "problem.json"):
-        link = os.path.join(dst, name)
-        if os.path.lexists(link):
-            os.remove(link)
-        os.symlink(os.path.abspath(os.path.join(folder, name)), link)
-    o = np.asarray(o_bshd, dtype=np.float16 if dtype == "fp16" else np.float32)
-    np.save(os.path.join(dst, "o.npy"), o)
-    return dst
-
-
-def import_callable(spec):
-    """`module:function` (module importable from PYTHONPATH or a file path ending in .py)."""
-    mod, _, fn = spec.partition(":")
-    if not fn:
-        raise SystemExit(f"--callable '{spec}': expected module:function")
-    if mod.endswith(".py"):
-        sp = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(mod))[0], mod)
-        m = importlib.util.module_from_spec(sp)
-        sp.loader.exec_module(m)
-    else:
-        m = importlib.import_module(mod)
-    return getattr(m, fn)
-
-
-def check_saved(args, backends):
-    """Each backend (torch SDPA, flash_attn/aiter, or --callable) on every saved record's q/k/v;
-    `fa-bench check` then judges each output by the rule a built-in path gets, and what could not
-    run (a library that does not import, a refusal, a kv_cache record) joins its CSV as a `skip`
-    with the reason. Returns check's worst exit status."""
-    binary = find_fabench(args.fabench)
-    if not binary:
-        raise SystemExit("--check needs the fa-bench binary: pass --fa-bench, set FABENCH_BINARY or build it")
-    folders = record_dirs(args.check)
-    runners = {}  # record path -> run(p, q, k, v) returning O (BSHD), or the reason nothing runs
-    if args.callable:
-        fn = import_callable(args.callable)
-        name = args.callable_name or "callable-" + args.callable.split(":")[-1]
-        runners[name] = lambda p, q, k, v: fn(q, k, v, causal=p.causal, scale=p.softmax_scale())
-    elif backends:
-        external = {b: import_external(b) for b in backends if b in EXTERNAL_BACKENDS}
-        torch = None
-        if any(b in TORCH_BACKENDS for b in backends) or any(fn for fn, _ in external.values()):
-            import torch
-            if not torch.cuda.is_available():
-                raise SystemExit("no CUDA/ROCm device visible to torch")
-        for b in backends:
-            if b in external:
-                fn, why = external[b]
-                runners[b] = why or (lambda b, fn: lambda p, q, k, v: external_output(torch, p, b, fn, q, k, v))(b, fn)
-            else:
-                runners[record_path(b)] = (lambda b: lambda p, q, k, v: torch_output(torch, p, b, q, k, v))(b)
-    out_root = args.check_out or tempfile.mkdtemp(prefix="fa-bench-check-")
-    os.makedirs(out_root, exist_ok=True)
-    meta = no_device_meta()
-    worst = 0
-    for path, run in runners.items():
-        staged, skips = [], []
-        for folder in folders:
-            p = saved_problem(folder)
-            if isinstance(run, str):
-                skips.append((p, run))
-            elif p.kv_cache:
-                skips.append((p, "a kv_cache record's inputs are the cache before the append"))
-            else:
-                try:
-                    staged.append(stage_output(folder, out_root, path, saved_output(run, p, folder), p.dtype))
-                except RuntimeError as e:  # a backend that has no kernel for the problem: nothing to judge
-                    skips.append((p, str(e).splitlines()[0][:300]))
-        csv_out = os.path.join(out_root, path + ".csv")
-        if staged:
-            keys = args.accumulate_keys
-            if keys is None:
-                keys = 16 if path in ("torch-flash", "torch-efficient", "torch-cudnn", "fa2") else 0
-            res = subprocess.run([binary, "check", *staged, "--path", path, "--no-lse", "--no-table",
-                                  "--accumulate-keys", str(keys), "-o", csv_out])
-            print(f"{path}: fa-bench check on {len(staged)} records exited {res.returncode}; records in {csv_out}",
-                  file=sys.stderr)
-            worst = max(worst, res.returncode)
-        if skips:
-            with open(csv_out, "a" if staged else "w", newline="") as f:  # check wrote COLUMNS' header
-                w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
-                if not staged:
-                    w.writeheader()
-                for p, why in skips:
-                    w.writerow(record_fields(p, path, "skip", why, meta))
-            print(f"{path}: {len(skips)} records skipped ({skips[0][1]}{'; ...' if len(skips) > 1 else ''}); "
-                  f"in {csv_out}", file=sys.stderr)
-    return worst
-
-
-def saved_output(run, p, folder):
-    """run's O on a --save-tensors folder's q/k/v (BSHD float32 in, the problem's layout out)."""
-    import numpy as np
-    q, k, v = (np.load(os.path.join(folder, n + ".npy")).astype(np.float32) for n in ("q", "k", "v"))
-    if p.layout == "bhsd":  # the convention hands every callable BSHD
-        q, k, v = (x.transpose(0, 2, 1, 3) for x in (q, k, v))
-    o = run(p, q, k, v)
-    o = o[0] if isinstance(o, tuple) else o
-    o = o.float().cpu().numpy() if hasattr(o, "cpu") else np.asarray(o, dtype=np.float32)
-    return o.transpose(0, 2, 1, 3) if p.layout == "bhsd" else o
 
 
 def sdpa_kind(backend):
@@ -691,6 +437,57 @@ def torch_output(torch, p, backend, q, k, v):
     return out.transpose(1, 2).float().cpu()
 
 
+def check_runners(args, backends):
+    """--check's runners, record path -> peer_check.Runner, or the reason nothing runs: torch SDPA
+    dense (a serving problem a sequence at a time, window, ALiBi and softcap refused by name), flex
+    on packed rows with its LSE, fa2 and aiter dense through flash_attn_func and packed through
+    flash_attn_varlen_func, a --callable dense."""
+    if args.callable:
+        fn = import_callable(args.callable)
+        name = args.callable_name or "callable-" + args.callable.split(":")[-1]
+        return {name: peer_check.Runner(dense=lambda p, q, k, v: fn(q, k, v, causal=p.causal, scale=p.softmax_scale()),
+                                        refuse=lambda p: ps.refusal(p, "callable"))}
+    external = {b: import_external(b) for b in backends if b in EXTERNAL_BACKENDS}
+    varlen = {b: import_external(b, EXTERNAL_VARLEN) for b in external}
+    torch = None
+    if any(b in TORCH_BACKENDS + (FLEX,) for b in backends) or any(fn for fn, _ in [*external.values(), *varlen.values()]):
+        import torch
+        if not torch.cuda.is_available():
+            raise SystemExit("no CUDA/ROCm device visible to torch")
+    runners = {}
+    for b in backends:
+        if b == FLEX:
+            runners[record_path(b)] = peer_check.Runner(
+                packed=lambda p, q, k, v: packed_output(torch, p, FLEX, None, q, k, v), lse=True)
+        elif b in external:
+            (fn, why), (vfn, vwhy) = external[b], varlen[b]
+            runners[b] = why if why and vwhy else peer_check.Runner(
+                dense=None if why else (lambda b, fn: lambda p, q, k, v: external_output(torch, p, b, fn, q, k, v))(b, fn),
+                packed=None if vwhy else (lambda b, fn: lambda p, q, k, v: packed_output(torch, p, b, fn, q, k, v))(b, vfn),
+                refuse=(lambda b: lambda p: serving_refusal(p, b, varlen[b]))(b))
+        else:
+            runners[record_path(b)] = peer_check.Runner(
+                dense=(lambda b: lambda p, q, k, v: torch_output(torch, p, b, q, k, v))(b),
+                refuse=(lambda b: lambda p: ps.refusal(p, b))(b))
+    return runners
+
+
+def packed_output(torch, p, backend, fn, q, k, v):
+    """flex, or a library's flash_attn_varlen_func (fn), on packed float32 numpy rows: (O, LSE or
+    None) as float32 numpy on the host; a refusal raises."""
+    dt = torch_dtype(torch, p.dtype)
+    qt, kt, vt = (torch.from_numpy(x).to("cuda").to(dt) for x in (q, k, v))
+    if backend == FLEX:
+        call, unpack = ps.flex_call(torch, p, qt, kt, vt, with_lse=True)
+    else:
+        call, unpack = ps.varlen_call(torch, p, fn, qt, kt, vt)
+    out, why = first_try(call, compile_errors=backend == FLEX)
+    if why:
+        raise RuntimeError(f"{record_path(backend)} refused {p.label()}: {why}")
+    o, lse = unpack(out)
+    return o.float().cpu().numpy(), None if lse is None else lse.float().cpu().numpy()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("sweep", nargs="?", help="sweep file (.csv, .yaml) to time the backends on")
@@ -704,13 +501,14 @@ def main(argv=None):
                     "returns O (BSHD) or (O, LSE), numpy or torch")
     ap.add_argument("--accumulate-keys", type=int,
                     help="with --check: keys one truncating fp32 accumulate step folds in, for the bias check's "
-                         "drift allowance (default 16 for the k16 tensor-core backends flash, efficient, cudnn "
-                         "and fa2; 0 for math, aiter (MFMA, as fa-bench's own mfma path) and a --callable)")
+                         "drift allowance (default 16 for the k16 tensor-core backends flash, efficient, cudnn, "
+                         "flex and fa2; 0 for math, aiter (MFMA, as fa-bench's own mfma path) and a --callable)")
     ap.add_argument("--callable-name", help="the path name its records carry (default callable-<function>)")
     ap.add_argument("--backends", default=",".join(BACKENDS),
-                    help="comma-separated: torch's SDPA flash,efficient,cudnn,math; fa2 (flash_attn.flash_attn_func) "
-                         "and aiter (aiter.flash_attn_func), each a `skip` naming the import error where its "
-                         "library does not import (default: all)")
+                    help="comma-separated: torch's SDPA flash,efficient,cudnn,math; flex (FlexAttention, "
+                         "compiled); fa2 (flash_attn.flash_attn_func, flash_attn_varlen_func on serving rows) "
+                         "and aiter (aiter's), each a `skip` naming the import error where its library does "
+                         "not import (default: all)")
     ap.add_argument("-o", "--output", default="sdpa-results.csv", help="results CSV (fa-bench schema)")
     ap.add_argument("--verify", action="store_true", help="check each output against an fp32 reference")
     ap.add_argument("--fa-bench", dest="fabench", help="fa-bench binary for YAML expansion")
@@ -726,15 +524,16 @@ def main(argv=None):
         if b not in BACKENDS:
             ap.error(f"unknown backend '{b}' (known: {', '.join(BACKENDS)})")
     if args.check:
-        sys.exit(check_saved(args, backends))
+        sys.exit(peer_check.check_saved(args, check_runners(args, backends)))
     if not args.sweep:
         ap.error("a sweep file is needed unless --check is given")
     args.policy = TimingPolicy(args.warmup, args.min_samples, args.max_samples, args.spread, args.time_cap, args.timing)
     problems = load_sweep(args.sweep, args.fabench)
 
     external = {b: import_external(b) for b in backends if b in EXTERNAL_BACKENDS}
+    varlen = {b: import_external(b, EXTERNAL_VARLEN) for b in external if any(map(ps.is_serving, problems))}
     torch = flush = None
-    if any(b in TORCH_BACKENDS for b in backends) or any(fn for fn, _ in external.values()):
+    if any(b in TORCH_BACKENDS + (FLEX,) for b in backends) or any(fn for fn, _ in [*external.values(), *varlen.values()]):
         import torch
         if not torch.cuda.is_available():
             raise SystemExit("no CUDA/ROCm device visible to torch")
@@ -746,6 +545,8 @@ def main(argv=None):
     def record(p, b):
         if p.invalid:
             return record_fields(p, record_path(b), "invalid", p.invalid, meta)
+        if b == FLEX or ps.is_serving(p):
+            return run_serving(torch, p, b, varlen.get(b), args, flush, meta)
         if b not in external:
             return run_backend(torch, p, b, args, flush, meta)
         fn, why = external[b]
