@@ -214,3 +214,29 @@ TEST(CliOutputs, PlotScriptWritesThroughputSpeedupAndSplitPngs) {
   for (const char* png : {"throughput.png", "speedup.png", "splits.png"})
     EXPECT_EQ(slurp(dir + "/" + png).substr(1, 3), "PNG") << png;
 }
+
+// Rows of one name that differ only in a serving field (a grid over page_size) save to folders of
+// their own, and a thd/paged folder holds the packed and pool shapes with the varlen/paged arrays.
+TEST(CliOutputs, SavedTensorsOfServingRowsGetTheirOwnFoldersAndPackedShapes) {
+  const std::string dir = temp_dir();
+  const auto csv = fa::test::temp_file(".csv", "");
+  const auto yaml = fa::test::temp_file(".yaml",
+                                        "problems:\n"
+                                        "  - grid: {page_size: [2, 4]}\n"
+                                        "    name: paged\n"
+                                        "    B: 3\n    H: 2\n    S: 5\n    Sk: 7\n    D: 16\n    layout: thd\n"
+                                        "    seqlens_q: [5, 0, 2]\n    seqlens_k: [7, 3, 2]\n");
+  const auto r = fa::test::run_cli("sweep " + yaml + " --paths cpu-flash --no-timing --no-table --save-tensors " + dir + " -o " + csv);
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::set<std::string> folders;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) folders.insert(e.path().string());
+  ASSERT_EQ(folders.size(), 2u) << "page 2 and page 4 must not share a folder";
+  for (const auto& f : folders) {
+    EXPECT_NE(slurp(f + "/q.npy").find("'shape': (7, 2, 16)"), std::string::npos) << f << ": 5 + 0 + 2 packed rows";
+    EXPECT_NE(slurp(f + "/cu_seqlens_q.npy").find("'descr': '<i4'"), std::string::npos) << f;
+    EXPECT_TRUE(std::ifstream(f + "/block_table.npy").good()) << f;
+  }
+  const bool page2 = slurp(*folders.begin() + "/k.npy").find("'shape': (7, 2, 2, 16)") != std::string::npos;
+  const bool page4 = slurp(*folders.begin() + "/k.npy").find("'shape': (4, 4, 2, 16)") != std::string::npos;
+  EXPECT_TRUE(page2 || page4) << "pool [pages, page_size, Hk, D]: 4+2+1 pages of 2, or 2+1+1 of 4";
+}

@@ -74,6 +74,11 @@ std::string record_folder(const Record& r) {
   const Problem& p = r.problem;
   std::string s = fmt::format("{}-{}-{}-seed{}-{}-G{}", p.label(), dtype_name(p.dtype), layout_name(p.layout), p.seed,
                               r.path, r.g_req.str());
+  if (!p.serving_fields().empty()) {  // rows of one name differ in lengths, pages, window...: FNV-1a of the key
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char ch : p.key()) h = (h ^ ch) * 1099511628211ull;
+    s += fmt::format("-{:08x}", uint32_t(h ^ (h >> 32)));
+  }
   for (char& c : s)
     if (!std::isalnum((unsigned char)c) && c != '-' && c != '.') c = '_';
   return s;
