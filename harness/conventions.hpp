@@ -8,6 +8,7 @@
 
 #if defined(__HIP__)  // clang HIP: the attributes themselves, before any HIP header defines macros
 #define FA_HD __attribute__((host)) __attribute__((device))
+#include <hip/hip_runtime.h>  // the device overloads of tanhf/tanh (softcap_score); <cmath> has host ones only
 #elif defined(__CUDACC__)
 #define FA_HD __host__ __device__
 #else
