@@ -1,6 +1,9 @@
 // Input generation: parallel over pairs of elements, each a pure function of (seed, stream, index).
 #include "harness/inputs.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "harness/rng.hpp"
 
 namespace fa {
@@ -23,9 +26,26 @@ void fill(std::vector<float>& out, const Problem& p, uint32_t stream, int64_t se
       // e is the logical BSHD index ((b*seq + s)*heads + h)*D + d.
       const int64_t d = e % p.D, h = (e / p.D) % heads, s = (e / (p.D * heads)) % seq, b = e / (p.D * heads * seq);
       if (!dense && s >= len_of(b)) continue;
-      out[size_t(st.at(b, s, h) + d)] = round_to(p.dtype, z[e & 1]);
+      out[size_t(st.at(b, s, h) + d)] = z[e & 1];
     }
   }
+}
+
+// The drawn values onto the dtype's grid; returns the descale (1 unless FP8). FP8: the tensor's
+// largest |x| maps to the format's largest finite value, as per-tensor quantisation (FA3's and
+// aiter's FP8 tests, Transformer Engine's delayed scaling with a fresh amax) does.
+float quantise(std::vector<float>& x, DType t) {
+  float descale = 1.f;
+  if (is_fp8(t)) {
+    float amax = 0.f;
+#pragma omp parallel for reduction(max : amax) schedule(static)
+    for (size_t i = 0; i < x.size(); ++i) amax = std::max(amax, std::fabs(x[i]));
+    if (amax > 0.f) descale = float(amax / dtype_max(t));
+  }
+  const float inv = 1.f / descale;
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < x.size(); ++i) x[i] = round_to(t, x[i] * inv);
+  return descale;
 }
 
 }  // namespace
@@ -39,6 +59,7 @@ HostInputs make_inputs(const Problem& p) {
   const Strides ks = kv_strides(p);
   fill(in.k, p, 2, p.Sk, p.Hk, p.kv_elements(), ks, k_len);
   fill(in.v, p, 3, p.Sk, p.Hk, p.kv_elements(), ks, k_len);
+  in.descale = {quantise(in.q, p.dtype), quantise(in.k, p.dtype), quantise(in.v, p.dtype)};
   return in;
 }
 

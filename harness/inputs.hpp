@@ -1,6 +1,7 @@
 // Host inputs of a problem: Q, K, V drawn from the counter-based normal generator under the
 // problem's seed (streams 1, 2, 3; element index in logical BSHD order, so every layout holds the
-// same values), rounded to the dtype and stored as float in the problem's layout.
+// same values), rounded to the dtype and stored as float in the problem's layout. FP8 inputs are
+// the same normals quantised per tensor (x / descale rounded to FP8, descale = amax / dtype_max).
 // Also TypedBuffer: raw output bits in the dtype, as paths hand them back.
 #pragma once
 #include <cstdint>
@@ -11,12 +12,19 @@
 
 namespace fa {
 
+// Per-tensor descale factors: element e of Q means q[e] * q. 1 except for FP8 inputs, which are
+// quantised as FP8 kernels expect them (per-tensor amax scaling: descale = amax / dtype_max).
+struct Descales {
+  float q = 1.f, k = 1.f, v = 1.f;
+};
+
 struct HostInputs {
   std::vector<float> q, k, v;  // k, v hold all Sk keys (for kv_cache: cache + appended tokens)
+  Descales descale;
 };
 HostInputs make_inputs(const Problem& p);
 
-// A tensor as stored in its dtype: 2 or 4 bytes per element.
+// A tensor as stored in its dtype: 1, 2 or 4 bytes per element (host byte order: little-endian).
 struct TypedBuffer {
   DType dtype = DType::fp16;
   std::vector<uint8_t> bytes;
@@ -25,21 +33,12 @@ struct TypedBuffer {
   TypedBuffer(DType t, int64_t n) : dtype(t), bytes(size_t(n) * dtype_bytes(t)) {}
   int64_t size() const { return int64_t(bytes.size()) / dtype_bytes(dtype); }
   uint32_t bits(int64_t i) const {
-    if (dtype == DType::fp32) {
-      uint32_t b;
-      std::memcpy(&b, bytes.data() + 4 * i, 4);
-      return b;
-    }
-    uint16_t b;
-    std::memcpy(&b, bytes.data() + 2 * i, 2);
+    uint32_t b = 0;  // little-endian: the low bytes of b
+    std::memcpy(&b, bytes.data() + size_t(i) * size_t(dtype_bytes(dtype)), size_t(dtype_bytes(dtype)));
     return b;
   }
   void set_bits(int64_t i, uint32_t b) {
-    if (dtype == DType::fp32) std::memcpy(bytes.data() + 4 * i, &b, 4);
-    else {
-      const uint16_t h = uint16_t(b);
-      std::memcpy(bytes.data() + 2 * i, &h, 2);
-    }
+    std::memcpy(bytes.data() + size_t(i) * size_t(dtype_bytes(dtype)), &b, size_t(dtype_bytes(dtype)));
   }
   float at(int64_t i) const { return from_bits(dtype, bits(i)); }
   void set(int64_t i, float x) { set_bits(i, to_bits(dtype, x)); }

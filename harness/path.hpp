@@ -12,6 +12,7 @@
 
 #include "harness/inputs.hpp"
 #include "harness/problem.hpp"
+#include "harness/reference_result.hpp"
 #include "harness/timing.hpp"
 
 namespace fa {
@@ -107,6 +108,9 @@ struct PathRow {
   // NVIDIA mma.sync m16n8k16 and wgmma k16; 0 for round-to-nearest accumulation (scalar FMAs). The
   // bias check admits the drift it implies (harness/check/rounding_bias.hpp).
   int rz_accumulate_keys = 0;
+  // On FP8 inputs, what P is rounded to before PV: fp8_e4m3 (FA3's wgmma path) or bf16. The low-
+  // precision reference rounds P the same way (harness/reference_result.hpp: lowprec_p_dtype).
+  DType fp8_p = kFp8PDefault;
   // Same inputs, same bits: the timed-launch check compares bit for bit; false: through the rule.
   bool deterministic = true;
   // Plugin paths (include/fa_bench/plugin.h): the library it came from and the version it declares;

@@ -134,7 +134,7 @@ double Problem::unmasked_pairs() const {
 double Problem::flops() const { return 4.0 * double(H) * double(D) * unmasked_pairs(); }
 
 double Problem::bytes() const {
-  const double e = dtype_bytes(dtype);
+  const double e = dtype_bytes(dtype), eo = dtype_bytes(out_dtype(dtype));  // FP8: 1-byte Q/K/V, bf16 O
   double q_rows = 0, k_rows = 0;
   for (int64_t b = 0; b < (varlen() ? B : 1); ++b) {
     const int64_t sq = q_len(b), sk = k_len(b);
@@ -143,7 +143,7 @@ double Problem::bytes() const {
   }
   if (!varlen()) q_rows *= double(B), k_rows *= double(B);
   const double table = paged() ? 4.0 * double(serving().pages) : 0.0;  // int32 entries, each read once
-  return e * (2 * q_rows * double(H * D) + 2 * k_rows * double(Hk * D)) + 4.0 * q_rows * double(H) + table;
+  return (e + eo) * q_rows * double(H * D) + e * 2 * k_rows * double(Hk * D) + 4.0 * q_rows * double(H) + table;
 }
 
 std::string Problem::key() const {

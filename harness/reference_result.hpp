@@ -4,6 +4,7 @@
 // from above, so the ground floor never includes the reference itself.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "harness/inputs.hpp"
@@ -17,13 +18,24 @@ struct Reference {
   std::vector<double> lse;    // [B][H][rows]; -inf for fully masked rows
   std::vector<float> o_lp;    // low-precision reference, same shape (empty if not computed)
   std::vector<float> lse_lp;
+  DType lp_p = DType::fp16;   // what P was rounded to before PV in o_lp (when computed)
   int64_t H = 0;
 
   size_t row_index(int64_t b, int64_t h, size_t r) const { return (size_t(b * H + h) * rows.size() + r); }
 };
 
-// The oracle over `rows` of p; low_precision also fills o_lp and lse_lp.
+// The oracle over `rows` of p. With low_precision_p it also fills o_lp and lse_lp, rounding the
+// unnormalised P to that dtype before PV (lowprec_p_dtype: the input dtype, or for FP8 inputs what
+// the path declares) and O to out_dtype(p.dtype).
 using ReferenceFn = Reference (*)(const Problem& p, const HostInputs& in, std::vector<int64_t> rows,
-                                  bool low_precision);
+                                  std::optional<DType> low_precision_p);
+
+// What a path rounds P to on FP8 inputs unless it declares otherwise: FA3's wgmma path converts P
+// to e4m3 for the second GEMM; the coarser choice, so a path that keeps bf16 P passes it too.
+constexpr DType kFp8PDefault = DType::fp8_e4m3;
+
+// The dtype a path rounds P to before PV: the input dtype for fp16/bf16/fp32; for FP8 inputs the
+// path's declaration (PathRow::fp8_p: fp8_e4m3 as FA3's wgmma path does, or bf16).
+inline DType lowprec_p_dtype(const Problem& p, DType fp8_p) { return is_fp8(p.dtype) ? fp8_p : p.dtype; }
 
 }  // namespace fa

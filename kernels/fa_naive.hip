@@ -4,7 +4,8 @@
 // every Sk is covered, 3 included; writes P and the LSE; (3) O = P V. FP32 throughout.
 // Any D <= 256, any Sk; memory B*H*S*Sk*4 bytes for the scores (an allocation failure is `oom`).
 // Serving problems: rows and keys through AttnArgs' sequence view, masks by keys_of, scores through
-// transform_score (softcap, ALiBi); scores past a sequence's lengths stay -inf.
+// transform_score (softcap, ALiBi); scores past a sequence's lengths stay -inf. FP8 inputs are
+// read a byte an element (scale_log2 holds q's and k's descales, O takes v's) and O is bf16.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -23,18 +24,18 @@ __global__ void naive_scores(AttnArgs a, float* scores) {
   __shared__ float q[256];
   const int s = blockIdx.y, bh = blockIdx.z, b = bh / a.H, h = bh % a.H, hk = h / (a.H / a.Hk);
   const bool row_ok = s < seq_q(a, b);
-  const uint16_t* qrow = a.q + q_at(a, b, row_ok ? s : 0, h);
+  const int64_t qrow = q_at(a, b, row_ok ? s : 0, h);
   // Only rows that exist are read: a thd Q whose sequences are all empty has no storage at all.
-  for (int d = threadIdx.x; d < a.D; d += blockDim.x) q[d] = row_ok ? T::load(qrow[d]) : 0.f;
+  for (int d = threadIdx.x; d < a.D; d += blockDim.x) q[d] = row_ok ? T::load(T::get(a.q, qrow + d)) : 0.f;
   __syncthreads();
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= a.Sk) return;
   const KeyRange kr = row_ok ? keys_of(a, b, s) : KeyRange{0, 0};
   float acc = -INFINITY;
   if (j >= kr.begin && j < kr.end) {
-    const uint16_t* krow = a.k + k_at(a, b, j, hk);
+    const int64_t krow = k_at(a, b, j, hk);
     acc = 0.f;
-    for (int d = 0; d < a.D; ++d) acc += q[d] * T::load(krow[d]);
+    for (int d = 0; d < a.D; ++d) acc += q[d] * T::load(T::get(a.k, krow + d));
     acc *= a.scale_log2;
     if (transforms_scores(a)) acc = transform_score(a, acc, b, h, s, j);
     acc *= kLn2;  // natural-log units: this path uses expf/logf, not exp2
@@ -81,8 +82,8 @@ __global__ void naive_pv(AttnArgs a, const float* probs) {
   const KeyRange kr = keys_of(a, b, s);
   for (int d = threadIdx.x; d < a.D; d += blockDim.x) {
     float acc = 0.f;
-    for (int64_t j = kr.begin; j < kr.end; ++j) acc += p[j] * T::load(a.v[k_at(a, b, j, hk) + d]);
-    a.o[q_at(a, b, s, h) + d] = T::store(acc);
+    for (int64_t j = kr.begin; j < kr.end; ++j) acc += p[j] * T::load(T::get(a.v, k_at(a, b, j, hk) + d));
+    a.o[q_at(a, b, s, h) + d] = T::store(acc * a.v_descale);
   }
 }
 
@@ -93,7 +94,7 @@ class NaiveExecution : public GpuExecution {
 
  protected:
   void launch() override {
-    with_dtype(p_.dtype, [&](auto t) {
+    with_any_dtype(p_.dtype, [&](auto t) {
       using T = decltype(t);
       const dim3 g1((args_.Sk + kThreads - 1) / kThreads, args_.S, args_.B * args_.H);
       naive_scores<T><<<g1, kThreads, 0, stream_>>>(args_, scores_.as<float>());
@@ -111,7 +112,7 @@ class NaiveExecution : public GpuExecution {
 };
 
 std::optional<std::string> naive_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx, /*takes_serving=*/true)) return no;
+  if (auto no = common_gpu_gate(p, ctx, /*takes_serving=*/true, /*takes_fp8=*/true)) return no;
   if (G > 1) return std::string("naive has no split-K (G must be 0)");
   if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
   if (p.S > 65535) return std::string("S > 65535 exceeds the score grid");
@@ -120,12 +121,14 @@ std::optional<std::string> naive_supports(const Problem& p, int G, const GateCon
 
 PathRow naive_row(const DeviceFacts&) {
   PathRow r{"naive", "gpu", "3-pass GPU oracle: QK^T to fp32 scores, softmax, PV",
-            fmt::format("{}; any Sk; G = 0; serving fields; scores (B*H*S*Sk*4 bytes) must fit", common_gpu_gate_doc()), false,
-            naive_supports,
+            fmt::format("{}; any Sk; G = 0; serving fields; FP8 inputs; scores (B*H*S*Sk*4 bytes) must fit",
+                        common_gpu_gate_doc()),
+            false, naive_supports,
             [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<NaiveExecution>(p, in, ctx);
             }};
   r.auto_rank = 20;  // scores go through memory: chosen only where no tiled kernel applies
+  r.fp8_p = DType::bf16;  // P stays fp32: the finer of the two declarations
   return r;
 }
 FA_REGISTER_PATH(naive_row);

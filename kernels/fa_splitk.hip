@@ -19,12 +19,12 @@ class SplitkExecution : public GpuExecution {
  protected:
   void launch() override {
     launch_tiled(args_, p_.dtype, stream_);
-    launch_combine(args_, p_.dtype, stream_);
+    launch_combine(args_, out_dtype(p_.dtype), stream_);  // FP8 inputs: O in bf16
   }
 };
 
 std::optional<std::string> splitk_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx, /*takes_serving=*/true)) return no;
+  if (auto no = common_gpu_gate(p, ctx, /*takes_serving=*/true, /*takes_fp8=*/true)) return no;
   if (G < 2 || G > 16 || (G & (G - 1))) return fmt::format("splitk needs G in 2, 4, 8, 16 (got {})", G);
   if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
   if (p.B * G > 65535 || p.H > 65535) return std::string("B*G or H exceeds the grid");
@@ -33,11 +33,12 @@ std::optional<std::string> splitk_supports(const Problem& p, int G, const GateCo
 
 PathRow splitk_row(const DeviceFacts&) {
   PathRow r{"splitk", "gpu", "G tiled producers write fp32 partial O/LSE; a combine kernel folds them",
-            fmt::format("{}; G in 2,4,8,16; serving fields", common_gpu_gate_doc()), false, splitk_supports,
+            fmt::format("{}; G in 2,4,8,16; serving fields; FP8 inputs", common_gpu_gate_doc()), false, splitk_supports,
             [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<SplitkExecution>(p, in, G, ctx);
             }};
   r.auto_rank = 40;  // its gate admits only G > 1, where tiled and naive cannot run
+  r.fp8_p = DType::bf16;  // tiled producers: P stays fp32
   r.tiles = kTiledTile;
   return r;
 }

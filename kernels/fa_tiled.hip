@@ -3,7 +3,8 @@
 // K/V tiles of 32 keys stream through shared memory; online softmax (m, l, acc) in base 2; the
 // score tile never leaves registers. Causal and window blocks visit only the key tiles their rows
 // see. Serving problems (per-sequence lengths, thd, paged K/V, window, ALiBi, softcap) address rows
-// and keys through AttnArgs' sequence view (kernels/device/device_common.hpp).
+// and keys through AttnArgs' sequence view (kernels/device/device_common.hpp). FP8 inputs: a byte
+// an element through the traits' get(), descales in scale_log2 and the epilogue, O in bf16.
 // Specialised for D = 64, 80, 128 (4 lanes a row, 64-row tiles); D <= 256 otherwise (8 lanes a
 // row, 32-row tiles: at 64 rows the 512-thread block capped registers at 128 and spilled 404 B).
 #include <fmt/format.h>
@@ -29,11 +30,11 @@ __global__ void __launch_bounds__(kBM * TPR) tiled_fwd(AttnArgs a) {
   const bool row_ok = s < sq;
 
   float q[NPL], acc[NPL];
-  const uint16_t* qrow = a.q + q_at(a, b, row_ok ? s : 0, h);
+  const int64_t qrow = q_at(a, b, row_ok ? s : 0, h);
 #pragma unroll
   for (int i = 0; i < NPL; ++i) {
     const int d = i * TPR + lane;
-    q[i] = (row_ok && (EXACT || d < a.D)) ? T::load(qrow[d]) * a.scale_log2 : 0.f;
+    q[i] = (row_ok && (EXACT || d < a.D)) ? T::load(T::get(a.q, qrow + d)) * a.scale_log2 : 0.f;
     acc[i] = 0.f;
   }
   float m = -INFINITY, l = 0.f;
@@ -52,8 +53,8 @@ __global__ void __launch_bounds__(kBM * TPR) tiled_fwd(AttnArgs a) {
       const int j = idx / a.D, d = idx % a.D;
       const bool in = kv0 + j < kr.end;
       const int64_t at = in ? k_at(a, b, kv0 + j, hk) + d : 0;
-      ks[j][d] = in ? a.k[at] : uint16_t(0);
-      vs[j][d] = in ? a.v[at] : uint16_t(0);
+      ks[j][d] = in ? T::get(a.k, at) : uint16_t(0);  // FP8: the byte, widened to a 16-bit slot
+      vs[j][d] = in ? T::get(a.v, at) : uint16_t(0);
     }
     __syncthreads();
     float sc[kBN];
@@ -92,7 +93,7 @@ __global__ void __launch_bounds__(kBM * TPR) tiled_fwd(AttnArgs a) {
     __syncthreads();
   }
   if (!row_ok) return;
-  const float inv = l > 0.f ? 1.f / l : 0.f;
+  const float inv = l > 0.f ? a.v_descale / l : 0.f;  // v_descale: 1 but for FP8 inputs
   const float lse = l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
   if (G == 1) {
     uint16_t* orow = a.o + q_at(a, b, s, h);
@@ -131,7 +132,7 @@ class TiledExecution : public GpuExecution {
 }  // namespace
 
 void launch_tiled(const AttnArgs& a, DType t, Stream st) {
-  with_dtype(t, [&](auto tr) {
+  with_any_dtype(t, [&](auto tr) {
     using T = decltype(tr);
     switch (a.D) {
       case 64: return launch<T, 64, 4, kRows, true>(a, st);
@@ -145,7 +146,7 @@ void launch_tiled(const AttnArgs& a, DType t, Stream st) {
 namespace {
 
 std::optional<std::string> tiled_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx, /*takes_serving=*/true)) return no;
+  if (auto no = common_gpu_gate(p, ctx, /*takes_serving=*/true, /*takes_fp8=*/true)) return no;
   if (G > 1) return std::string("tiled has no split-K (G must be 0; splitk runs tiled producers)");
   if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
   if (p.H > 65535) return std::string("H > 65535 exceeds the grid");
@@ -154,13 +155,14 @@ std::optional<std::string> tiled_supports(const Problem& p, int G, const GateCon
 
 PathRow tiled_row(const DeviceFacts&) {
   PathRow r{"tiled", "gpu", "scalar FlashAttention-2: Q in registers, K/V tiles in shared memory",
-            fmt::format("{} (64/80/128 specialised); G = 0; serving fields", common_gpu_gate_doc()), false,
+            fmt::format("{} (64/80/128 specialised); G = 0; serving fields; FP8 inputs", common_gpu_gate_doc()), false,
             tiled_supports,
             [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<TiledExecution>(p, in, ctx);
             }};
   r.auto_rank = 30;
   r.tiles = kTiledTile;
+  r.fp8_p = DType::bf16;  // P stays fp32: the finer of the two declarations
   return r;
 }
 FA_REGISTER_PATH(tiled_row);

@@ -86,6 +86,8 @@ PathRow plugin_row(const PluginPathRef& ref) {
   r.supports = [pp, gpu](const Problem& p, int G, const GateContext& ctx) -> std::optional<std::string> {
     if (G > 0 && !(pp->flags & FA_PATH_SPLITS))
       return fmt::format("G={}: the plugin path does not split (it declares no FA_PATH_SPLITS)", G);
+    if (is_fp8(p.dtype))  // fa_problem has no FP8 dtype nor descales: the plugin would read bytes as halves
+      return fmt::format("plugin ABI {} has no FP8 dtype (nor descale factors)", FA_PLUGIN_ABI_VERSION);
     if (gpu && p.dtype == DType::fp32)
       return std::string("fa-bench's GPU buffers hold fp16 and bf16 tensors; fp32 runs on CPU plugin paths only");
     // The ABI's problem struct has no lengths, page table, window, ALiBi or softcap yet: a plugin

@@ -19,15 +19,17 @@ template <typename Block>
 void round_in_place(DType t, Block&& m) {
   if (t == DType::fp16) m = m.template cast<Eigen::half>().template cast<float>();
   else if (t == DType::bf16) m = m.template cast<Eigen::bfloat16>().template cast<float>();
+  else if (is_fp8(t)) m = m.unaryExpr([t](float x) { return round_to(t, x); });
 }
 
 }  // namespace
 
 void cpu_flash_forward(const Problem& p, const float* q, const float* k, const float* v, int G, TypedBuffer& o,
-                       std::vector<float>& lse, SplitPartials& partials) {
+                       std::vector<float>& lse, SplitPartials& partials, const Descales& ds, DType fp8_p) {
   const int Gs = G > 1 ? G : 1;
   const Strides qs = q_strides(p), ks = kv_strides(p);
-  const float scale = float(p.softmax_scale());
+  const float scale = float(p.softmax_scale() * double(ds.q) * double(ds.k));
+  const DType p_t = lowprec_p_dtype(p, fp8_p);
   const int64_t tiles = (p.S + kCpuBlockM - 1) / kCpuBlockM;
   const int64_t tasks = p.B * p.H * tiles * Gs;
   const ServingShape& sh = p.serving();  // resolved once, outside the parallel region
@@ -105,12 +107,12 @@ void cpu_flash_forward(const Problem& p, const float* q, const float* k, const f
           acc.row(r) *= alpha;
           m[r] = m_new;
         }
-        round_in_place(p.dtype, S);
+        round_in_place(p_t, S);
         acc.topRows(nr).noalias() += S * Vt;
       }
       for (int64_t r = 0; r < nr; ++r) {
         const int64_t s = q0 + r;
-        const float inv = l[r] > 0 ? 1.f / l[r] : 0.f;
+        const float inv = l[r] > 0 ? ds.v / l[r] : 0.f;  // v's descale in the epilogue
         const float row_lse = l[r] > 0 ? m[r] + std::log(l[r]) : kNegInfF;
         if (Gs == 1) {
           const int64_t base = qs.at(b, s, h);

@@ -1,12 +1,13 @@
 // cpu-flash: FlashAttention-2 forward on the CPU, in fp32, with the loop structure the GPU paths
 // use: BLOCK_M query rows per task, BLOCK_N key tiles, online softmax (m, l, acc), unnormalised P
-// rounded to the dtype before PV, causal tile skip. With G > 1 each task covers one split of the
+// rounded to the dtype before PV (FP8 inputs: to e4m3, as FA3), causal tile skip. With G > 1 each task covers one split of the
 // block's live key range and writes fp32 partial O_g and LSE_g; combine_splits() folds them.
 #pragma once
 #include <vector>
 
 #include "harness/inputs.hpp"
 #include "harness/problem.hpp"
+#include "harness/reference_result.hpp"
 
 namespace fa {
 
@@ -18,8 +19,11 @@ struct SplitPartials {
 };
 
 // k, v: all Sk keys in the problem's layout. G in {0, 1, 2, 4, 8, 16}; partials sized inside.
+// FP8 inputs: ds are their descales (q and k's fold into the scores' scale, v's into the epilogue,
+// as FA3 does) and P is rounded to fp8_p before PV.
 void cpu_flash_forward(const Problem& p, const float* q, const float* k, const float* v, int G, TypedBuffer& o,
-                       std::vector<float>& lse, SplitPartials& partials);
+                       std::vector<float>& lse, SplitPartials& partials, const Descales& ds = {},
+                       DType fp8_p = kFp8PDefault);
 
 // O = sum_g w_g O_g / sum_g w_g with w_g = exp(LSE_g - max LSE); rows whose splits are all empty
 // get O = 0 and LSE = -inf. Writes O in the problem's layout and dtype.

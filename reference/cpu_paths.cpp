@@ -59,7 +59,7 @@ std::optional<std::string> over_budget(const Problem& p, const GateContext& ctx)
 
 class CpuExecution : public Execution {
  public:
-  CpuExecution(const Problem& p, const HostInputs& in) : p_(p), in_(in), o_(p.dtype, p.q_elements()) {
+  CpuExecution(const Problem& p, const HostInputs& in) : p_(p), in_(in), o_(out_dtype(p.dtype), p.q_elements()) {
     lse_.resize(size_t(p.B * p.H * p.S));
   }
   void poison() override {
@@ -123,9 +123,9 @@ class CpuFlashExecution : public CpuExecution {
         k_cache_[size_t(at)] = in_.k[size_t(at)];
         v_cache_[size_t(at)] = in_.v[size_t(at)];
       }, ks);
-      cpu_flash_forward(p_, in_.q.data(), k_cache_.data(), v_cache_.data(), G_, o_, lse_, partials_);
+      cpu_flash_forward(p_, in_.q.data(), k_cache_.data(), v_cache_.data(), G_, o_, lse_, partials_, in_.descale);
     } else {
-      cpu_flash_forward(p_, in_.q.data(), in_.k.data(), in_.v.data(), G_, o_, lse_, partials_);
+      cpu_flash_forward(p_, in_.q.data(), in_.k.data(), in_.v.data(), G_, o_, lse_, partials_, in_.descale);
     }
   }
   RunOutputs read_back() override {
@@ -184,7 +184,7 @@ FA_REGISTER_PATH(cpu_ref_row);
 
 PathRow cpu_flash_row(const DeviceFacts&) {
   PathRow r{"cpu-flash", "cpu", "tiled online softmax on the CPU (fp32), split-K + combine",
-            "any problem within --cpu-budget; G in 0,2,4,8,16; kv_cache", false, cpu_flash_supports,
+            "any problem within --cpu-budget; G in 0,2,4,8,16; kv_cache; serving fields; FP8 inputs (P to e4m3)", false, cpu_flash_supports,
             [](const Problem& p, const HostInputs& in, int G, const GateContext&) -> std::unique_ptr<Execution> {
               return std::make_unique<CpuFlashExecution>(p, in, G);
             }};

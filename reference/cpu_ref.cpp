@@ -24,7 +24,9 @@ int64_t block_rows(int64_t Sk) { return std::clamp<int64_t>((int64_t(1) << 22) /
 
 }  // namespace
 
-Reference compute_reference(const Problem& p, const HostInputs& in, std::vector<int64_t> rows, bool low_precision) {
+Reference compute_reference(const Problem& p, const HostInputs& in, std::vector<int64_t> rows,
+                            std::optional<DType> low_precision_p) {
+  const bool low_precision = low_precision_p.has_value();
   Reference ref;
   ref.rows = std::move(rows);
   ref.H = p.H;
@@ -34,9 +36,14 @@ Reference compute_reference(const Problem& p, const HostInputs& in, std::vector<
   if (low_precision) {
     ref.o_lp.assign(ref.o.size(), 0.f);
     ref.lse_lp.assign(ref.lse.size(), -std::numeric_limits<float>::infinity());
+    ref.lp_p = *low_precision_p;
   }
+  const DType out_t = out_dtype(p.dtype);
   const Strides qs = q_strides(p), ks = kv_strides(p);
-  const double scale = p.softmax_scale();
+  // FP8 inputs mean their stored values times the descales (1 otherwise): q.k takes q's and k's,
+  // the output v's, as FP8 kernels apply them (FA3: into the softmax scale and the epilogue).
+  const double scale = p.softmax_scale() * double(in.descale.q) * double(in.descale.k);
+  const double v_descale = in.descale.v;
   const int64_t rb = block_rows(p.Sk);
   const int64_t nblocks = (int64_t(R) + rb - 1) / rb;
   const int64_t G = p.group_size();
@@ -102,12 +109,12 @@ Reference compute_reference(const Problem& p, const HostInputs& in, std::vector<
           inv_l[r] = 1.0 / l;  // normalise the D outputs after PV rather than the kv scores before
           ref.lse[ref.row_index(b, h, r0 + r)] = m + std::log(l);
         }
-        const RowMat<double> O = inv_l.asDiagonal() * (Sc * Vd.middleRows(k0, kv));
+        const RowMat<double> O = (inv_l * v_descale).asDiagonal() * (Sc * Vd.middleRows(k0, kv));
         for (size_t r = 0; r < nr; ++r)
           std::copy(O.row(r).data(), O.row(r).data() + p.D, ref.o.begin() + ref.row_index(b, h, r0 + r) * size_t(p.D));
         if (!low_precision) continue;
 
-        // Low precision: fp32 scores, unnormalised P rounded to the dtype, fp32 PV, O rounded.
+        // Low precision: fp32 scores, unnormalised P rounded to lp_p, fp32 PV, O rounded.
         RowMat<float> Sf = (Q.cast<float>() * float(scale)) * Kf.middleRows(k0, kv).transpose();
         Eigen::VectorXf l(nr);
         for (size_t r = 0; r < nr; ++r) {
@@ -126,13 +133,13 @@ Reference compute_reference(const Problem& p, const HostInputs& in, std::vector<
           Sf.row(r).tail(kv - lo - n).setZero();
           l[r] = Sf.row(r).sum();
           ref.lse_lp[ref.row_index(b, h, r0 + r)] = m + std::log(l[r]);
-          for (int64_t j = lo; j < lo + n; ++j) Sf(r, j) = round_to(p.dtype, Sf(r, j));
+          for (int64_t j = lo; j < lo + n; ++j) Sf(r, j) = round_to(ref.lp_p, Sf(r, j));
         }
         RowMat<float> Of = Sf * Vf.middleRows(k0, kv);
         for (size_t r = 0; r < nr; ++r) {
           if (l[r] == 0) continue;
           float* dst = ref.o_lp.data() + ref.row_index(b, h, r0 + r) * size_t(p.D);
-          for (int64_t d = 0; d < p.D; ++d) dst[d] = round_to(p.dtype, Of(r, d) / l[r]);
+          for (int64_t d = 0; d < p.D; ++d) dst[d] = round_to(out_t, Of(r, d) / l[r] * float(v_descale));
         }
       }
     }

@@ -33,6 +33,7 @@ struct CheckOptions {
   double max_err = -1, min_cosine = -1, cpu_budget_gflop = 50;
   int64_t check_rows = 0;
   int accumulate_keys = 0;  // PathRow::rz_accumulate_keys of the program that wrote o.npy
+  std::string fp8_p = "fp8_e4m3";  // PathRow::fp8_p of that program
 };
 
 // The outputs another program wrote, handed to the runner as a path's run would hand them.
@@ -98,6 +99,7 @@ int run_check(const CheckOptions& o) {
     row.name = o.path;
     row.kind = "cpu";
     row.rz_accumulate_keys = o.accumulate_keys;
+    row.fp8_p = *parse_dtype(o.fp8_p);  // checked by the option's validator
     row.prepare = [&out](const Problem&, const HostInputs&, int, const GateContext&) -> std::unique_ptr<Execution> {
       return std::make_unique<SavedOutputs>(out);
     };
@@ -131,6 +133,11 @@ void add_check(CLI::App& app, int& status) {
                   "tensor cores' k16 steps, as mma declares; 0: round-to-nearest); the bias check admits the drift "
                   "it implies over long key ranges (harness/rounding_bias.hpp)")
       ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--fp8-p", o->fp8_p,
+                  "FP8 problems: what the program rounds P to before PV, fp8_e4m3 (FA3's FP8 path) or bf16; the "
+                  "low-precision reference that scales the tolerance rounds it the same way")
+      ->check(CLI::IsMember({"fp8_e4m3", "bf16"}))
       ->capture_default_str();
   cmd->add_option("--max-err", o->max_err, "Fixed rule: max |o - ref| threshold")->check(CLI::NonNegativeNumber);
   cmd->add_option("--min-cosine", o->min_cosine, "Fixed rule: minimum cosine similarity")->check(CLI::Range(0.0, 1.0));

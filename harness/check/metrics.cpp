@@ -26,11 +26,12 @@ Metrics measure(const Problem& p, const HostInputs& in, const Reference& ref, co
   Metrics m;
   m.rows_total = p.S;
   m.rows_checked = int64_t(ref.rows.size());
-  const uint32_t poison = poison_bits(p.dtype);
+  const DType out_t = out_dtype(p.dtype);  // O's dtype: bf16 for FP8 inputs
+  const uint32_t poison = poison_bits(out_t);
   for (int64_t i = 0; i < out.o.size(); ++i) {
     const uint32_t b = out.o.bits(i);
     if (b == poison) ++m.unwritten;
-    else if (!std::isfinite(from_bits(p.dtype, b))) ++m.nan_inf;
+    else if (!std::isfinite(from_bits(out_t, b))) ++m.nan_inf;
   }
   const ServingShape& sh = p.serving();
   for (size_t i = 0; i < out.lse.size(); ++i) {
@@ -46,7 +47,12 @@ Metrics measure(const Problem& p, const HostInputs& in, const Reference& ref, co
   double sum_abs = 0, err2 = 0, ref2 = 0, out2 = 0, dot = 0;
   int64_t n = 0;
   const bool have_lp = !ref.o_lp.empty();
-  BiasAccumulator bias(p.dtype);
+  BiasAccumulator bias(out_t);
+  // FP8 inputs: an O of few keys is a few V values times v's descale, whose products have few
+  // distinct mantissas (one key: 8 in e4m3, 4 in e5m2), so the store's rounding error is not the
+  // uniform, mean-zero term the bias bound assumes (B1 H2 S9 Sk1 D16 e5m2: -0.103 ulp from the store
+  // alone). Measured against the reference rounded to O's dtype, a correct store contributes 0.
+  const bool against_rounded = is_fp8(p.dtype);
   for (int64_t b = 0; b < p.B; ++b)
     for (int64_t h = 0; h < p.H; ++h)
       for (size_t r = 0; r < ref.rows.size(); ++r) {
@@ -64,7 +70,7 @@ Metrics measure(const Problem& p, const HostInputs& in, const Reference& ref, co
           out2 += x * x;
           dot += x * y;
           ++n;
-          bias.add(x, y);
+          bias.add(x, against_rounded ? double(round_to(out_t, float(y))) : y);
           if (have_lp) m.lp_max_abs = std::max(m.lp_max_abs, std::fabs(double(ref.o_lp[ri * size_t(p.D) + size_t(d)]) - y));
         }
         bias.end_row();

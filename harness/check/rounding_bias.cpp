@@ -8,9 +8,7 @@
 namespace fa {
 
 double dtype_spacing(DType t, double x) {
-  // Mantissa bits and the exponent of the smallest normal (fp16: 2^-14; bf16 and fp32: 2^-126).
-  const int mant = t == DType::fp16 ? 10 : t == DType::bf16 ? 7 : 23;
-  const int emin = t == DType::fp16 ? -14 : -126;
+  const int mant = dtype_mantissa_bits(t), emin = dtype_min_normal_exp(t);
   int e = 0;
   std::frexp(std::fabs(x), &e);  // |x| = f * 2^e, f in [0.5, 1): exponent of x is e - 1
   return std::ldexp(1.0, std::max(e - 1, emin) - mant);
@@ -50,7 +48,7 @@ BiasStats BiasAccumulator::finish() const {
 
 double accumulation_drift_ulp(DType t, int64_t keys, int keys_per_step) {
   if (keys_per_step <= 0 || keys <= 0) return 0.0;
-  const int mant = t == DType::fp16 ? 10 : t == DType::bf16 ? 7 : 23;
+  const int mant = dtype_mantissa_bits(t);
   const double steps = double((keys + keys_per_step - 1) / keys_per_step);
   const double ln2 = std::log(2.0);
   return (steps + 1) * std::ldexp(1.0, mant - 26) / (ln2 * ln2);

@@ -32,14 +32,16 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
     r.ran_path = out.ran_path.empty() ? path : out.ran_path;
     // The toward-zero bias the path's accumulation may leave (harness/check/rounding_bias.hpp's model).
     const int step = out.rz_accumulate_keys >= 0 ? out.rz_accumulate_keys : pr.rz_accumulate_keys;
-    const double drift = accumulation_drift_ulp(p.dtype, keys_per_split(p, r.g_used), step);
+    const double drift = accumulation_drift_ulp(out_dtype(p.dtype), keys_per_split(p, r.g_used), step);
     if (pr.oracle) {
       r.status = Status::pass;
       r.reason = "oracle (not validated)";
     } else {
-      if (!data.ref) {
+      // One reference a problem, again only where a path rounds P otherwise (FP8: e4m3 or bf16).
+      const DType lp_p = lowprec_p_dtype(p, pr.fp8_p);
+      if (!data.ref || data.ref->lp_p != lp_p) {
         const int64_t n = opt.check_rows > 0 ? opt.check_rows : rows_within_budget(p, ctx.cpu_budget_flops);
-        data.ref = std::make_unique<Reference>(opt.reference(p, *data.inputs, sample_rows(p, n, p.seed), true));
+        data.ref = std::make_unique<Reference>(opt.reference(p, *data.inputs, sample_rows(p, n, p.seed), lp_p));
       }
       const Metrics m = measure(p, *data.inputs, *data.ref, out);
       const Verdict v = judge(m, p.dtype, opt.thresholds, drift);

@@ -116,7 +116,7 @@ ModelTerms model_terms(const SplitInputs& in, int G) {
   m.waves = slot_waves;
   if (s > 1) {
     const double rows = double(p.B * p.H * p.S);
-    m.combine_mb = rows * (double(s) * double(p.D + 1) * 4 * 2 + double(p.D) * dtype_bytes(p.dtype)) / 1e6;
+    m.combine_mb = rows * (double(s) * double(p.D + 1) * 4 * 2 + double(p.D) * dtype_bytes(out_dtype(p.dtype))) / 1e6;
     m.combine = 1;
   }
   return m;

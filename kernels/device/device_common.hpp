@@ -1,7 +1,9 @@
 // Shared device-side pieces: the one argument block every attention kernel takes, element traits
-// for fp16/bf16 storage, and the dispatch from a runtime dtype to a traits type.
+// for fp16/bf16 storage (and FP8 inputs with bf16 O), and the dispatch from a runtime dtype to a
+// traits type.
 #pragma once
 #include "harness/conventions.hpp"
+#include "harness/fp8.hpp"
 #include "harness/problem.hpp"
 #include "kernels/device/gpu.hpp"
 
@@ -29,6 +31,8 @@ struct AttnArgs {
   // Serving fields (harness/serving.hpp), on paths whose gates take them; null otherwise. Behind a
   // pointer, so that the argument block of the kernels that never read them stays as it was.
   const ServingView* serving;
+  // FP8 inputs: v's descale, applied with 1/l in the epilogue (q's and k's are in scale_log2); 1 otherwise.
+  float v_descale;
 };
 
 // Device memory, written once per execution (kernels/runtime/gpu_execution.hip).
@@ -77,20 +81,40 @@ __device__ inline float transform_score(const AttnArgs& a, float x_log2, int b, 
   return x * kLog2e;
 }
 
+// Element traits: get() reads element i's bits from an input tensor (AttnArgs' q, k, v), load()
+// widens those bits to fp32, store() rounds an output to O's dtype.
 struct F16 {
+  __device__ static uint16_t get(const uint16_t* t, int64_t i) { return t[i]; }
   __device__ static float load(uint16_t b) { return half_bits_to_float(b); }
   __device__ static uint16_t store(float f) { return float_to_half_bits(f); }
 };
 struct BF16 {
+  __device__ static uint16_t get(const uint16_t* t, int64_t i) { return t[i]; }
   __device__ static float load(uint16_t b) { return bf16_bits_to_float(b); }
   __device__ static uint16_t store(float f) { return float_to_bf16_bits(f); }
 };
+// FP8 inputs (harness/fp8.hpp's formats): one byte an element, O in bf16.
+template <bool IsE4M3>
+struct FP8 {
+  __device__ static uint16_t get(const uint16_t* t, int64_t i) { return reinterpret_cast<const uint8_t*>(t)[i]; }
+  __device__ static float load(uint16_t b) { return fp8_to_float(b, IsE4M3 ? kE4M3 : kE5M2); }
+  __device__ static uint16_t store(float f) { return float_to_bf16_bits(f); }
+};
+using E4M3 = FP8<true>;
+using E5M2 = FP8<false>;
 
-// Calls f(F16{}) or f(BF16{}); GPU paths take 16-bit dtypes only (their gates say so).
+// Calls f(F16{}) or f(BF16{}); the matrix-core paths take 16-bit dtypes only (their gates say so).
 template <typename F>
 void with_dtype(DType t, F&& f) {
   if (t == DType::bf16) f(BF16{});
   else f(F16{});
+}
+// Also f(E4M3{}) or f(E5M2{}), for the paths that take FP8 inputs (scalar loads: naive, tiled).
+template <typename F>
+void with_any_dtype(DType t, F&& f) {
+  if (t == DType::fp8_e4m3) f(E4M3{});
+  else if (t == DType::fp8_e5m2) f(E5M2{});
+  else with_dtype(t, f);
 }
 
 // The LSE output's one index convention, [B][H][S]: every kernel that writes a final LSE goes through it.

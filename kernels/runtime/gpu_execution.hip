@@ -17,6 +17,7 @@ AttnArgs make_args(const Problem& p) {
   a.causal = p.causal;
   a.scale_log2 = float(p.softmax_scale()) * kLog2e;
   a.G = 0;
+  a.v_descale = 1.f;
   a.serving = nullptr;  // GpuExecution points it at the problem's ServingView where it has one
   return a;
 }
@@ -84,8 +85,12 @@ GpuExecution::GpuExecution(const Problem& p, const HostInputs& in, const GateCon
   q_ = upload(p.dtype, in.q);
   k_ = upload(p.dtype, in.k);
   v_ = upload(p.dtype, in.v);
+  if (is_fp8(p.dtype)) {  // q's and k's descales fold into the scores' scale, v's into the epilogue
+    args_.scale_log2 = float(p.softmax_scale() * double(in.descale.q) * double(in.descale.k)) * kLog2e;
+    args_.v_descale = in.descale.v;
+  }
   const size_t rows = size_t(p.B * p.H * p.S);
-  o_bytes_ = size_t(p.q_elements()) * 2;
+  o_bytes_ = size_t(p.q_elements()) * size_t(dtype_bytes(out_dtype(p.dtype)));
   lse_bytes_ = rows * sizeof(float);
   o_ = DeviceBuffer(o_bytes_ + guard_bytes);
   lse_ = DeviceBuffer(lse_bytes_ + guard_bytes);
@@ -145,9 +150,9 @@ void GpuExecution::poison() {
     for (int64_t b = 0; b < p_.B; ++b)
       for (int64_t h = 0; h < p_.Hk; ++h)
         for (int64_t j = off; j < p_.Sk; ++j) {
-          const size_t at = size_t(ks.at(b, j, h)) * 2;
-          FA_GPU_CHECK(memset_async(k_.as<char>() + at, 0xff, size_t(p_.D) * 2, stream_));
-          FA_GPU_CHECK(memset_async(v_.as<char>() + at, 0xff, size_t(p_.D) * 2, stream_));
+          const size_t e = size_t(dtype_bytes(p_.dtype)), at = size_t(ks.at(b, j, h)) * e;
+          FA_GPU_CHECK(memset_async(k_.as<char>() + at, 0xff, size_t(p_.D) * e, stream_));
+          FA_GPU_CHECK(memset_async(v_.as<char>() + at, 0xff, size_t(p_.D) * e, stream_));
         }
   }
   FA_GPU_CHECK(stream_sync(stream_));
@@ -160,13 +165,13 @@ void GpuExecution::run() {
 
 RunOutputs GpuExecution::read_back() {
   RunOutputs out;
-  out.o = TypedBuffer(p_.dtype, p_.q_elements());
+  out.o = TypedBuffer(out_dtype(p_.dtype), p_.q_elements());
   FA_GPU_CHECK(copy_to_host(out.o.bytes.data(), o_.as<void>(), o_bytes_));
   out.lse.resize(size_t(p_.B * p_.H * p_.S));
   FA_GPU_CHECK(copy_to_host(out.lse.data(), lse_.as<void>(), lse_bytes_));
   if (p_.kv_cache) {
-    out.k_cache = TypedBuffer(p_.dtype, int64_t(k_.bytes() / 2));
-    out.v_cache = TypedBuffer(p_.dtype, int64_t(v_.bytes() / 2));
+    out.k_cache = TypedBuffer(p_.dtype, int64_t(k_.bytes()) / dtype_bytes(p_.dtype));
+    out.v_cache = TypedBuffer(p_.dtype, int64_t(v_.bytes()) / dtype_bytes(p_.dtype));
     FA_GPU_CHECK(copy_to_host(out.k_cache.bytes.data(), k_.as<void>(), k_.bytes()));
     FA_GPU_CHECK(copy_to_host(out.v_cache.bytes.data(), v_.as<void>(), v_.bytes()));
   }

@@ -11,9 +11,11 @@ namespace {
 constexpr int64_t kMaxD = 256;  // the largest head dimension any GPU path specialises for
 }  // namespace
 
-std::optional<std::string> common_gpu_gate(const Problem& p, const GateContext& ctx, bool takes_serving) {
+std::optional<std::string> common_gpu_gate(const Problem& p, const GateContext& ctx, bool takes_serving,
+                                           bool takes_fp8) {
   if (!ctx.device.gpu) return ctx.device.gpu_absent_why;
   if (p.dtype == DType::fp32) return std::string("GPU paths take fp16/bf16 inputs");
+  if (is_fp8(p.dtype) && !takes_fp8) return fmt::format("its kernels take fp16/bf16, not {} inputs", dtype_name(p.dtype));
   if (p.D > kMaxD) return fmt::format("D={} > {}", p.D, kMaxD);
   if (p.B * p.H * p.S > (int64_t(1) << 31) - 1) return std::string("B*H*S exceeds 2^31 rows");
   if (const auto f = p.serving_fields(); !takes_serving && !f.empty()) return serving_refusal(f, "its kernels");

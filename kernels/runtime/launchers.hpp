@@ -46,7 +46,8 @@ std::string decode_gate_doc();
 // The gate every GPU path shares: a device, 16-bit dtype, D <= 256, and no serving field (seqlens,
 // thd, page_size, window, alibi, softcap) unless `takes_serving`; and what it admits in words, the
 // start of every GPU row's gate_doc.
-std::optional<std::string> common_gpu_gate(const Problem& p, const GateContext& ctx, bool takes_serving = false);
+std::optional<std::string> common_gpu_gate(const Problem& p, const GateContext& ctx, bool takes_serving = false,
+                                           bool takes_fp8 = false);
 std::string common_gpu_gate_doc();
 
 }  // namespace fa::gpu

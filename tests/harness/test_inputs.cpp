@@ -2,7 +2,9 @@
 // dtype, and standard normal in distribution.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "harness/inputs.hpp"
 #include "harness/rng.hpp"
@@ -80,4 +82,33 @@ TEST(Inputs, RoundingIsToNearestEven) {
   EXPECT_EQ(round_to(DType::bf16, 1.0f + std::ldexp(1.0f, -8)), 1.0f);
   EXPECT_EQ(to_bits(DType::bf16, 1.0f), 0x3f80u);
   EXPECT_EQ(to_bits(DType::fp16, 1.0f), 0x3c00u);
+}
+
+TEST(Inputs, Fp8InputsAreTheSameNormalsQuantisedPerTensorWithTheirDescales) {
+  for (DType t : {DType::fp8_e4m3, DType::fp8_e5m2}) {
+    const Problem p8 = prob(Layout::bshd, t, 9), p32 = prob(Layout::bshd, DType::fp32, 9);
+    const HostInputs a = make_inputs(p8), x = make_inputs(p32);
+    const std::pair<const std::vector<float>*, float> tensors[] = {{&a.q, a.descale.q}, {&a.k, a.descale.k}, {&a.v, a.descale.v}};
+    const std::vector<float>* raw[] = {&x.q, &x.k, &x.v};
+    for (int i = 0; i < 3; ++i) {
+      const auto& [v, descale] = tensors[i];
+      float amax = 0, amax8 = 0;
+      for (float r : *raw[i]) amax = std::max(amax, std::fabs(r));
+      EXPECT_FLOAT_EQ(descale, amax / float(dtype_max(t))) << dtype_name(t) << " tensor " << i;
+      for (size_t e = 0; e < v->size(); ++e) {
+        ASSERT_EQ(round_to(t, (*v)[e]), (*v)[e]) << "stored values lie on the FP8 grid";
+        amax8 = std::max(amax8, std::fabs((*v)[e]));
+        // Dequantised, each is its normal within half a step of the grid (relative 2^-(m+1)), or
+        // within half the smallest subnormal step near zero.
+        const double want = (*raw[i])[e], got = double((*v)[e]) * descale;
+        const double rel = std::ldexp(1.0, -dtype_mantissa_bits(t) - 1);
+        const double floor = std::ldexp(1.0, dtype_min_normal_exp(t) - dtype_mantissa_bits(t) - 1) * descale;
+        ASSERT_LE(std::fabs(got - want), rel * std::fabs(want) * 1.0001 + floor) << dtype_name(t) << " element " << e;
+      }
+      EXPECT_EQ(amax8, float(dtype_max(t))) << "the largest |x| lands on the format's largest value";
+    }
+  }
+  const HostInputs h = make_inputs(prob(Layout::bshd, DType::fp16, 9));
+  EXPECT_EQ(h.descale.q, 1.f);
+  EXPECT_EQ(h.descale.v, 1.f);
 }

@@ -19,6 +19,7 @@ int64_t NpyArray::elements() const {
 }
 
 int npy_item_size(const std::string& descr) {
+  if (descr == "|u1") return 1;  // FP8 bits (numpy has no FP8 type; torch reads them with .view(float8_*))
   if (descr == "<f2") return 2;
   if (descr == "<f4") return 4;
   if (descr == "<f8") return 8;
@@ -73,7 +74,7 @@ NpyArray read_npy(const std::string& path) {
   const std::string d = after_key(h, "descr", path);
   a.descr = d.substr(1, d.find('\'', 1) - 1);
   if (!npy_item_size(a.descr))
-    throw fail(fmt::format("dtype '{}' is not one of '<f2' (fp16), '<f4' (fp32, or bf16 widened), '<f8'", a.descr));
+    throw fail(fmt::format("dtype '{}' is not one of '|u1' (FP8 bits), '<f2' (fp16), '<f4' (fp32, or bf16 widened), '<f8'", a.descr));
   if (after_key(h, "fortran_order", path).rfind("False", 0) != 0) throw fail("fortran_order must be False (C order)");
   const std::string s = after_key(h, "shape", path);
   // Each dimension, and their product, must fit in what the file holds: a header cannot ask for

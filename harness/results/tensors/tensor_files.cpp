@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <cctype>
+#include <cmath>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -42,7 +43,8 @@ std::vector<int64_t> kv_shape(const Problem& p) {
 
 namespace {
 
-const char* descr_of(DType t) { return t == DType::fp16 ? "<f2" : "<f4"; }
+// fp16 as itself, bf16 widened to fp32 (exact), FP8 as its bits (with descale.npy beside them).
+const char* descr_of(DType t) { return t == DType::fp16 ? "<f2" : is_fp8(t) ? "|u1" : "<f4"; }
 
 template <typename T>
 NpyArray array_of(const char* descr, std::vector<int64_t> shape, const std::vector<T>& v) {
@@ -53,8 +55,8 @@ NpyArray array_of(const char* descr, std::vector<int64_t> shape, const std::vect
 
 // Values already rounded to the dtype, as the dtype's file type.
 NpyArray typed_array(DType t, std::vector<int64_t> shape, const std::vector<float>& v) {
-  if (t != DType::fp16) return array_of("<f4", std::move(shape), v);  // bf16 widened: exact
-  return array_of("<f2", std::move(shape), to_typed(t, v).bytes);
+  if (t != DType::fp16 && !is_fp8(t)) return array_of("<f4", std::move(shape), v);  // bf16 widened: exact
+  return array_of(descr_of(t), std::move(shape), to_typed(t, v).bytes);
 }
 
 NpyArray output_array(const Problem& p, const TypedBuffer& o) {
@@ -95,6 +97,8 @@ void save_record_tensors(const std::string& dir, const Record& r, const HostInpu
   write_npy(d + "/v.npy", typed_array(p.dtype, kv_shape(p), in.v));
   write_npy(d + "/o.npy", output_array(p, out.o));
   write_npy(d + "/lse.npy", array_of("<f4", {p.B, p.H, p.S}, out.lse));
+  if (is_fp8(p.dtype))  // per-tensor descales, q, k, v: element e of Q means q[e] * descale[0]
+    write_npy(d + "/" + kDescaleFile, array_of("<f4", {3}, std::vector<float>{in.descale.q, in.descale.k, in.descale.v}));
   if (p.varlen() || p.layout == Layout::thd || p.paged()) {
     const ServingShape& sh = p.serving();
     write_npy(d + "/cu_seqlens_q.npy", int32_array({p.B + 1}, sh.cu_q));
@@ -142,7 +146,10 @@ std::vector<float> load_one(const std::string& file, const Problem& p, const std
   }
   std::vector<float> v(size_t(a.elements()));
   for (size_t i = 0; i < v.size(); ++i) {
-    if (p.dtype == DType::fp16) {
+    if (is_fp8(p.dtype)) {
+      v[i] = from_bits(p.dtype, a.data[i]);
+      if (v[i] != v[i]) throw fail(fmt::format("element {} is an FP8 NaN (bits 0x{:02x})", i, a.data[i]));
+    } else if (p.dtype == DType::fp16) {
       uint16_t bits;
       std::memcpy(&bits, a.data.data() + 2 * i, 2);
       v[i] = from_bits(DType::fp16, bits);
@@ -162,6 +169,19 @@ HostInputs load_inputs(const std::string& dir, const Problem& p) {
   in.q = load_one(dir + "/q.npy", p, q_shape(p));
   in.k = load_one(dir + "/k.npy", p, kv_shape(p));
   in.v = load_one(dir + "/v.npy", p, kv_shape(p));
+  if (is_fp8(p.dtype)) {
+    const std::string file = dir + "/" + kDescaleFile;
+    const NpyArray a = read_npy(file);
+    auto fail = [&](const std::string& why) { return InputError(SourceLoc{file, 0}, "--load-tensors", why); };
+    if (a.descr != "<f4" || a.shape != std::vector<int64_t>{3})
+      throw fail(fmt::format("an {} problem needs the descales of q, k and v as '<f4' of shape (3,)", dtype_name(p.dtype)));
+    float d[3];
+    std::memcpy(d, a.data.data(), sizeof d);
+    for (int i = 0; i < 3; ++i)
+      if (!(d[i] > 0) || !std::isfinite(d[i]))
+        throw fail(fmt::format("descale {} ({}) is not a positive finite number", "qkv"[i], d[i]));
+    in.descale = {d[0], d[1], d[2]};
+  }
   return in;
 }
 
@@ -176,7 +196,7 @@ void install_tensor_hooks(RunOptions& ro) {
     ro.keep_outputs = [dir, reference](const Record& r, const HostInputs& in, const RunOutputs& out) {
       std::vector<int64_t> rows(size_t(r.problem.S));
       for (size_t i = 0; i < rows.size(); ++i) rows[i] = int64_t(i);
-      save_record_tensors(dir, r, in, out, reference(r.problem, in, rows, false).o);
+      save_record_tensors(dir, r, in, out, reference(r.problem, in, rows, std::nullopt).o);
     };
   }
 }
