@@ -121,7 +121,7 @@ std::optional<std::string> naive_supports(const Problem& p, int G, const GateCon
 
 PathRow naive_row(const DeviceFacts&) {
   PathRow r{"naive", "gpu", "3-pass GPU oracle: QK^T to fp32 scores, softmax, PV",
-            fmt::format("{}; any Sk; G = 0; serving fields; FP8 inputs; scores (B*H*S*Sk*4 bytes) must fit",
+            fmt::format("{}; any Sk; G = 0; serving fields; FP8 inputs (P fp32, judged as bf16); scores (B*H*S*Sk*4 bytes) must fit",
                         common_gpu_gate_doc()),
             false, naive_supports,
             [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {

@@ -33,7 +33,7 @@ std::optional<std::string> splitk_supports(const Problem& p, int G, const GateCo
 
 PathRow splitk_row(const DeviceFacts&) {
   PathRow r{"splitk", "gpu", "G tiled producers write fp32 partial O/LSE; a combine kernel folds them",
-            fmt::format("{}; G in 2,4,8,16; serving fields; FP8 inputs", common_gpu_gate_doc()), false, splitk_supports,
+            fmt::format("{}; G in 2,4,8,16; serving fields; FP8 inputs (P fp32, judged as bf16)", common_gpu_gate_doc()), false, splitk_supports,
             [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<SplitkExecution>(p, in, G, ctx);
             }};

@@ -155,7 +155,7 @@ std::optional<std::string> tiled_supports(const Problem& p, int G, const GateCon
 
 PathRow tiled_row(const DeviceFacts&) {
   PathRow r{"tiled", "gpu", "scalar FlashAttention-2: Q in registers, K/V tiles in shared memory",
-            fmt::format("{} (64/80/128 specialised); G = 0; serving fields; FP8 inputs", common_gpu_gate_doc()), false,
+            fmt::format("{} (64/80/128 specialised); G = 0; serving fields; FP8 inputs (P fp32, judged as bf16)", common_gpu_gate_doc()), false,
             tiled_supports,
             [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<TiledExecution>(p, in, ctx);

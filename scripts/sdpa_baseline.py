@@ -40,7 +40,8 @@ import peer_check
 import peer_serving as ps  # serving fields: lengths, pages, window, ALiBi, softcap (beside this script)
 from peer_check import import_callable
 # The problems and records live in peer_problems.py; the names tests and plot.py read stay here too.
-from peer_problems import (COLUMNS, Problem, TimingPolicy, find_fabench, g6, git_commit, load_csv_sweep,  # noqa: F401
+from peer_problems import (COLUMNS, FP8_SKIP, Problem, TimingPolicy, find_fabench, g6, git_commit, is_fp8,  # noqa: F401
+                           load_csv_sweep,
                            load_sweep, no_device_meta, problems_from_cells, record_fields, stop_reason, timing_stats,
                            utc_now)
 
@@ -533,7 +534,9 @@ def main(argv=None):
     external = {b: import_external(b) for b in backends if b in EXTERNAL_BACKENDS}
     varlen = {b: import_external(b, EXTERNAL_VARLEN) for b in external if any(map(ps.is_serving, problems))}
     torch = flush = None
-    if any(b in TORCH_BACKENDS + (FLEX,) for b in backends) or any(fn for fn, _ in [*external.values(), *varlen.values()]):
+    runnable = any(not p.invalid and not is_fp8(p.dtype) for p in problems)  # else every record is a skip
+    if runnable and (any(b in TORCH_BACKENDS + (FLEX,) for b in backends) or
+                     any(fn for fn, _ in [*external.values(), *varlen.values()])):
         import torch
         if not torch.cuda.is_available():
             raise SystemExit("no CUDA/ROCm device visible to torch")
@@ -545,6 +548,8 @@ def main(argv=None):
     def record(p, b):
         if p.invalid:
             return record_fields(p, record_path(b), "invalid", p.invalid, meta)
+        if is_fp8(p.dtype):
+            return record_fields(p, record_path(b), "skip", FP8_SKIP, meta)
         if b == FLEX or ps.is_serving(p):
             return run_serving(torch, p, b, varlen.get(b), args, flush, meta)
         if b not in external:

@@ -318,6 +318,28 @@ class ExternalBackends(unittest.TestCase):
         self.assertEqual(sb.external_refusal(sb.Problem(dtype="fp32"), "aiter"), "aiter.flash_attn_func takes fp16 and bf16 only")
         self.assertIsNone(sb.external_refusal(sb.Problem(dtype="bf16"), "fa2"))
 
+    def test_fp8_rows_are_skips_naming_why_for_every_backend_with_no_device_needed(self):
+        sweep = temp_path(".csv")
+        with open(sweep, "w") as f:
+            f.write("name,B,H,Hk,S,Sk,D,causal,dtype\nf8,1,4,2,9,17,64,1,fp8_e4m3|fp8_e5m2\n")
+        out = temp_path(".csv")
+        res = subprocess.run([sys.executable, os.path.join(SOURCE, "scripts", "sdpa_baseline.py"), sweep,
+                              "--backends", "flash,cudnn,flex,fa2", "-o", out], capture_output=True, text=True)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        with open(out, newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), 8)
+        self.assertEqual({r["status"] for r in rows}, {"skip"})
+        self.assertEqual({r["reason"] for r in rows}, {sb.FP8_SKIP})
+        p = sb.Problem(B=1, H=4, Hk=2, S=9, Sk=17, D=64, dtype="fp8_e4m3")
+        q, kv, lse = 9 * 4 * 64, 17 * 2 * 64, 4 * 9 * 4
+        self.assertEqual(p.bytes(), q * 1 + 2 * kv * 1 + q * 2 + lse, "1-byte inputs, a bf16 O")
+        if BINARY:  # the same count as the binary's
+            code, text = fa_bench("expand", sweep)
+            self.assertEqual(code, 0, text)
+            for t in csv.DictReader(text.splitlines()):
+                self.assertEqual(sb.g6(p.bytes()), t["bytes"], t["dtype"])
+
     @unittest.skipUnless(NO_EXTERNAL, "flash_attn or aiter is importable here")
     def test_timing_writes_a_skip_naming_the_import_error_for_every_record_of_each_backend(self):
         sweep = temp_path(".csv")

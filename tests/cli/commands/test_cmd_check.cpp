@@ -111,3 +111,44 @@ TEST(Check, AFolderWithoutProblemJsonIsAnInputErrorNamingIt) {
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_TRUE(has(r.output, d.path) && has(r.output, "problem.json")) << r.output;
 }
+
+TEST(Check, Fp8FoldersHoldTheirBitsAndDescalesAndAnOutputWithoutVsDescaleFails) {
+  fa::test::TempDir d;
+  const auto sweep = fa::test::temp_file(".csv", "name,B,H,Hk,S,Sk,D,causal,dtype\nf8,1,4,2,40,70,32,1,fp8_e4m3\n");
+  const auto r = run_cli("sweep " + sweep + " --paths cpu-flash --no-timing --no-table -o " +
+                         fa::test::temp_file(".csv", "") + " --save-tensors " + d.path);
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::string dir;
+  for (const auto& e : std::filesystem::directory_iterator(d.path)) dir = e.path().string();
+  const fa::NpyArray q = fa::read_npy(dir + "/q.npy"), ds = fa::read_npy(dir + "/descale.npy");
+  EXPECT_EQ(q.descr, "|u1") << "FP8 inputs are saved as their bits";
+  EXPECT_EQ(q.shape, (std::vector<int64_t>{1, 40, 4, 32}));
+  ASSERT_EQ(ds.descr, "<f4");
+  ASSERT_EQ(ds.shape, std::vector<int64_t>{3});
+  float dv;
+  std::memcpy(&dv, ds.data.data() + 8, 4);
+  EXPECT_GT(dv, 0.f);
+  EXPECT_LT(dv, 0.05f) << "amax of a few thousand normals over 448";
+  EXPECT_EQ(fa::read_npy(dir + "/o.npy").descr, "<f4") << "O is bf16, widened";
+
+  const auto csv = fa::test::temp_file(".csv", "");
+  const auto same = run_cli("check " + dir + " --no-table -o " + csv);
+  EXPECT_EQ(same.status, 0) << same.output;
+  EXPECT_EQ(read_csv(csv).at(0).at("dtype"), "fp8_e4m3");
+
+  fa::NpyArray o = fa::read_npy(dir + "/o.npy");  // a program that forgot v's descale
+  for (int64_t i = 0; i < o.elements(); ++i) {
+    float x;
+    std::memcpy(&x, o.data.data() + 4 * i, 4);
+    x /= dv;
+    std::memcpy(o.data.data() + 4 * i, &x, 4);
+  }
+  fa::write_npy(dir + "/o.npy", o);
+  const auto wrong = run_cli("check " + dir + " --no-table -o " + fa::test::temp_file(".csv", ""));
+  EXPECT_EQ(wrong.status, 1) << wrong.output;
+
+  std::filesystem::remove(dir + "/descale.npy");
+  const auto missing = run_cli("check " + dir + " --no-table -o " + fa::test::temp_file(".csv", ""));
+  EXPECT_EQ(missing.status, 2) << missing.output;
+  EXPECT_TRUE(has(missing.output, "descale.npy")) << missing.output;
+}
