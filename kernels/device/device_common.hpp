@@ -97,7 +97,10 @@ struct BF16 {
 template <bool IsE4M3>
 struct FP8 {
   __device__ static uint16_t get(const uint16_t* t, int64_t i) { return reinterpret_cast<const uint8_t*>(t)[i]; }
-  __device__ static float load(uint16_t b) { return fp8_to_float(b, IsE4M3 ? kE4M3 : kE5M2); }
+  __device__ static float load(uint16_t b) {
+    const auto half = [](uint16_t h) { return half_bits_to_float(h); };
+    return IsE4M3 ? e4m3_via_half(b, half) : e5m2_via_half(b, half);
+  }
   __device__ static uint16_t store(float f) { return float_to_bf16_bits(f); }
 };
 using E4M3 = FP8<true>;

@@ -1,12 +1,13 @@
 // The FP8 formats against independent expectations: the OCP spec's named values, e5m2 as the top
 // byte of an fp16 (Eigen's), every code round-tripping, round-to-nearest-even at midpoints, and
-// saturation to the largest finite value; names and sizes of every dtype.
+// saturation to the largest finite value, the kernels' fp16-based decoding; names and sizes.
 #include <gtest/gtest.h>
 
 #include <Eigen/Core>
 #include <cmath>
 
 #include "harness/dtype.hpp"
+#include "harness/fp8.hpp"
 
 using namespace fa;
 
@@ -91,5 +92,18 @@ TEST(Dtype, MantissaBitsAndTheSmallestNormalMatchEachFormat) {
     EXPECT_EQ(round_to(t, 1.f + std::ldexp(1.f, -dtype_mantissa_bits(t) - 2)), 1.f) << dtype_name(t);
     const float tiny = std::ldexp(1.f, dtype_min_normal_exp(t));
     EXPECT_EQ(round_to(t, tiny), tiny) << dtype_name(t);
+  }
+}
+
+TEST(Dtype, TheKernelsHalfConversionDecodesEveryFp8CodeAsTheHarnessDoes) {
+  const auto half = [](uint16_t h) { return static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(h)); };
+  for (uint32_t b = 0; b < 256; ++b) {
+    const float e4 = from_bits(DType::fp8_e4m3, b), e5 = from_bits(DType::fp8_e5m2, b);
+    const float k4 = e4m3_via_half(b, half), k5 = e5m2_via_half(b, half);
+    if (std::isnan(e4)) EXPECT_TRUE(std::isnan(k4)) << b;
+    else EXPECT_EQ(k4, e4) << "e4m3 code " << b;
+    if (std::isnan(e5)) EXPECT_TRUE(std::isnan(k5)) << b;
+    else EXPECT_EQ(k5, e5) << "e5m2 code " << b;
+    EXPECT_EQ(std::signbit(k4), std::signbit(e4)) << b;
   }
 }
