@@ -95,18 +95,28 @@ ModelTerms model_terms(const SplitInputs& in, int G) {
   const Problem& p = in.problem;
   const TileShape t = in.tiles[split_index(G)];
   const int64_t s = std::max(G, 1);
-  const int64_t row_blocks = ceil_div(p.S, t.block_m);
-  // Key tiles per row block (causal: up to its last row's visible keys) and the longest split.
-  double tiles = 0;
+  // Key tiles per row block and the longest split. A block's keys run from its first row's first
+  // key (a window's left edge; rounded down to a tile) to its last row's end (causal, window), over
+  // its own sequence's lengths (varlen); blocks past a sequence's queries exit at once and count
+  // nothing. Dense problems: every sequence alike, so one is counted B times.
+  const ServingShape& sh = p.serving();
+  const int64_t seqs = p.varlen() ? p.B : 1, copies = p.varlen() ? 1 : p.B;
+  double tiles = 0, live_blocks = 0;
   int64_t longest = 0;
-  for (int64_t i = 0; i < row_blocks; ++i) {
-    const int64_t last = std::min(p.S, (i + 1) * t.block_m) - 1;
-    const int64_t n = ceil_div(visible_keys(last, p.S, p.Sk, p.causal), t.block_n);
-    tiles += double(n);
-    longest = std::max(longest, ceil_div(n, s));
+  for (int64_t b = 0; b < seqs; ++b) {
+    const int64_t sq = sh.q_len[size_t(b)], sk = sh.k_len[size_t(b)], row_blocks = ceil_div(sq, t.block_m);
+    auto keys = [&](int64_t row) { return row_keys(row, sq, sk, p.causal, p.window_left, p.window_right); };
+    for (int64_t i = 0; i < row_blocks; ++i) {
+      const KeyRange first = keys(i * t.block_m), last = keys(std::min(sq, (i + 1) * t.block_m) - 1);
+      const int64_t begin = std::min(first.begin, last.begin) / t.block_n * t.block_n;
+      const int64_t n = last.end > begin ? ceil_div(last.end - begin, t.block_n) : 0;
+      tiles += double(copies) * double(n);
+      longest = std::max(longest, ceil_div(n, s));
+    }
+    live_blocks += double(copies) * double(row_blocks);
   }
-  const double blocks = double(p.B * p.H * row_blocks * s);
-  const double mean = tiles / double(row_blocks * s);
+  const double blocks = double(p.H) * live_blocks * double(s);
+  const double mean = live_blocks > 0 ? tiles / (live_blocks * double(s)) : 0.0;
   const double slot_waves = std::ceil(blocks / (double(std::max(in.units, 1)) * std::max(t.resident, 1)));
   const double sm_waves = std::ceil(blocks / double(std::max(in.units, 1)));
   const double tile_size = double(t.block_m) * t.block_n * double(p.D) / 1e6;

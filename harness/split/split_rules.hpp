@@ -39,7 +39,8 @@ int split_fa2(const SplitInputs& in);
 // aiter's two-regime rule on its own 128-query x 64-key tiles (see split_rules.cpp).
 int split_aiter(const SplitInputs& in);
 
-// The model's terms for one G (its time is their dot product with the parameters):
+// The model's terms for one G (its time is their dot product with the parameters); blocks and key
+// tiles are counted per sequence over the keys each block sees (varlen lengths, causal, window):
 //   work     = max(slot waves x mean key tiles a block, the longest block's tiles) x bm*bn*D / 1e6
 //              where slot waves = ceil(blocks / (units x resident)),
 //   work_sm  = the same with SM waves, ceil(blocks / units) (co-resident blocks share an SM),

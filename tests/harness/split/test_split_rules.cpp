@@ -131,6 +131,39 @@ TEST(SplitRules, ModelTermsCountWavesTilesAndTheCombine) {
   EXPECT_DOUBLE_EQ(model_terms(c, 2).work, 2 * 128 * 64 * 64 / 1e6);
 }
 
+TEST(SplitRules, ModelTermsCountOnlyTheKeysAWindowLetsABlockSeeAndEachSequencesOwnBlocks) {
+  // A decode over 8192 keys with window 4096 (causal): the row sees keys 4096..8191, and its block
+  // starts at the tile holding 4096: 64 tiles of 64 instead of 128.
+  SplitInputs w = inputs(1, 8, 1, 8192, 132, {128, 64, 1}, true);
+  const double full = model_terms(w, 0).work;
+  w.problem.window_left = 4095, w.problem.window_right = 0;
+  EXPECT_DOUBLE_EQ(model_terms(w, 0).work, 64 * 128 * 64 * 64 / 1e6);
+  EXPECT_DOUBLE_EQ(full, 128 * 128 * 64 * 64 / 1e6);
+  // Brute force over a window that is not tile aligned, non-causal, several row blocks: each block's
+  // tiles are those holding a key one of its rows sees (the rows' ranges are contiguous).
+  SplitInputs v = inputs(1, 2, 300, 1000, 4, {128, 64, 1});
+  v.problem.window_left = 100, v.problem.window_right = 30;
+  double tiles = 0;
+  for (int64_t i = 0; i < 3; ++i) {
+    int64_t lo = 1 << 30, hi = 0;
+    for (int64_t r = i * 128; r < std::min<int64_t>(300, (i + 1) * 128); ++r) {
+      const KeyRange k = row_keys(r, 300, 1000, false, 100, 30);
+      if (k.end > k.begin) lo = std::min(lo, k.begin), hi = std::max(hi, k.end);
+    }
+    tiles += double((hi + 63) / 64 - lo / 64);
+  }
+  // 3 row blocks x 2 heads on 4 units: 2 slot waves; work = waves x mean tiles a block.
+  EXPECT_DOUBLE_EQ(model_terms(v, 0).work, 2 * (tiles / 3) * 128 * 64 * 64 / 1e6);
+  // Varlen: sequence 0 has 128 queries over 256 keys, sequence 1 none: one live row block of 4 tiles.
+  SplitInputs q = inputs(2, 1, 128, 256, 132, {128, 64, 1});
+  q.problem.layout = Layout::thd, q.problem.seqlens_q = "128|0", q.problem.seqlens_k = "256|0";
+  const ModelTerms t = model_terms(q, 0);
+  EXPECT_DOUBLE_EQ(t.waves, 1);
+  EXPECT_DOUBLE_EQ(t.work, 4 * 128 * 64 * 64 / 1e6);
+  q.problem.seqlens_k = "256|4096";  // a sequence with keys but no queries adds no work
+  EXPECT_DOUBLE_EQ(model_terms(q, 0).work, 4 * 128 * 64 * 64 / 1e6);
+}
+
 TEST(SplitRules, ModelPicksTheFastestPredictionAndTiesGoToTheSmallerG) {
   SplitInputs in = inputs(1, 16, 128, 65535, 132, {128, 64, 2});
   ModelParams m;
