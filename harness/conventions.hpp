@@ -53,6 +53,15 @@ FA_HD inline double alibi_bias(double slope, int64_t row, int64_t off, int64_t j
   return -slope * double(d < 0 ? -d : d);
 }
 
+// The score every path attends with, from the scaled dot product s of query row `row` (key position
+// row + off) and key j: softcap first, then ALiBi's bias where `slope` points at the head's slope
+// (null: none). One composition for the oracle (double), cpu-flash and the kernels (float).
+template <typename T, typename Slope>
+FA_HD inline T transformed_score(T s, T cap, const Slope* slope, int64_t row, int64_t off, int64_t j) {
+  s = softcap_score(s, cap);
+  return slope ? s + T(alibi_bias(double(*slope), row, off, j)) : s;
+}
+
 // Split g of G over a row block whose live keys are [0, live_end): whole key tiles of `block_n`,
 // as even as possible (the first tiles % G splits take one tile more), so a split is empty only
 // when the block has fewer tiles than splits, and then only trailing splits are.

@@ -91,12 +91,10 @@ void cpu_flash_forward(const Problem& p, const float* q, const float* k, const f
             S.row(r).setZero();
             continue;
           }
-          if (transform)
-            for (int64_t j = a; j < e; ++j) {
-              float x = softcap_score(S(r, j), cap);
-              if (!sh.slopes.empty()) x += float(alibi_bias(sh.slopes[size_t(h)], q0 + r, off, kv0 + j));
-              S(r, j) = x;
-            }
+          if (transform) {
+            const double* slope = sh.slopes.empty() ? nullptr : &sh.slopes[size_t(h)];
+            for (int64_t j = a; j < e; ++j) S(r, j) = transformed_score(S(r, j), cap, slope, q0 + r, off, kv0 + j);
+          }
           auto live = S.row(r).segment(a, e - a);
           const float m_new = std::max(m[r], live.maxCoeff());
           const float alpha = std::exp(m[r] - m_new);  // std::exp(-inf) == 0: first live tile

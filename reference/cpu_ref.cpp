@@ -58,8 +58,7 @@ Reference compute_reference(const Problem& p, const HostInputs& in, std::vector<
     auto keys = [&](int64_t s) { return row_keys(s, sq, sk, p.causal, p.window_left, p.window_right); };
     // The score of (query head h, row s, key j) from its scaled dot product: softcap, then ALiBi.
     auto score = [&](double x, int64_t h, int64_t s, int64_t j) {
-      x = softcap_score(x, p.softcap);
-      return alibi ? x + alibi_bias(sh.slopes[size_t(h)], s, off, j) : x;
+      return transformed_score(x, p.softcap, alibi ? &sh.slopes[size_t(h)] : nullptr, s, off, j);
     };
     for (int64_t hk = 0; hk < p.Hk; ++hk) {
 #pragma omp parallel for schedule(static)

@@ -76,9 +76,8 @@ __device__ inline bool transforms_scores(const AttnArgs& a) {
 // A score in the log2 domain the kernels keep (scale * log2(e) * q.k) after softcap and ALiBi,
 // which are defined on the natural-log score: back to natural units, transform, and forward again.
 __device__ inline float transform_score(const AttnArgs& a, float x_log2, int b, int h, int s, int64_t j) {
-  float x = softcap_score(x_log2 * kLn2, a.serving->softcap);
-  if (a.serving->slopes) x += float(alibi_bias(double(a.serving->slopes[h]), s, seq_k(a, b) - seq_q(a, b), j));
-  return x * kLog2e;
+  const float* slope = a.serving->slopes ? a.serving->slopes + h : nullptr;
+  return transformed_score(x_log2 * kLn2, a.serving->softcap, slope, s, seq_k(a, b) - seq_q(a, b), j) * kLog2e;
 }
 
 // Element traits: get() reads element i's bits from an input tensor (AttnArgs' q, k, v), load()
