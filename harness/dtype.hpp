@@ -15,6 +15,7 @@ namespace fa {
 enum class DType { fp16, bf16, fp32, fp8_e4m3, fp8_e5m2 };
 
 std::string_view dtype_name(DType t);
+inline constexpr const char* kDtypeNames = "fp16, bf16, fp32, fp8_e4m3, fp8_e5m2";  // for error messages
 std::optional<DType> parse_dtype(std::string_view s);
 inline bool is_fp8(DType t) { return t == DType::fp8_e4m3 || t == DType::fp8_e5m2; }
 inline int dtype_bytes(DType t) { return t == DType::fp32 ? 4 : is_fp8(t) ? 1 : 2; }

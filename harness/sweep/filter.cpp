@@ -149,7 +149,7 @@ void check_words(const Filter::Node& a, const Filter::Node& b) {
   const Filter::Node& word = a.kind == K::Col ? b : a;
   if (word.kind != K::Word) return;
   if (col.text == "dtype" && !parse_dtype(word.text))
-    filter_error(fmt::format("dtype is never '{}' (fp16, bf16, fp32)", word.text));
+    filter_error(fmt::format("dtype is never '{}' ({})", word.text, kDtypeNames));
   if (col.text == "layout" && !parse_layout(word.text))
     filter_error(fmt::format("layout is never '{}' (bshd, bhsd)", word.text));
 }

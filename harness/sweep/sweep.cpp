@@ -64,7 +64,7 @@ std::vector<DType> parse_dtypes(const std::string& text, const SourceLoc& at, co
   std::vector<DType> dtypes;
   for (const auto& d : split_list(text)) {
     auto t = parse_dtype(d);
-    if (!t) throw InputError(at, field, fmt::format("unknown dtype '{}' (fp16, bf16, fp32)", d));
+    if (!t) throw InputError(at, field, fmt::format("unknown dtype '{}' ({})", d, kDtypeNames));
     if (std::find(dtypes.begin(), dtypes.end(), *t) == dtypes.end()) dtypes.push_back(*t);
   }
   return dtypes;

@@ -5,6 +5,7 @@
 
 #include <Eigen/Core>
 #include <cmath>
+#include <string>
 
 #include "harness/dtype.hpp"
 #include "harness/fp8.hpp"
@@ -16,6 +17,8 @@ TEST(Dtype, NamesParseBackAndFp8TakesOneByteWithBf16Outputs) {
     EXPECT_EQ(parse_dtype(dtype_name(t)), t);
   EXPECT_EQ(parse_dtype("float8_e4m3fn"), DType::fp8_e4m3);
   EXPECT_EQ(parse_dtype("fp8"), std::nullopt) << "which FP8 is meant must be said";
+  for (DType t : {DType::fp16, DType::bf16, DType::fp32, DType::fp8_e4m3, DType::fp8_e5m2})
+    EXPECT_NE(std::string(kDtypeNames).find(dtype_name(t)), std::string::npos) << "errors list " << dtype_name(t);
   EXPECT_EQ(dtype_bytes(DType::fp8_e4m3), 1);
   EXPECT_EQ(dtype_bytes(DType::fp8_e5m2), 1);
   EXPECT_EQ(out_dtype(DType::fp8_e4m3), DType::bf16);
