@@ -57,16 +57,16 @@ FA_HD inline KeyRange block_split(const SeqShape& q, int64_t q0, int block_m, in
 }
 
 // block_split of a dense problem (no window, one S and Sk, q0 < S), as the dense kernels have always
-// computed it: the last row's causal limit, split from key 0. The null-serving fast path.
-FA_HD inline KeyRange dense_block_split(int64_t S, int64_t Sk, bool causal, int64_t q0, int block_m, int g, int G,
-                                        int block_n) {
-  const int64_t last = (q0 + block_m < S ? q0 + block_m : S) - 1;
+// computed it, in AttnArgs' int: the last row's causal limit, split from key 0. The null-serving
+// fast path.
+FA_HD inline KeyRange dense_block_split(int S, int Sk, bool causal, int q0, int block_m, int g, int G, int block_n) {
+  const int last = (q0 + block_m < S ? q0 + block_m : S) - 1;
   return split_range(visible_keys(last, S, Sk, causal), g, G, block_n);
 }
 
 // The per-tile tests and masks below compute in 32 bits: a device problem's keys fit an int
 // (AttnArgs' Sk is one), and the ranges a kernel keeps across its loop then take half the registers
-// (mfma at D = 64: 152 VGPRs, 160 with 64-bit tile tests; tests/kernels/test_tile_range.cpp).
+// (mfma at D = 64 on gfx942: 152 VGPRs, 160 with 64-bit tile tests).
 
 // Whether the tile [kv0, kv0 + block_n) holds no key of `seen` (a group's clipped keys): skipped.
 FA_HD inline bool tile_skipped(KeyRange seen, int kv0, int block_n) {
