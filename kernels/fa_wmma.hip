@@ -210,7 +210,7 @@ void launch_wmma(const AttnArgs& a, DType t, Stream st) {
 }
 
 std::optional<std::string> wmma_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx)) return no;
+  if (auto no = common_gpu_gate(p, ctx, mc::serving_taken())) return no;
   if (!ctx.device.has_wmma_gfx11) return fmt::format("wmma needs an RDNA3 gfx11 GPU with WMMA (this device: {})", ctx.device.arch);
   if (p.D % 16) return fmt::format("wmma needs D % 16 == 0 (got D={})", p.D);
   return mc::split_gate("wmma", p, G);
@@ -218,7 +218,8 @@ std::optional<std::string> wmma_supports(const Problem& p, int G, const GateCont
 
 PathRow wmma_row(const DeviceFacts&) {
   PathRow r{"wmma", "gpu", "AMD RDNA3 WMMA 16x16x16 FlashAttention-2: wave32, 16 rows a wave, split-K",
-            fmt::format("{}; gfx11 WMMA; D % 16 == 0; G in 0, 2, 4, 8, 16", common_gpu_gate_doc()), false, wmma_supports,
+            fmt::format("{}; gfx11 WMMA; D % 16 == 0; G in 0, 2, 4, 8, 16; {}", common_gpu_gate_doc(),
+                        mc::serving_doc()), false, wmma_supports,
             [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<mc::Execution>(p, in, G, ctx, launch_wmma);
             }};

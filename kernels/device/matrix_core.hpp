@@ -1,7 +1,7 @@
 // Pieces the AMD matrix-core paths (mfma, wmma) share beyond tile_loop.hpp: the key/value tile
 // loader into LDS (K row-major, V transposed: both GEMMs then read contiguous k from LDS), a wave's
-// own key limits inside its block's range, the split-count check of their gates, and their
-// execution (producer kernel, then the combine when G > 1).
+// own key limits inside its block's range, the serving fields and split counts their gates take,
+// and their execution (producer kernel, then the combine when G > 1).
 #pragma once
 #include <fmt/format.h>
 
@@ -48,6 +48,16 @@ struct WaveKeys {
 };
 __device__ inline WaveKeys wave_keys(const tile::SeqShape& sh, int q0, int rows, const KeyRange& kr) {
   return {tile::clip(tile::rows_keys(sh, q0, rows), kr), tile::rows_unmasked(sh, q0, rows, kr)};
+}
+
+// The serving fields the mfma and wmma kernels take (Problem::serving_fields' names): per-sequence
+// lengths, thd's packed rows and the window; paged K/V, ALiBi and softcap are refused by name. And
+// the words of their gate_doc, from the same list.
+inline ServingTaken serving_taken() { return {"seqlens_q", "seqlens_k", "layout thd", "window"}; }
+inline std::string serving_doc() {
+  std::string out;
+  for (const auto& f : serving_taken().names) out += (out.empty() ? "serving fields " : ", ") + f;
+  return out;
 }
 
 // G = 0 runs unsplit; 2, 4, 8, 16 write fp32 partials that launch_combine folds.
