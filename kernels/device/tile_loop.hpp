@@ -45,20 +45,24 @@ __device__ inline SeqShape seq_shape(const AttnArgs& a, int b) {
 
 // Keys the block's rows [q0, q0 + block_m) visit in split g: the union of its rows' keys, cut into G
 // splits of whole block_n tiles (tile_range.hpp: block_split); empty for a block past its sequence's
-// queries. Without serving fields, the dense form: the causal limit of its last row, split from 0.
+// queries. Without serving fields, dense_block_keys' expression.
 __device__ inline KeyRange block_keys(const AttnArgs& a, const SeqShape& sh, const BlockCoords& c, int block_m,
                                       int block_n) {
   const int G = a.G > 1 ? a.G : 1;
   if (!a.serving) return dense_block_split(a.S, a.Sk, a.causal, c.q0, block_m, c.g, G, block_n);
   return block_split(sh, c.q0, block_m, c.g, G, block_n);
 }
-__device__ inline KeyRange block_keys(const AttnArgs& a, const BlockCoords& c, int block_m, int block_n) {
-  return block_keys(a, seq_shape(a, c.b), c, block_m, block_n);
-}
 
-// The dense forms below (AttnArgs.serving null: every row sees keys from 0) serve mma and mma-decode,
-// whose gates refuse serving fields. With a window, rows' ranges also start past 0: kernels that
-// take serving fields use tile_range.hpp's rows_unmasked, row_keys_in and tile_cols instead.
+// The dense forms below (AttnArgs.serving null: every row sees keys from 0, S and Sk are every
+// sequence's) serve mma and mma-decode, whose gates refuse serving fields. Kernels that take serving
+// fields use block_keys, tile_range.hpp's rows_unmasked, row_keys_in and tile_cols, and o_row.
+
+// block_keys without a serving branch: the causal limit of the block's last row, split from key 0.
+// The serving branch alone, never taken, cost mma's sm_90a D=128 kernel 36 B more spill (40 -> 76)
+// and its wgmma D=64 kernel 4 registers.
+__device__ inline KeyRange dense_block_keys(const AttnArgs& a, const BlockCoords& c, int block_m, int block_n) {
+  return dense_block_split(a.S, a.Sk, a.causal, c.q0, block_m, c.g, a.G > 1 ? a.G : 1, block_n);
+}
 
 // Keys below this are visible to every row of the block and inside the range: tiles that end at
 // or before it need no mask; only the causal diagonal and the range's last tile do.
