@@ -3,9 +3,10 @@
 // sequence's own lengths, split range), which tiles need a mask, the online-softmax update in the
 // exp2 domain with the scale folded in, and the epilogue (O = acc / l, LSE; rows that see no key
 // O = 0, LSE = -inf; fp32 partials when G > 1). The range arithmetic is tile_range.hpp's (host and
-// device, tested on the CPU); with no serving fields (AttnArgs.serving null) each helper keeps the
-// dense expression the kernels always had. Layout-free: each path applies these to the rows and
-// columns its fragment layout gives a lane.
+// device, tested on the CPU). Kernels that take serving fields (mfma, wmma) use the serving-aware
+// helpers, whose null-serving path (AttnArgs.serving null) is the dense expression the kernels
+// always had; mma, whose gate refuses them, uses the dense forms. Layout-free: each path applies
+// these to the rows and columns its fragment layout gives a lane.
 #pragma once
 #include "harness/conventions.hpp"
 #include "kernels/device/device_common.hpp"
