@@ -2,7 +2,9 @@
 // 4 waves of 64, 128 query rows a block (32 a wave), 32 keys a step, v_mfma_f32_32x32x8 for
 // S^T = K Q^T and O^T += V^T P^T, so a lane owns one query row's scores and P is the next
 // product's B operand in place (frag::mfma_32x32x8_b_from_c). K and V^T tiles in separate LDS.
-// fp16/bf16; D % 32 == 0, 64 <= D <= 256; G in 0, 2, 4, 8, 16. Compile- and ISA-checked here
+// Per-sequence lengths (dense or thd) and windows through the shared tile loop: tiles outside a
+// wave's keys are skipped, only edge tiles masked. fp16/bf16; D % 32 == 0, 64 <= D <= 256;
+// G in 0, 2, 4, 8, 16. Compile- and ISA-checked here
 // (scripts/isa-check.sh); untimed and unrun until a CDNA machine passes `ctest -L gpu`.
 // fa-bench-isa: gfx942: v_mfma
 #include "harness/path_registry.hpp"
@@ -56,8 +58,10 @@ __device__ inline u32x2 load8(const uint16_t* p) { return *reinterpret_cast<cons
 #endif
 
 // DMAX: the compiled head dim (64, 128, 256); D <= DMAX runs with the 32-dim blocks past D skipped.
-// gfx942 (clang-19, device libraries linked): 152 / 232 / 393 VGPRs (arch + AGPR; bf16 alike)
-// for DMAX 64 / 128 / 256, no scratch. Under clang-15 the O^T vectors spilled 192-640 B while
+// gfx942 (clang-19, device libraries linked): 152 / 232 / 397 VGPRs (arch + AGPR; bf16 alike)
+// for DMAX 64 / 128 / 256, no scratch; 152 / 232 / 393 before varlen and window (64-bit tile
+// tests cost 8 more; a select between a length in the serving view and AttnArgs.S put both in
+// scratch: tile::seq_shape branches instead). Under clang-15 the O^T vectors spilled 192-640 B while
 // the epilogue left its unrolled loop with `break`; a guarded body keeps them in registers.
 template <typename T, int DMAX>
 __global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
@@ -66,19 +70,21 @@ __global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
   __shared__ uint16_t ks[kBN * KS], vt[DMAX * kVStride];
   const int tid = threadIdx.x, lane = tid % kWave, wave = tid / kWave;
   const tile::BlockCoords c = tile::block_coords(a, kBM);
-  const KeyRange kr = tile::block_keys(a, c, kBM, kBN);
-  tile::BlockCoords wc = c;
-  wc.q0 = c.q0 + wave * kRows;
-  const mc::WaveKeys wk = mc::wave_keys(a, wc, kRows, kr);
+  const tile::SeqShape sh = tile::seq_shape(a, c.b);
+  const KeyRange kr = tile::block_keys(a, sh, c, kBM, kBN);
+  const mc::WaveKeys wk = mc::wave_keys(sh, c.q0 + wave * kRows, kRows, kr);
+  const int64_t kv_base = mc::kv_base(a, c);
   const int nd = a.D / 32;
 
   // Q^T as the B operand of S^T = K Q^T, kept in registers: chunk j holds dims 8j + (b.row ..+3).
+  // Rows past the sequence's queries are padding: zeros in, nothing stored.
   const frag::Coord qb = frag::mfma_32x32x8_b(lane, 0);
-  const int row = wc.q0 + qb.col;  // the query row of this lane's Q^T, S^T and O^T columns
-  const uint16_t* qp = a.q + c.b * a.q_sb + int64_t(row < a.S ? row : 0) * a.q_ss + c.h * a.q_sh + qb.row;
+  const int row = c.q0 + wave * kRows + qb.col;  // the query row of this lane's Q^T, S^T and O^T columns
+  const bool row_ok = row < sh.sq;
+  const uint16_t* qp = a.q + q_at(a, c.b, row_ok ? row : 0, c.h) + qb.row;
   u32x2 q[DMAX / 8];
 #pragma unroll
-  for (int j = 0; j < DMAX / 8; ++j) q[j] = (row < a.S && j < 4 * nd) ? load8(qp + 8 * j) : u32x2{0u, 0u};
+  for (int j = 0; j < DMAX / 8; ++j) q[j] = (row_ok && j < 4 * nd) ? load8(qp + 8 * j) : u32x2{0u, 0u};
 
   f32x16 o[DB];
 #pragma unroll
@@ -86,22 +92,24 @@ __global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
   float m = -INFINITY, l = 0.f, neg_m = 0.f;  // l: this lane's half of the row's keys
   const frag::Coord ka = frag::mfma_32x32x8_a(lane, 0);
 
-  for (int64_t kv0 = kr.begin; kv0 < kr.end; kv0 += kBN) {
+  for (int kv0 = int(kr.begin); kv0 < int(kr.end); kv0 += kBN) {  // keys fit an int (tile_range.hpp)
     __syncthreads();  // the previous tile's readers are done
-    mc::load_kv_tile<kBN, KS, kVStride>(a, c, kv0, kr.end, ks, vt, tid, kWaves * kWave);
+    mc::load_kv_tile<kBN, KS, kVStride>(a, kv_base, kv0, kr.end, ks, vt, tid, kWaves * kWave);
     __syncthreads();
-    if (kv0 >= wk.end) continue;  // wave-uniform: none of this wave's rows sees the tile
+    if (tile::tile_skipped(wk.seen, kv0, kBN)) continue;  // wave-uniform: none of this wave's rows sees the tile
 
     f32x16 s{};
 #pragma unroll
     for (int j = 0; j < DMAX / 8; ++j)
       if (j < 4 * nd) mfma<T>(s, load8(ks + ka.row * KS + 8 * j + ka.col), q[j]);
 
-    if (kv0 + kBN > wk.unmasked) {  // the causal diagonal or the range's last tile
-      const int n = tile::tile_cols_visible(a, row, kv0, kr.end, kBN);
+    if (tile::tile_masked(wk.unmasked, kv0, kBN)) {  // the causal diagonal, the window's edge, the range's last tile
+      const tile::TileCols cols = tile::tile_cols(tile::row_keys_in(sh, row, kr), kv0, kBN);
 #pragma unroll
-      for (int i = 0; i < 16; ++i)
-        if (frag::mfma_32x32x8_c(lane, i).row >= n) s[i] = -INFINITY;
+      for (int i = 0; i < 16; ++i) {
+        const int k = frag::mfma_32x32x8_c(lane, i).row;
+        if (k < cols.lo || k >= cols.hi) s[i] = -INFINITY;
+      }
     }
     float tmax = s[0];
 #pragma unroll
@@ -133,14 +141,15 @@ __global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
   }
 
   l += shfl_xor(l, 32, kWave);
-  if (row >= a.S) return;
+  if (!row_ok) return;
   const tile::RowEnd re = tile::row_end(m, l, a.scale_log2);
+  const int64_t o_at = tile::o_row(a, c, row);
 #pragma unroll
   for (int db = 0; db < DB; ++db)
 #pragma unroll
     for (int i = 0; i < 16; i += 2)
       if (db < nd)
-        tile::store_pair<T>(a, c, row, 32 * db + frag::mfma_32x32x8_c(lane, i).row, o[db][i] * re.inv_l,
+        tile::store_pair<T>(a, c, row, o_at, 32 * db + frag::mfma_32x32x8_c(lane, i).row, o[db][i] * re.inv_l,
                             o[db][i + 1] * re.inv_l);
   if (lane < 32) tile::store_lse(a, c, row, re.lse);
 #else
@@ -166,7 +175,7 @@ void launch_mfma(const AttnArgs& a, DType t, Stream st) {
 }
 
 std::optional<std::string> mfma_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx)) return no;
+  if (auto no = common_gpu_gate(p, ctx, mc::serving_taken())) return no;
   if (!ctx.device.has_mfma_gfx9) return fmt::format("mfma needs a CDNA GPU with gfx90a+ MFMA (this device: {})", ctx.device.arch);
   if (p.D % 32 || p.D < 64) return fmt::format("mfma needs D % 32 == 0 and 64 <= D <= 256 (got D={})", p.D);
   return mc::split_gate("mfma", p, G);
@@ -174,7 +183,8 @@ std::optional<std::string> mfma_supports(const Problem& p, int G, const GateCont
 
 PathRow mfma_row(const DeviceFacts&) {
   PathRow r{"mfma", "gpu", "AMD CDNA MFMA 32x32x8 FlashAttention-2: 4 waves of 64, S/P in MFMA registers, split-K",
-            fmt::format("{}; gfx90a/gfx94x MFMA; D % 32 == 0, 64 <= D <= 256; G in 0, 2, 4, 8, 16", common_gpu_gate_doc()), false, mfma_supports,
+            fmt::format("{}; gfx90a/gfx94x MFMA; D % 32 == 0, 64 <= D <= 256; G in 0, 2, 4, 8, 16; {}",
+                        common_gpu_gate_doc(), mc::serving_doc()), false, mfma_supports,
             [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<mc::Execution>(p, in, G, ctx, launch_mfma);
             }};

@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
   uint16_t* const kv = smem + K::BM * K::LD;  // STAGES x { K [BN][LD], V [BN][LD] }
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const tile::BlockCoords c = tile::block_coords(a, K::BM);
-  const KeyRange kr = tile::block_keys(a, c, K::BM, K::BN);
+  const KeyRange kr = tile::dense_block_keys(a, c, K::BM, K::BN);
   const int64_t no_mask_end = tile::unmasked_end(a, c, kr);
   const int ntiles = kr.end > kr.begin ? int((kr.end - kr.begin + K::BN - 1) / K::BN) : 0;
   const uint16_t* qg = a.q + c.b * a.q_sb + c.h * a.q_sh;

@@ -57,7 +57,7 @@ __global__ void __launch_bounds__(K::THREADS, K::MIN_BLOCKS) mma_wg_fwd(AttnArgs
   auto v_slot = [&](int t) { return wsm + K::Q_TILE + (2 + t % 2) * K::KV_TILE; };
   const int tid = threadIdx.x, wgi = tid / 128, wt = tid % 128, lane = tid % 32;
   const tile::BlockCoords c = tile::block_coords(a, K::BM);
-  const KeyRange kr = tile::block_keys(a, c, K::BM, K::BN);
+  const KeyRange kr = tile::dense_block_keys(a, c, K::BM, K::BN);
   const int64_t no_mask_end = tile::unmasked_end(a, c, kr);
   const int ntiles = kr.end > kr.begin ? int((kr.end - kr.begin + K::BN - 1) / K::BN) : 0;
   const uint16_t* kg = a.k + c.b * a.k_sb + c.hk * a.k_sh;

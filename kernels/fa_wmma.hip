@@ -2,7 +2,9 @@
 // (64 a block), 32 keys a step as two 16-key tiles; v_wmma_f32_16x16x16 for S^T = K Q^T and
 // O^T += V^T P^T, online softmax with a lane owning one query row's half of the keys. P becomes
 // the replicated B operand by one exchange across the half-waves (frag::wmma_16x16x16_b_from_c).
-// fp16/bf16; D % 16 == 0, D <= 256; G in 0, 2, 4, 8, 16. Compile- and ISA-checked here
+// Per-sequence lengths (dense or thd) and windows through the shared tile loop: tiles outside a
+// wave's keys are skipped, only edge tiles masked. fp16/bf16; D % 16 == 0, D <= 256;
+// G in 0, 2, 4, 8, 16. Compile- and ISA-checked here
 // (scripts/isa-check.sh); untimed and unrun until an RDNA3 machine passes `ctest -L gpu`.
 // fa-bench-isa: gfx1100: v_wmma
 #include "harness/path_registry.hpp"
@@ -59,8 +61,9 @@ __device__ inline uint32_t shfl_xor_bits(uint32_t v, int mask) {
 #endif
 
 // DMAX: the compiled head dim (64, 128, 256); D <= DMAX runs with the 16-dim blocks past D skipped.
-// gfx1100 (clang-19, device libraries linked): 154 / 218 / 220 VGPRs for DMAX 64 / 128 / 256
-// (fp16; bf16 15 fewer), no scratch.
+// gfx1100 (clang-19, device libraries linked): 158 / 222 / 224 VGPRs for DMAX 64 / 128 / 256
+// (fp16; bf16 15 fewer), no scratch; 154 / 218 / 220 before varlen and window (the window's
+// lower bounds of a wave's keys and of a row's columns).
 template <typename T, int DMAX>
 __global__ void __launch_bounds__(kWaves * kWave) wmma_fwd(AttnArgs a) {
 #if FA_HAS_WMMA_GFX11
@@ -68,25 +71,29 @@ __global__ void __launch_bounds__(kWaves * kWave) wmma_fwd(AttnArgs a) {
   __shared__ uint16_t ks[kBN * KS], vt[DMAX * kVStride];
   const int tid = threadIdx.x, lane = tid % kWave, wave = tid / kWave;
   const tile::BlockCoords c = tile::block_coords(a, kBM);
-  const KeyRange kr = tile::block_keys(a, c, kBM, kBN);
-  tile::BlockCoords wc = c;
-  wc.q0 = c.q0 + wave * kRows;
-  const mc::WaveKeys wk = mc::wave_keys(a, wc, kRows, kr);
+  const tile::SeqShape sh = tile::seq_shape(a, c.b);
+  const KeyRange kr = tile::block_keys(a, sh, c, kBM, kBN);
+  const mc::WaveKeys wk = mc::wave_keys(sh, c.q0 + wave * kRows, kRows, kr);
+  const int64_t kv_base = mc::kv_base(a, c);
   const int nd = a.D / 16;
 
   // Q^T as the B operand of S^T = K Q^T; both half-waves hold it (replication). In registers up
   // to D = 128; at 256, Q^T and O^T in registers spilled 272-340 B, so Q^T is re-read from the
   // cache per tile instead (a 16-row Q tile is 8 KB; LDS has no room beside K and V^T).
   constexpr bool kQInRegs = DMAX <= 128;
+  // Rows past the sequence's queries are padding: nothing of theirs is stored.
   const frag::Coord qb = frag::wmma_16x16x16_b(lane, 0);
-  const int row = wc.q0 + qb.col;
-  const uint16_t* qp = a.q + c.b * a.q_sb + int64_t(row < a.S ? row : 0) * a.q_ss + c.h * a.q_sh;
+  const int row = c.q0 + wave * kRows + qb.col;
+  const bool row_ok = row < sh.sq;
+  const uint16_t* qp = a.q + q_at(a, c.b, row_ok ? row : 0, c.h);
   u32x8 q[kQInRegs ? DB : 1];
   if constexpr (kQInRegs) {
 #pragma unroll
-    for (int j = 0; j < DB; ++j) q[j] = (row < a.S && j < nd) ? load32(qp + 16 * j) : u32x8{};
+    for (int j = 0; j < DB; ++j) q[j] = (row_ok && j < nd) ? load32(qp + 16 * j) : u32x8{};
   }
-  auto q_chunk = [&](int j) {  // rows past S read row 0: finite, and never stored
+  // Padding rows read the sequence's row 0: finite, never stored, and there whenever a tile is
+  // computed (a block or wave past its sequence's queries visits no key).
+  auto q_chunk = [&](int j) {
     if constexpr (kQInRegs) return q[j];
     else return load32(qp + 16 * j);
   };
@@ -97,11 +104,11 @@ __global__ void __launch_bounds__(kWaves * kWave) wmma_fwd(AttnArgs a) {
   float m = -INFINITY, l = 0.f, neg_m = 0.f;  // l: this lane's half of the row's keys
   const frag::Coord ka = frag::wmma_16x16x16_a(lane, 0);
 
-  for (int64_t kv0 = kr.begin; kv0 < kr.end; kv0 += kBN) {
+  for (int kv0 = int(kr.begin); kv0 < int(kr.end); kv0 += kBN) {  // keys fit an int (tile_range.hpp)
     __syncthreads();  // the previous tile's readers are done
-    mc::load_kv_tile<kBN, KS, kVStride>(a, c, kv0, kr.end, ks, vt, tid, kWaves * kWave);
+    mc::load_kv_tile<kBN, KS, kVStride>(a, kv_base, kv0, kr.end, ks, vt, tid, kWaves * kWave);
     __syncthreads();
-    if (kv0 >= wk.end) continue;  // wave-uniform: none of this wave's rows sees the tile
+    if (tile::tile_skipped(wk.seen, kv0, kBN)) continue;  // wave-uniform: none of this wave's rows sees the tile
 
     f32x8 s[KT];
 #pragma unroll
@@ -111,13 +118,15 @@ __global__ void __launch_bounds__(kWaves * kWave) wmma_fwd(AttnArgs a) {
       for (int j = 0; j < DB; ++j)
         if (j < nd) wmma<T>(s[t], load32(ks + (16 * t + ka.row) * KS + 16 * j), q_chunk(j));
     }
-    if (kv0 + kBN > wk.unmasked) {  // the causal diagonal or the range's last tile
-      const int n = tile::tile_cols_visible(a, row, kv0, kr.end, kBN);
+    if (tile::tile_masked(wk.unmasked, kv0, kBN)) {  // the causal diagonal, the window's edge, the range's last tile
+      const tile::TileCols cols = tile::tile_cols(tile::row_keys_in(sh, row, kr), kv0, kBN);
 #pragma unroll
       for (int t = 0; t < KT; ++t)
 #pragma unroll
-        for (int v = 0; v < 8; ++v)
-          if (16 * t + frag::wmma_16x16x16_c(lane, v).row >= n) s[t][v] = -INFINITY;
+        for (int v = 0; v < 8; ++v) {
+          const int k = 16 * t + frag::wmma_16x16x16_c(lane, v).row;
+          if (k < cols.lo || k >= cols.hi) s[t][v] = -INFINITY;
+        }
     }
     float tmax = -INFINITY;
 #pragma unroll
@@ -164,6 +173,7 @@ __global__ void __launch_bounds__(kWaves * kWave) wmma_fwd(AttnArgs a) {
 
   l += shfl_xor(l, 16, kWave);
   const tile::RowEnd re = tile::row_end(m, l, a.scale_log2);
+  const int64_t o_at = tile::o_row(a, c, row_ok ? row : 0);
   // A lane holds rows of one parity of O^T (dims); its partner the other. Each takes the
   // partner's values, then stores every other adjacent pair.
 #pragma unroll
@@ -173,10 +183,10 @@ __global__ void __launch_bounds__(kWaves * kWave) wmma_fwd(AttnArgs a) {
       const float mine = o[db][v] * re.inv_l, theirs = shfl_xor(o[db][v], 16, kWave) * re.inv_l;
       const int r = frag::wmma_16x16x16_c(lane, v).row, r_other = frag::wmma_16x16x16_c(lane ^ 16, v).row;
       const int low = r < r_other ? r : r_other;
-      if (row < a.S && db < nd && (low / 2) % 2 == lane / 16)
-        tile::store_pair<T>(a, c, row, 16 * db + low, r < r_other ? mine : theirs, r < r_other ? theirs : mine);
+      if (row_ok && db < nd && (low / 2) % 2 == lane / 16)
+        tile::store_pair<T>(a, c, row, o_at, 16 * db + low, r < r_other ? mine : theirs, r < r_other ? theirs : mine);
     }
-  if (row < a.S && lane < 16) tile::store_lse(a, c, row, re.lse);
+  if (row_ok && lane < 16) tile::store_lse(a, c, row, re.lse);
 #else
   (void)a;
   unsupported_arch();
@@ -200,7 +210,7 @@ void launch_wmma(const AttnArgs& a, DType t, Stream st) {
 }
 
 std::optional<std::string> wmma_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx)) return no;
+  if (auto no = common_gpu_gate(p, ctx, mc::serving_taken())) return no;
   if (!ctx.device.has_wmma_gfx11) return fmt::format("wmma needs an RDNA3 gfx11 GPU with WMMA (this device: {})", ctx.device.arch);
   if (p.D % 16) return fmt::format("wmma needs D % 16 == 0 (got D={})", p.D);
   return mc::split_gate("wmma", p, G);
@@ -208,7 +218,8 @@ std::optional<std::string> wmma_supports(const Problem& p, int G, const GateCont
 
 PathRow wmma_row(const DeviceFacts&) {
   PathRow r{"wmma", "gpu", "AMD RDNA3 WMMA 16x16x16 FlashAttention-2: wave32, 16 rows a wave, split-K",
-            fmt::format("{}; gfx11 WMMA; D % 16 == 0; G in 0, 2, 4, 8, 16", common_gpu_gate_doc()), false, wmma_supports,
+            fmt::format("{}; gfx11 WMMA; D % 16 == 0; G in 0, 2, 4, 8, 16; {}", common_gpu_gate_doc(),
+                        mc::serving_doc()), false, wmma_supports,
             [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<mc::Execution>(p, in, G, ctx, launch_wmma);
             }};

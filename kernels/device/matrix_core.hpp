@@ -1,7 +1,7 @@
 // Pieces the AMD matrix-core paths (mfma, wmma) share beyond tile_loop.hpp: the key/value tile
 // loader into LDS (K row-major, V transposed: both GEMMs then read contiguous k from LDS), a wave's
-// own key limits inside its block's range, the split-count check of their gates, and their
-// execution (producer kernel, then the combine when G > 1).
+// own key limits inside its block's range, the serving fields and split counts their gates take,
+// and their execution (producer kernel, then the combine when G > 1).
 #pragma once
 #include <fmt/format.h>
 
@@ -11,14 +11,18 @@
 
 namespace fa::gpu::mc {
 
-// Keys [kv0, kv0 + BN) of the block's kv head into LDS: ks[key * KS + d] and vt[d * VS + key], in
-// 16-byte global loads (D % 16 == 0 keeps every row 16-byte aligned). Keys at or past `end` are
-// zeros: their scores are masked, and a zero V keeps P * V = 0 instead of 0 * garbage.
+// Where key 0 of the block's sequence and kv head lives in K and V (dense, or thd's packed rows),
+// once a block: the keys follow k_ss apart, as the gates refuse paged K/V (page_size).
+__device__ inline int64_t kv_base(const AttnArgs& a, const tile::BlockCoords& c) { return k_at(a, c.b, 0, c.hk); }
+
+// Keys [kv0, kv0 + BN) of the block's kv head (from `base`: kv_base) into LDS: ks[key * KS + d] and
+// vt[d * VS + key], in 16-byte global loads (D % 16 == 0 keeps every row 16-byte aligned). Keys at
+// or past `end` are zeros: their scores are masked, and a zero V keeps P * V = 0 instead of
+// 0 * garbage; nothing past the range is read, so nothing past the sequence's keys.
 template <int BN, int KS, int VS>
-__device__ inline void load_kv_tile(const AttnArgs& a, const tile::BlockCoords& c, int64_t kv0, int64_t end,
-                                    uint16_t* ks, uint16_t* vt, int tid, int threads) {
+__device__ inline void load_kv_tile(const AttnArgs& a, int64_t base, int64_t kv0, int64_t end, uint16_t* ks,
+                                    uint16_t* vt, int tid, int threads) {
   const int chunks = a.D / 8;
-  const int64_t base = c.b * a.k_sb + c.hk * a.k_sh;
   for (int idx = tid; idx < BN * chunks; idx += threads) {
     const int j = idx / chunks, d = (idx % chunks) * 8;
     const bool in = kv0 + j < end;
@@ -36,16 +40,24 @@ __device__ inline void load_kv_tile(const AttnArgs& a, const tile::BlockCoords& 
   }
 }
 
-// A wave's rows [q0, q0 + rows) within the block's key range: tiles from `end` on hold nothing it
-// sees (it skips their arithmetic but still loads with the block); tiles ending at or before
-// `unmasked` need no mask. A wave wholly past S has end = kr.begin.
+// A wave's rows [q0, q0 + rows) within the block's key range: tiles outside `seen` hold nothing it
+// sees (it skips their arithmetic but still loads with the block: tile::tile_skipped); tiles inside
+// `unmasked` need no mask (tile::tile_masked). A wave wholly past its sequence sees nothing.
 struct WaveKeys {
-  int64_t end, unmasked;
+  KeyRange seen, unmasked;
 };
-__device__ inline WaveKeys wave_keys(const AttnArgs& a, tile::BlockCoords wave, int rows, const KeyRange& kr) {
-  if (wave.q0 >= a.S) return {kr.begin, kr.begin};
-  const int64_t sees = visible_keys(min(wave.q0 + rows, a.S) - 1, a.S, a.Sk, a.causal);
-  return {sees < kr.end ? sees : kr.end, tile::unmasked_end(a, wave, kr)};
+__device__ inline WaveKeys wave_keys(const tile::SeqShape& sh, int q0, int rows, const KeyRange& kr) {
+  return {tile::clip(tile::rows_keys(sh, q0, rows), kr), tile::rows_unmasked(sh, q0, rows, kr)};
+}
+
+// The serving fields the mfma and wmma kernels take (Problem::serving_fields' names): per-sequence
+// lengths, thd's packed rows and the window; paged K/V, ALiBi and softcap are refused by name. And
+// the words of their gate_doc, from the same list.
+inline ServingTaken serving_taken() { return {"seqlens_q", "seqlens_k", "layout thd", "window"}; }
+inline std::string serving_doc() {
+  std::string out;
+  for (const auto& f : serving_taken().names) out += (out.empty() ? "serving fields " : ", ") + f;
+  return out;
 }
 
 // G = 0 runs unsplit; 2, 4, 8, 16 write fp32 partials that launch_combine folds.

@@ -1,11 +1,16 @@
 // The tile loop the matrix-core paths (mma, mfma, wmma) share, as device functions over one block
-// of query rows: which block a grid index is, which keys it visits (causal limit, split range),
-// which tiles need a mask, the online-softmax update in the exp2 domain with the scale folded in,
-// and the epilogue (O = acc / l, LSE; masked rows O = 0, LSE = -inf; fp32 partials when G > 1).
-// Layout-free: each path applies these to the rows and columns its fragment layout gives a lane.
+// of query rows: which block a grid index is, which keys it visits (causal limit, window, the
+// sequence's own lengths, split range), which tiles need a mask, the online-softmax update in the
+// exp2 domain with the scale folded in, and the epilogue (O = acc / l, LSE; rows that see no key
+// O = 0, LSE = -inf; fp32 partials when G > 1). The range arithmetic is tile_range.hpp's (host and
+// device, tested on the CPU). Kernels that take serving fields (mfma, wmma) use the serving-aware
+// helpers, whose null-serving path (AttnArgs.serving null) is the dense expression the kernels
+// always had; mma, whose gate refuses them, uses the dense forms. Layout-free: each path applies
+// these to the rows and columns its fragment layout gives a lane.
 #pragma once
 #include "harness/conventions.hpp"
 #include "kernels/device/device_common.hpp"
+#include "kernels/device/tile_range.hpp"
 
 namespace fa::gpu::tile {
 
@@ -27,11 +32,37 @@ __device__ inline BlockCoords block_coords(const AttnArgs& a, int block_m) {
   return c;
 }
 
-// Keys the block's rows [q0, q0 + block_m) visit in split g: the causal limit of its last row,
-// cut into G splits of whole block_n tiles (conventions.hpp: split_range).
-__device__ inline KeyRange block_keys(const AttnArgs& a, const BlockCoords& c, int block_m, int block_n) {
-  const int last = min(c.q0 + block_m, a.S) - 1;
-  return split_range(visible_keys(last, a.S, a.Sk, a.causal), c.g, a.G > 1 ? a.G : 1, block_n);
+// Sequence b as its rows see it: its own query and key counts and the window from the serving view;
+// without one, the problem's S and Sk and no window.
+__device__ inline SeqShape seq_shape(const AttnArgs& a, int b) {
+  SeqShape sh{a.S, a.Sk, a.causal != 0, -1, -1};
+  if (const ServingView* v = a.serving) {
+    if (v->q_len) sh.sq = v->q_len[b];
+    if (v->k_len) sh.sk = v->k_len[b];
+    sh.left = v->window_left, sh.right = v->window_right;
+  }
+  return sh;
+}
+
+// Keys the block's rows [q0, q0 + block_m) visit in split g: the union of its rows' keys, cut into G
+// splits of whole block_n tiles (tile_range.hpp: block_split); empty for a block past its sequence's
+// queries. Without serving fields, dense_block_keys' expression.
+__device__ inline KeyRange block_keys(const AttnArgs& a, const SeqShape& sh, const BlockCoords& c, int block_m,
+                                      int block_n) {
+  const int G = a.G > 1 ? a.G : 1;
+  if (!a.serving) return dense_block_split(a.S, a.Sk, a.causal, c.q0, block_m, c.g, G, block_n);
+  return block_split(sh, c.q0, block_m, c.g, G, block_n);
+}
+
+// The dense forms below (AttnArgs.serving null: every row sees keys from 0, S and Sk are every
+// sequence's) serve mma and mma-decode, whose gates refuse serving fields. Kernels that take serving
+// fields use block_keys, tile_range.hpp's rows_unmasked, row_keys_in and tile_cols, and o_row.
+
+// block_keys without a serving branch: the causal limit of the block's last row, split from key 0.
+// The serving branch alone, never taken, cost mma's sm_90a D=128 kernel 36 B more spill (40 -> 76)
+// and its wgmma D=64 kernel 4 registers.
+__device__ inline KeyRange dense_block_keys(const AttnArgs& a, const BlockCoords& c, int block_m, int block_n) {
+  return dense_block_split(a.S, a.Sk, a.causal, c.q0, block_m, c.g, a.G > 1 ? a.G : 1, block_n);
 }
 
 // Keys below this are visible to every row of the block and inside the range: tiles that end at
@@ -47,9 +78,6 @@ __device__ inline int64_t row_key_end(const AttnArgs& a, int row, int64_t kr_end
   if (row >= a.S) return kr_end;
   const int64_t v = visible_keys(row, a.S, a.Sk, a.causal);
   return v < kr_end ? v : kr_end;
-}
-__device__ inline bool key_visible(const AttnArgs& a, int row, int64_t key, int64_t kr_end) {
-  return key < row_key_end(a, row, kr_end);
 }
 
 // Columns [0, n) of the tile starting at kv0 that `row` sees, n in [0, block_n]: one compare a
@@ -81,17 +109,28 @@ __device__ inline RowEnd row_end(float m, float l, float scale_log2) {
   return {1.f / l, (m * scale_log2 + log2f(l)) * kLn2};
 }
 
-// Stores two adjacent output columns (d, d + 1) of row s: O in the dtype, or fp32 partials when
-// the launch splits (G > 1). d is even and D is even, so the pair is one aligned 4- or 8-byte store.
+// Where row s of the block's head starts in O: q_at (dense, or thd's packed rows). Taken once a
+// row: O stores may alias the serving view, so a q_at per store would re-read cu_q per store.
+__device__ inline int64_t o_row(const AttnArgs& a, const BlockCoords& c, int s) { return q_at(a, c.b, s, c.h); }
+
+// Stores two adjacent output columns (d, d + 1) of row s, which starts at o_at in O (o_row): O in
+// the dtype, or fp32 partials when the launch splits (G > 1). d is even and D is even, so the pair
+// is one aligned 4- or 8-byte store.
 template <typename T>
-__device__ inline void store_pair(const AttnArgs& a, const BlockCoords& c, int s, int d, float v0, float v1) {
+__device__ inline void store_pair(const AttnArgs& a, const BlockCoords& c, int s, int64_t o_at, int d, float v0,
+                                  float v1) {
   if (a.G > 1) {
     const int64_t pr = partial_row(a, c.b, c.h, c.g, s);
     *reinterpret_cast<float2*>(a.o_part + pr * a.D + d) = make_float2(v0, v1);
   } else {
-    uint16_t* o = a.o + c.b * a.q_sb + int64_t(s) * a.q_ss + c.h * a.q_sh + d;
+    uint16_t* o = a.o + o_at + d;
     *reinterpret_cast<uint32_t*>(o) = uint32_t(T::store(v0)) | (uint32_t(T::store(v1)) << 16);
   }
+}
+// The dense form (mma, mma-decode: no thd), row s at b * q_sb + s * q_ss + h * q_sh.
+template <typename T>
+__device__ inline void store_pair(const AttnArgs& a, const BlockCoords& c, int s, int d, float v0, float v1) {
+  store_pair<T>(a, c, s, c.b * a.q_sb + int64_t(s) * a.q_ss + c.h * a.q_sh, d, v0, v1);
 }
 
 __device__ inline void store_lse(const AttnArgs& a, const BlockCoords& c, int s, float lse) {

@@ -1,6 +1,11 @@
 // Pieces shared between path files: the tiled producer (tiled, splitk), the split-K combine
 // (splitk, decode), the decode execution (decode, kv-cache) and the common GPU gate.
 #pragma once
+#include <algorithm>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
 #include "harness/path.hpp"
 #include "kernels/device/device_common.hpp"
 #include "kernels/runtime/gpu_execution.hpp"
@@ -43,11 +48,25 @@ class DecodeExecution : public GpuExecution {
 std::optional<std::string> decode_gate(const Problem& p, int G, const GateContext& ctx);
 std::string decode_gate_doc();
 
+// The serving fields a path's kernels take, by Problem::serving_fields' names ("seqlens_q",
+// "layout thd", "window", ...): none (false), every one (true), or those listed.
+struct ServingTaken {
+  ServingTaken(bool every = false) : every(every) {}
+  ServingTaken(std::initializer_list<const char*> names) : names(names.begin(), names.end()) {}
+  ServingTaken(const char*) = delete;  // a lone name would convert to `true`: list it in braces
+  bool takes(const std::string& field) const {
+    return every || std::find(names.begin(), names.end(), field) != names.end();
+  }
+  bool every = false;
+  std::vector<std::string> names;
+};
+
 // The gate every GPU path shares: a device, 16-bit dtype, D <= 256, and no serving field (seqlens,
-// thd, page_size, window, alibi, softcap) unless `takes_serving`; and what it admits in words, the
-// start of every GPU row's gate_doc.
-std::optional<std::string> common_gpu_gate(const Problem& p, const GateContext& ctx, bool takes_serving = false,
-                                           bool takes_fp8 = false);
+// thd, page_size, window, alibi, softcap) but those `takes_serving` names (the reason names the
+// others), and fp16/bf16 inputs only unless `takes_fp8`; and what it admits in words, the start of
+// every GPU row's gate_doc.
+std::optional<std::string> common_gpu_gate(const Problem& p, const GateContext& ctx,
+                                           const ServingTaken& takes_serving = false, bool takes_fp8 = false);
 std::string common_gpu_gate_doc();
 
 }  // namespace fa::gpu

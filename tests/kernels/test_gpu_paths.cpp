@@ -204,11 +204,23 @@ TEST(GpuPaths, AnOutputThatIsNeverWrittenIsCaught) {
   EXPECT_FALSE(judge(m, p.dtype, {}).pass);
 }
 
+// The serving fields (Problem::serving_fields' names) a GPU path takes: naive, tiled and splitk every
+// one; mfma and wmma the per-sequence lengths, thd and the window (the shared tile loop); the others none.
+bool path_takes(const std::string& path, const std::string& field) {
+  if (path == "naive" || path == "tiled" || path == "splitk") return true;
+  if (path == "mfma" || path == "wmma")
+    return field == "seqlens_q" || field == "seqlens_k" || field == "layout thd" || field == "window";
+  return false;
+}
+
 // Serving problems (issue 20) on the GPU paths that take them: randomized small problems with every
 // serving field mixed in (per-sequence lengths with empty sequences, thd, shuffled pages of odd
-// sizes, windows that empty rows, ALiBi on GQA, softcap), each validated against the CPU oracle at
-// every G the paths admit. naive, tiled and splitk must pass every one; every other GPU path skips
-// with a reason that names the serving field it refuses.
+// sizes, windows that empty rows, ALiBi on GQA, softcap), then problems of lengths, thd and windows
+// alone over several query and key tiles (the matrix-core paths' share), each validated against the
+// CPU oracle at every G the paths admit. A path that admits a problem's dense twin must pass every
+// problem whose fields it takes, and skip the others with a reason naming the fields it refuses and
+// none it takes: naive, tiled and splitk run all of them; mfma and wmma, on their GPUs, the lengths
+// and windows alone.
 TEST(GpuPaths, ServingProblemsPassOnThePathsThatTakeThemAndTheOthersNameWhatTheyRefuse) {
   REQUIRE_GPU();
   Sweep s;
@@ -217,10 +229,13 @@ TEST(GpuPaths, ServingProblemsPassOnThePathsThatTakeThemAndTheOthersNameWhatThey
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     return int64_t((state >> 33) % uint64_t(n));
   };
-  for (int i = 0; i < 48; ++i) {
+  constexpr int kMixed = 48, kLengthsAndWindows = 24;
+  for (int i = 0; i < kMixed + kLengthsAndWindows; ++i) {
+    const bool mixed = i < kMixed;
     Problem p;
-    p.B = 1 + pick(4), p.Hk = 1 + pick(2), p.H = p.Hk * (1 + pick(4)), p.D = std::vector<int64_t>{32, 64, 80, 128, 256}[pick(5)];
-    p.S = 1 + pick(200), p.Sk = p.S + pick(300);
+    p.B = 1 + pick(4), p.Hk = 1 + pick(2), p.H = p.Hk * (1 + pick(4));
+    p.D = mixed ? std::vector<int64_t>{32, 64, 80, 128, 256}[pick(5)] : std::vector<int64_t>{64, 128, 256}[pick(3)];
+    p.S = 1 + pick(mixed ? 200 : 400), p.Sk = p.S + pick(mixed ? 300 : 700);
     p.causal = pick(2);
     p.dtype = pick(2) ? DType::fp16 : DType::bf16;
     p.seed = uint64_t(100 + i);
@@ -235,11 +250,16 @@ TEST(GpuPaths, ServingProblemsPassOnThePathsThatTakeThemAndTheOthersNameWhatThey
       case 2: p.layout = Layout::thd, p.seqlens_q = "uniform:0:" + std::to_string(p.S); break;
       default: break;
     }
-    if (pick(2)) p.page_size = std::vector<int64_t>{1, 7, 16, 64}[pick(4)];
-    if (pick(2)) p.window_left = pick(40), p.window_right = p.causal ? -1 : pick(3) - 1;
-    if (pick(3) == 0) p.alibi = "1";
-    if (pick(3) == 0) p.softcap = 0.5 + double(pick(30));
-    if (p.serving_fields().empty()) p.softcap = 20;
+    if (mixed) {
+      if (pick(2)) p.page_size = std::vector<int64_t>{1, 7, 16, 64}[pick(4)];
+      if (pick(2)) p.window_left = pick(40), p.window_right = p.causal ? -1 : pick(3) - 1;
+      if (pick(3) == 0) p.alibi = "1";
+      if (pick(3) == 0) p.softcap = 0.5 + double(pick(30));
+      if (p.serving_fields().empty()) p.softcap = 20;
+    } else if (i % 4 == 3 || pick(2)) {  // windows of a few keys to a few tiles, so tiles are skipped
+      p.window_left = pick(200), p.window_right = p.causal ? -1 : pick(80) - 1;
+    }
+    ASSERT_FALSE(p.serving_fields().empty()) << p.label();
     ASSERT_FALSE(validate(p).has_value()) << p.label() << ": " << validate(p)->field << ": " << validate(p)->reason;
     SweepRow r;
     r.problem = p;
@@ -249,24 +269,40 @@ TEST(GpuPaths, ServingProblemsPassOnThePathsThatTakeThemAndTheOthersNameWhatThey
   }
   NullSink sink;
   const auto recs = run_sweep(s, validate_only(), gpu().reg, gpu().ctx, {&sink});
-  std::map<std::string, int> ran;
+  std::map<std::string, int> ran, takes;  // passes, and problems a path admits and takes, a path
   for (const auto& r : recs) {
     const std::string what = r.problem.label() + " " + std::string(dtype_name(r.problem.dtype)) + " " + r.path + " G=" +
                              r.g_req.str() + ": " + std::string(status_name(r.status)) + ": " + r.reason;
     EXPECT_TRUE(r.status == Status::pass || r.status == Status::skip) << what;
-    const bool takes = r.path == "naive" || r.path == "tiled" || r.path == "splitk";
     if (r.status == Status::pass) ++ran[r.path];
-    if (r.status != Status::skip || takes || r.g_req.is_auto || r.path == "auto") continue;
-    // A path that would take the problem's dense twin refuses the serving one by the field's name.
+    if (r.g_req.is_auto || r.path == "auto") continue;
+    // A path that would take the problem's dense twin takes the serving one where it takes every
+    // field, and otherwise refuses it naming the fields it refuses, none it takes.
     Problem dense = r.problem;
     dense.layout = Layout::bshd, dense.seqlens_q.clear(), dense.seqlens_k.clear(), dense.page_size = 0;
     dense.window_left = dense.window_right = -1, dense.alibi = "0", dense.softcap = 0;
-    if (!gpu().reg.find(r.path)->supports(dense, r.g_req.value, gpu().ctx))
-      EXPECT_NE(r.reason.find(r.problem.serving_fields().front()), std::string::npos) << what;
+    if (gpu().reg.find(r.path)->supports(dense, r.g_req.value, gpu().ctx)) continue;
+    bool all = true;
+    for (const auto& f : r.problem.serving_fields()) all = all && path_takes(r.path, f);
+    if (all) {
+      ++takes[r.path];
+      EXPECT_EQ(r.status, Status::pass) << what;
+      continue;
+    }
+    EXPECT_EQ(r.status, Status::skip) << what;
+    for (const auto& f : r.problem.serving_fields())
+      EXPECT_EQ(r.reason.find(f) != std::string::npos, !path_takes(r.path, f)) << f << ": " << what;
   }
-  EXPECT_EQ(ran["naive"], 48) << "naive runs every serving problem at G = 0";
-  EXPECT_EQ(ran["tiled"], 48) << "tiled runs every serving problem at G = 0";
-  EXPECT_EQ(ran["splitk"], 96) << "splitk runs every serving problem at G = 2 and 16";
+  EXPECT_EQ(ran["naive"], kMixed + kLengthsAndWindows) << "naive runs every serving problem at G = 0";
+  EXPECT_EQ(ran["tiled"], kMixed + kLengthsAndWindows) << "tiled runs every serving problem at G = 0";
+  EXPECT_EQ(ran["splitk"], 2 * (kMixed + kLengthsAndWindows)) << "splitk runs every serving problem at G = 2 and 16";
+  for (const char* path : {"mfma", "wmma"}) {
+    EXPECT_EQ(ran[path], takes[path]) << path << " passes every serving problem it takes, at G = 0, 2 and 16";
+    const auto need = std::string(path) == "mfma" ? &DeviceFacts::has_mfma_gfx9 : &DeviceFacts::has_wmma_gfx11;
+    if (gpu().ctx.device.*need) {
+      EXPECT_GE(takes[path], 3 * kLengthsAndWindows) << path << " takes the lengths-and-windows problems on its GPU";
+    }
+  }
 }
 
 // FP8 inputs (issue 20) on the GPU paths that take them: edge and random problems in both formats,
