@@ -1,0 +1,153 @@
+// Layout arithmetic of the mma-ws kernel (kernels/fa_mma_ws_sm90.hpp), plain C++ usable in device
+// code and on the CPU (tests/kernels/test_ws_layout.cpp): the swizzled shared-memory tile that the
+// TMA engine writes and wgmma reads, the wgmma matrix descriptors over it, the TMA box that fills it,
+// and the byte layout of one block's shared memory (Q, the K/V stage ring, the mbarriers).
+// No CUDA header: the host build without a GPU backend compiles and tests all of it.
+#pragma once
+#include <cstdint>
+
+#include "harness/conventions.hpp"  // FA_HD
+
+namespace fa::ws {
+
+// ---- the swizzled tile ------------------------------------------------------------------------
+// A tile of `rows` rows of 16-bit elements is stored as column blocks of SW / 2 elements (one SW-byte
+// row span): block b holds columns [b * SW/2, (b + 1) * SW/2) of every row, row r at r * SW bytes,
+// blocks rows * SW bytes apart. Inside a row span, the 16-byte chunk c sits at c ^ phase(r): the
+// hardware XORs address bits [4, 4 + log2(SW/16)) with the bits 3 above them (CuTe Swizzle<3,4,3>
+// for SW = 128, Swizzle<2,4,3> for SW = 64; CUTLASS cute/swizzle.hpp, the TMA's
+// CU_TENSOR_MAP_SWIZZLE_{128B,64B} and wgmma's layout types 1 and 2 are the same pattern), so every
+// block must start on a multiple of 8 * SW bytes (the pattern's period) for r to be the row index.
+// 128 bytes for D % 64 == 0; D = 96 takes 64 (FA3 does the same: hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp
+// picks its smem atoms with CUTLASS's ss_smem_selector, which falls back to the 64-byte swizzle when
+// the dimension is not a multiple of 64; wgmma's MN-major canonical layout repeats whole SW/2-column
+// atoms along N, so N = 96 has no 128-byte form).
+FA_HD constexpr int swizzle_bytes(int D) { return D % 64 == 0 ? 128 : (D % 32 == 0 ? 64 : 0); }
+FA_HD constexpr int block_cols(int sw) { return sw / 2; }
+FA_HD constexpr int swizzle_period(int sw) { return 8 * sw; }  // bytes: 8 rows of one column block
+FA_HD constexpr int swizzle_phase(int r, int sw) { return (r * sw / 128) % (sw / 16); }
+
+// Byte offset of element (r, c).
+FA_HD constexpr int sw_offset(int r, int c, int rows, int sw) {
+  const int bc = block_cols(sw);
+  return (c / bc) * rows * sw + r * sw + ((((c % bc) / 8) ^ swizzle_phase(r, sw)) * 16) + (c % 8) * 2;
+}
+// The same pattern as the hardware applies it: to a byte address (relative to a period-aligned base).
+FA_HD constexpr uint32_t swizzle_address(uint32_t a, int sw) {
+  return a ^ (((a >> 7) & uint32_t(sw / 16 - 1)) << 4);
+}
+
+// ---- wgmma matrix descriptors (PTX ISA "Matrix Descriptor Format"; CUTLASS cute/arch/mma_sm90_desc.hpp
+// GmmaDescriptor and cute/atom/mma_traits_sm90_gmma.hpp make_gmma_desc) ------------------------------
+// Bits [0,14) start address >> 4, [16,30) leading byte offset >> 4, [32,46) stride byte offset >> 4,
+// [49,52) base offset (0: every operand start is a pattern-aligned row, or a k-step inside one,
+// which is how CUTLASS's descriptor iterator advances too), [62,64) layout type: 1 = 128-byte
+// swizzle, 2 = 64-byte, 3 = 32-byte, 0 = none.
+FA_HD constexpr uint64_t desc_layout_type(int sw) { return sw == 128 ? 1 : sw == 64 ? 2 : sw == 32 ? 3 : 0; }
+FA_HD constexpr uint64_t gmma_desc(uint32_t smem_addr, uint32_t lbo, uint32_t sbo, int sw) {
+  return uint64_t((smem_addr & 0x3FFFFu) >> 4) | (uint64_t((lbo >> 4) & 0x3FFFu) << 16) |
+         (uint64_t((sbo >> 4) & 0x3FFFu) << 32) | (desc_layout_type(sw) << 62);
+}
+struct DescFields {
+  uint32_t start, lbo, sbo;  // bytes
+  int sw;
+};
+FA_HD constexpr DescFields decode_desc(uint64_t d) {
+  const int type = int(d >> 62);
+  return {uint32_t(d & 0x3FFFu) << 4, uint32_t((d >> 16) & 0x3FFFu) << 4, uint32_t((d >> 32) & 0x3FFFu) << 4,
+          type == 1 ? 128 : type == 2 ? 64 : type == 3 ? 32 : 0};
+}
+// K-major operands (Q and K for S = Q K^T: rows are M or N, columns are k): canonical layout
+// ((8, n), 2) : ((SW/16, SBO), 1) in 16-byte units, so SBO = 8 rows = 8 * SW bytes; a k16 step
+// stays inside its column block and LBO is unused (CUTLASS: "assumed 1", 16 bytes).
+// MN-major operand (V for O += P V: rows are k = keys, columns are n = head dim): canonical layout
+// ((SW/16, n), (8, k)) : ((1, LBO), (SW/16, SBO)), so LBO = the column-block stride (rows * SW) and
+// SBO = 8 key rows = 8 * SW bytes.
+struct DescStrides {
+  uint32_t lbo, sbo;
+};
+FA_HD constexpr DescStrides kmajor_strides(int sw) { return {16u, uint32_t(8 * sw)}; }
+FA_HD constexpr DescStrides mnmajor_strides(int rows, int sw) { return {uint32_t(rows * sw), uint32_t(8 * sw)}; }
+// Where each wgmma's operand starts inside its tile: K-major A/B at rows [row0, row0 + 64) (A) or
+// all rows (B, row0 = 0) and k16 step kk; MN-major B at key rows [16 kn, 16 kn + 16).
+FA_HD constexpr int kmajor_start(int row0, int kk, int rows, int sw) { return sw_offset(row0, 16 * kk, rows, sw); }
+FA_HD constexpr int mnmajor_start(int kn, int rows, int sw) { return sw_offset(16 * kn, 0, rows, sw); }
+
+// ---- the TMA box that fills a tile (cuTensorMapEncodeTiled's arguments; cuda.h documents the limits)
+// A Q, K or V tensor is 4-d to the TMA: (D, rows, heads, batch), innermost first, any strides (BSHD
+// and BHSD alike: rows are S or Sk, the strides are AttnArgs's). A box is SW/2 columns (one row
+// span: the swizzle's limit on the inner box) by `tile_rows` rows of one head and batch; a tile is
+// D / (SW/2) boxes, box j landing at column block j (j * tile_rows * SW bytes on). Rows past the
+// tensor's end (S, Sk) come in as zeros and still count toward the bytes the mbarrier expects.
+struct TmaTile {
+  uint64_t dim[4];     // elements: D, rows, heads, batch
+  uint64_t stride[3];  // bytes between consecutive rows, heads, batches (dimension 0 is contiguous)
+  uint32_t box[4];     // {SW/2, tile_rows, 1, 1}
+  int swizzle;         // bytes: 64 or 128
+  int copies;          // boxes a tile
+  int box_bytes;       // shared-memory bytes of one box = the distance between consecutive boxes
+  uint32_t tile_bytes; // bytes one tile brings: the mbarrier's expect_tx
+};
+FA_HD constexpr TmaTile tma_tile(int D, int tile_rows, int64_t rows, int64_t heads, int64_t batch, int64_t s_row,
+                                 int64_t s_head, int64_t s_batch) {
+  const int sw = swizzle_bytes(D), bc = block_cols(sw > 0 ? sw : 128);
+  TmaTile t{};
+  t.dim[0] = uint64_t(D), t.dim[1] = uint64_t(rows), t.dim[2] = uint64_t(heads), t.dim[3] = uint64_t(batch);
+  t.stride[0] = uint64_t(s_row) * 2, t.stride[1] = uint64_t(s_head) * 2, t.stride[2] = uint64_t(s_batch) * 2;
+  t.box[0] = uint32_t(bc), t.box[1] = uint32_t(tile_rows), t.box[2] = 1, t.box[3] = 1;
+  t.swizzle = sw;
+  t.copies = D / bc;
+  t.box_bytes = tile_rows * sw;
+  t.tile_bytes = uint32_t(tile_rows) * uint32_t(D) * 2u;
+  return t;
+}
+// Why cuTensorMapEncodeTiled would refuse the tile, or nullptr: its documented limits.
+inline const char* tma_tile_problem(const TmaTile& t) {
+  if (t.swizzle != 64 && t.swizzle != 128) return "the head dimension is not a multiple of 32 (no 64- or 128-byte swizzle)";
+  if (t.dim[0] % t.box[0] != 0) return "the head dimension is not a whole number of swizzle spans";
+  for (int i = 0; i < 4; ++i)
+    if (t.dim[i] < 1 || t.dim[i] > (uint64_t(1) << 32)) return "a tensor dimension is outside [1, 2^32]";
+  for (int i = 0; i < 3; ++i)
+    if (t.stride[i] % 16 != 0 || t.stride[i] >= (uint64_t(1) << 40)) return "a stride is not a multiple of 16 bytes below 2^40";
+  for (int i = 0; i < 4; ++i)
+    if (t.box[i] < 1 || t.box[i] > 256) return "a box dimension is outside [1, 256]";
+  if (t.box[0] * 2 > uint32_t(t.swizzle) || (t.box[0] * 2) % 16 != 0) return "the inner box is not one swizzle span";
+  return nullptr;
+}
+
+// ---- one block's shared memory --------------------------------------------------------------
+// From a base aligned to 1024 bytes (the kernel rounds the dynamic base up, hence `align` spare
+// bytes): Q (BM rows), then K stages 0..S-1, then V stages 0..S-1 (BN rows each), then the
+// mbarriers, 8 bytes each: q_full, k_full[S], k_empty[S], v_full[S], v_empty[S]. Every tile starts
+// on a multiple of 1024 (tile sizes are multiples of 8 rows * SW bytes, SW = 128 or 64: 1024 or 512).
+struct WsSmem {
+  int q, k0, v0, stage_bytes, q_bytes;
+  int bar;    // q_full; then k_full, k_empty, v_full, v_empty, `stages` each
+  int stages;
+  int used;   // bytes past the aligned base
+  int total;  // bytes to ask for: used + the alignment slack
+  FA_HD constexpr int k(int s) const { return k0 + s * stage_bytes; }
+  FA_HD constexpr int v(int s) const { return v0 + s * stage_bytes; }
+  FA_HD constexpr int q_full() const { return bar; }
+  FA_HD constexpr int k_full(int s) const { return bar + 8 * (1 + s); }
+  FA_HD constexpr int k_empty(int s) const { return bar + 8 * (1 + stages + s); }
+  FA_HD constexpr int v_full(int s) const { return bar + 8 * (1 + 2 * stages + s); }
+  FA_HD constexpr int v_empty(int s) const { return bar + 8 * (1 + 3 * stages + s); }
+};
+constexpr int kSmemAlign = 1024;
+constexpr int kMaxDynamicSmem = 232448;  // sm_90's opt-in limit a block (227 KB, cudaFuncSetAttribute)
+FA_HD constexpr WsSmem ws_smem(int BM, int BN, int D, int stages) {
+  WsSmem s{};
+  s.q = 0;
+  s.q_bytes = BM * D * 2;
+  s.stage_bytes = BN * D * 2;
+  s.stages = stages;
+  s.k0 = s.q + s.q_bytes;
+  s.v0 = s.k0 + stages * s.stage_bytes;
+  s.bar = s.v0 + stages * s.stage_bytes;
+  s.used = s.bar + 8 * (1 + 4 * stages);
+  s.total = s.used + kSmemAlign;
+  return s;
+}
+
+}  // namespace fa::ws

@@ -1,0 +1,75 @@
+// The synchronisation protocol of the mma-ws kernel (kernels/fa_mma_ws_sm90.hpp) as plain functions,
+// shared by the kernel and the CPU simulation that checks it (tests/kernels/test_ws_pipeline.cpp):
+// the roles of the block's warpgroups and their register budgets, the order the producer issues its
+// TMA loads in, which ring stage and mbarrier phase parity each load and each wait uses, and the
+// ping-pong rule between the two consumer warpgroups (who arrives on which named barrier, when).
+// Plain C++ (FA_HD); no CUDA header.
+#pragma once
+#include <cstdint>
+
+#include "harness/conventions.hpp"  // FA_HD
+
+namespace fa::ws {
+
+// ---- roles ------------------------------------------------------------------------------------
+// Warpgroup 0 produces (one elected thread issues every TMA load; its other 127 threads exit at
+// once), warpgroups 1 and 2 consume: each owns 64 query rows of the block. FA3 does the same
+// (hopper/flash_fwd_kernel_sm90.h: NumLoadWarpGroups = 1, the producer's other warps return).
+constexpr int kConsumerWgs = 2;
+constexpr int kThreads = 128 * (1 + kConsumerWgs);
+// setmaxnreg budgets (PTX: a multiple of 8 in [24, 256]): the producer gives its registers to the
+// consumers. FA3's numbers for 2 consumer warpgroups fed by TMA (flash_fwd_kernel_sm90.h:
+// LoadRegisterRequirement 24, MmaRegisterRequirement 240): 128 * 24 + 256 * 240 = 64512 <= 65536.
+// The kernel enters with 65536 / 384 registers a thread (__launch_bounds__(384, 1): 168 after
+// rounding), which is what makes setmaxnreg take effect (HOPPER.md).
+constexpr int kProducerRegs = 24;
+constexpr int kConsumerRegs = 240;
+constexpr int kRegisterFile = 65536;
+
+// ---- the K/V ring ---------------------------------------------------------------------------
+// Tile t of the block's key range lives in stage t % stages of the K ring and of the V ring. Each
+// stage has a full mbarrier (1 arrival: the producer's arrive.expect_tx, plus the TMA's bytes) and
+// an empty one (kEmptyArrivals: lane 0 of each consumer warp, after that warp's wgmma.wait_group
+// has seen every wgmma reading the stage complete: each warp vouches for itself, no warpgroup-wide
+// sync needed; FA3's PipelineTmaAsyncNoCluster lets thread 0 of the warpgroup speak for all four).
+// Use u = t / stages of a stage completes phase u of its full barrier and, once consumed, phase u
+// of its empty one. mbarrier.try_wait.parity(P) returns true once the phase of parity P before the
+// current one has completed, so a fresh barrier (no phase completed) passes a wait on parity 1:
+// the producer's first pass through the ring waits for nothing (CUTLASS's producer start state).
+constexpr int kEmptyArrivals = 4 * kConsumerWgs;
+FA_HD constexpr int stage_of(int t, int stages) { return t % stages; }
+FA_HD constexpr uint32_t full_parity(int t, int stages) { return uint32_t(t / stages) & 1u; }       // consumers wait
+FA_HD constexpr uint32_t empty_parity(int t, int stages) { return (uint32_t(t / stages) & 1u) ^ 1u; }  // the producer waits
+
+// The producer's i-th load of 2 * ntiles: K_0, then K_t and V_{t-1} for t = 1 .. ntiles - 1, then
+// V_{ntiles-1}. The consumers use K_t (S = Q K_t^T) before V_{t-1} (O += P_{t-1} V_{t-1}) in
+// iteration t, so K runs one tile ahead of V (FA3's IntraWGOverlap order, mainloop_fwd_sm90_tma_gmma_ws.hpp
+// load(): load_K(n_block) then load_V(n_block_prev)).
+struct Load {
+  bool is_v;
+  int tile;
+};
+FA_HD constexpr Load producer_load(int i, int ntiles) {
+  if (i == 0) return {false, 0};
+  if (i == 2 * ntiles - 1) return {true, ntiles - 1};
+  return (i % 2) ? Load{false, (i + 1) / 2} : Load{true, i / 2 - 1};
+}
+
+// ---- ping-pong between the consumer warpgroups ------------------------------------------------
+// Iterations t >= 1 issue S_t = Q K_t^T and O += P_{t-1} V_{t-1} back to back. Before issuing, a
+// warpgroup waits on its own named barrier (bar.sync, 256 threads); after issuing, it arrives on
+// the other's (bar.arrive): the two warpgroups' GEMMs alternate on the tensor cores while each one's
+// softmax runs during the other's GEMMs (FA3: warp_scheduler_barrier_sync/arrive and mma_init,
+// hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp; hopper/named_barrier.hpp's WarpSchedulerWG1/2).
+// Warpgroup 0 goes first: it arrives on its own barrier once before the loop. Barrier 0 is
+// __syncthreads's; the two ids here are the kernel's only named barriers.
+// Balance: barrier 0 sees the initial arrival plus warpgroup 1's arrivals after iterations
+// 1 .. n-2 against warpgroup 0's waits in iterations 1 .. n-1; barrier 1 sees warpgroup 0's arrivals
+// after 1 .. n-1 against warpgroup 1's waits in 1 .. n-1. So warpgroup 1 skips its arrival after the
+// last iteration, and with a single tile nobody arrives at all: no arrival is left pending at exit.
+FA_HD constexpr int sched_barrier(int wg) { return 1 + wg; }
+constexpr int kSchedThreads = 128 * kConsumerWgs;
+FA_HD constexpr bool sched_first_arrive(int wg, int ntiles) { return wg == 0 && ntiles > 1; }
+FA_HD constexpr bool sched_arrive_after(int wg, int t, int ntiles) { return !(wg == kConsumerWgs - 1 && t == ntiles - 1); }
+
+}  // namespace fa::ws

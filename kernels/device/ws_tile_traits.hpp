@@ -1,0 +1,53 @@
+// The tile table of the mma-ws kernel (kernels/fa_mma_ws_sm90.hpp): per head dim and element size,
+// the query rows a block (BM = 64 per consumer warpgroup), the keys a K/V tile (BN), the K/V ring's
+// stages and the consumer warpgroups. The table is the path's head-dim list: the dispatch and the
+// gate (kernels/fa_mma_ws.hip) instantiate and admit exactly the rows below. Plain C++; checked on
+// the CPU by tests/kernels/test_ws_tile_traits.cpp (shared memory fits, wgmma shapes exist, the
+// fragments fit the consumers' register budget).
+//
+// Every row is UNMEASURED: FA3's hopper/tile_size.h (tile_size_fwd_sm90, 16-bit elements) is the
+// starting point, cut to two consumer warpgroups and P kept in registers (RS) everywhere, and FA3's
+// two stages (hopper/flash_fwd_launch_template.h: kStages = 2 on sm90). A device session replaces
+// each comment with the measurement that keeps or changes the row.
+#pragma once
+
+namespace fa::ws {
+
+struct WsTileRow {
+  int D = 0, elem_bytes = 0;
+  int BM = 0, BN = 0, stages = 0, consumer_wgs = 0;
+};
+
+// fp16 and bf16 share rows (FA3 keys its table on the element size, not the type). FP8 (issue 18,
+// item 2) would add elem_bytes == 1 rows here, with FA3's fp8 shapes as the start (tile_size.h's
+// element_size == 1 branch: D128 128 x 224, D256 128 x 128) and V transposed in shared memory by
+// the producer warpgroup before the consumers read it (wgmma's fp8 B operand must be K-major).
+constexpr WsTileRow ws_tile_row(int D, int elem_bytes) {
+  if (elem_bytes != 2) return {};
+  switch (D) {
+    // FA3: 192 x 192 (128 keys for causal) with three consumer warpgroups; with two, 128 rows and
+    // its causal 128-key tile. Unmeasured.
+    case 64: return {64, 2, 128, 128, 2, 2};
+    // FA3: 192 x 144 with P through shared memory (SS); here two warpgroups, P in registers, and the
+    // 64-byte swizzle (96 is not a multiple of 64: ws_layout.hpp). Unmeasured.
+    case 96: return {96, 2, 128, 128, 2, 2};
+    // FA3: 128 x 176 (non-causal), 128 x 128 (causal, local); 128 keys for both until measured, with
+    // 176 for non-causal the first candidate. Unmeasured.
+    case 128: return {128, 2, 128, 128, 2, 2};
+    // FA3: 128 x 80 ("hits the limit of smem"): 64 KB of Q and 2 x 2 x 40 KB of K/V. Unmeasured.
+    case 256: return {256, 2, 128, 80, 2, 2};
+    default: return {};
+  }
+}
+constexpr bool ws_has_row(int D, int elem_bytes) { return ws_tile_row(D, elem_bytes).BM > 0; }
+
+// The wgmma N (m64nNk16) that kernels/device/async_sm90.hpp has operand lists for: a row's BN (S = Q K^T)
+// and D (O += P V) must be among them.
+constexpr bool wgmma_has_n(int N) { return N == 64 || N == 80 || N == 96 || N == 128 || N == 176 || N == 256; }
+
+// Accumulator and fragment registers a consumer thread holds through the loop: O (D / 2 floats), S
+// (BN / 2 floats) and P (BN / 4 packed pairs). What is left of its setmaxnreg budget goes to m, l,
+// addresses and loop state; the table's rows leave at least 48.
+constexpr int ws_fragment_registers(const WsTileRow& r) { return r.D / 2 + r.BN / 2 + r.BN / 4; }
+
+}  // namespace fa::ws

@@ -1,0 +1,225 @@
+// The mma-ws kernel's layout arithmetic (kernels/device/ws_layout.hpp) on the CPU: the swizzled tile
+// is the address-bit swizzle the TMA and wgmma apply, every element has one slot, the TMA boxes tile
+// it exactly, descriptors encode what they should, and the addresses wgmma reads through a
+// descriptor (its canonical layouts, emulated) are the elements the tile layout put there, for every
+// head dim of the tile table and every k16 step of both GEMMs. Plain C++. Run: ctest -R WsLayout
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "kernels/device/fragment_layout.hpp"
+#include "kernels/device/ws_layout.hpp"
+#include "kernels/device/ws_tile_traits.hpp"
+
+using namespace fa::ws;
+
+namespace {
+
+// Every (D, rows) the kernel lays out: Q tiles of BM rows, K/V tiles of BN rows, per table row.
+struct Case {
+  int D, rows;
+};
+std::vector<Case> table_cases() {
+  std::vector<Case> cs;
+  for (int D = 16; D <= 256; D += 16)
+    if (ws_has_row(D, 2)) {
+      const WsTileRow r = ws_tile_row(D, 2);
+      cs.push_back({D, r.BM});
+      cs.push_back({D, r.BN});
+    }
+  return cs;
+}
+
+// Linear (unswizzled) byte offset of (r, c) in the column-block layout.
+int linear_offset(int r, int c, int rows, int sw) {
+  const int bc = block_cols(sw);
+  return (c / bc) * rows * sw + r * sw + (c % bc) * 2;
+}
+
+// The byte address wgmma reads for element (i, k) (i: row of A or of K-major B, 0..rows-1 from the
+// descriptor's start; k: 0..15) of a K-major operand: canonical ((8, n), 2) : ((SW/16, SBO), 1) in
+// 16-byte units from the start, then the swizzle on the address (CUTLASS make_gmma_desc<Major::K>).
+uint32_t kmajor_read(uint64_t desc, int i, int k) {
+  const DescFields f = decode_desc(desc);
+  const uint32_t unit = uint32_t((i % 8) * (f.sw / 16)) * 16 + uint32_t(i / 8) * f.sbo + uint32_t(k / 8) * 16;
+  return swizzle_address(f.start + unit, f.sw) + uint32_t(k % 8) * 2;
+}
+// The same for an MN-major operand, element (n, k): ((SW/16, n), (8, k)) : ((1, LBO), (SW/16, SBO))
+// (make_gmma_desc<Major::MN>).
+uint32_t mnmajor_read(uint64_t desc, int n, int k) {
+  const DescFields f = decode_desc(desc);
+  const int w = f.sw / 16, n16 = n / 8;
+  const uint32_t unit = uint32_t(n16 % w) * 16 + uint32_t(n16 / w) * f.lbo + uint32_t((k % 8) * w) * 16 + uint32_t(k / 8) * f.sbo;
+  return swizzle_address(f.start + unit, f.sw) + uint32_t(n % 8) * 2;
+}
+
+}  // namespace
+
+TEST(WsLayout, TheTableUsesThe128ByteSwizzleWherePossibleAnd64ForD96) {
+  EXPECT_EQ(swizzle_bytes(64), 128);
+  EXPECT_EQ(swizzle_bytes(128), 128);
+  EXPECT_EQ(swizzle_bytes(256), 128);
+  EXPECT_EQ(swizzle_bytes(96), 64);
+  EXPECT_EQ(swizzle_bytes(80), 0) << "D = 80 has no 64- or 128-byte swizzle: the gate refuses it";
+}
+
+TEST(WsLayout, TheTileOffsetIsTheHardwareAddressSwizzleOfTheColumnBlockLayout) {
+  for (const Case& cs : table_cases()) {
+    const int sw = swizzle_bytes(cs.D);
+    ASSERT_EQ(cs.rows * sw % swizzle_period(sw), 0) << "column blocks start on the swizzle period";
+    for (int r = 0; r < cs.rows; ++r)
+      for (int c = 0; c < cs.D; ++c)
+        ASSERT_EQ(uint32_t(sw_offset(r, c, cs.rows, sw)), swizzle_address(uint32_t(linear_offset(r, c, cs.rows, sw)), sw))
+            << "D " << cs.D << " rows " << cs.rows << " (" << r << ", " << c << ")";
+  }
+}
+
+TEST(WsLayout, EveryElementOfATileHasItsOwnTwoBytes) {
+  for (const Case& cs : table_cases()) {
+    const int sw = swizzle_bytes(cs.D);
+    std::set<int> seen;
+    for (int r = 0; r < cs.rows; ++r)
+      for (int c = 0; c < cs.D; ++c) {
+        const int o = sw_offset(r, c, cs.rows, sw);
+        ASSERT_TRUE(o >= 0 && o < cs.rows * cs.D * 2 && o % 2 == 0) << o;
+        ASSERT_TRUE(seen.insert(o).second) << "D " << cs.D << " (" << r << ", " << c << ") collides";
+      }
+  }
+}
+
+TEST(WsLayout, The128ByteTileIsTheMmaKernelsLayout) {
+  // mma's wgmma kernel (tested on the H100) fills its tiles with frag::wgmma_sw128_offset.
+  for (int rows : {64, 80, 128})
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < 256; ++c) ASSERT_EQ(sw_offset(r, c, rows, 128), fa::frag::wgmma_sw128_offset(r, c, rows));
+}
+
+TEST(WsLayout, DescriptorsEncodeStartStridesAndTheSwizzleLayoutType) {
+  const uint64_t d = gmma_desc(0x12340u, 16u, 1024u, 128);
+  EXPECT_EQ(d & 0x3FFFu, 0x1234u) << "start address >> 4 in bits 0-13";
+  EXPECT_EQ((d >> 16) & 0x3FFFu, 1u) << "LBO >> 4 in bits 16-29";
+  EXPECT_EQ((d >> 32) & 0x3FFFu, 64u) << "SBO >> 4 in bits 32-45";
+  EXPECT_EQ((d >> 49) & 7u, 0u) << "base offset 0";
+  EXPECT_EQ(d >> 62, 1u) << "128-byte swizzle is layout type 1";
+  EXPECT_EQ(gmma_desc(0, 16, 512, 64) >> 62, 2u) << "64-byte swizzle is layout type 2";
+  const DescFields f = decode_desc(gmma_desc(0x3F800u, 80u * 128u, 1024u, 128));
+  EXPECT_EQ(f.start, 0x3F800u);
+  EXPECT_EQ(f.lbo, 80u * 128u);
+  EXPECT_EQ(f.sbo, 1024u);
+  EXPECT_EQ(f.sw, 128);
+  // The largest offsets the kernel encodes fit the 14-bit fields: V's LBO (BN * SW) and any start
+  // below the 227 KB of shared memory.
+  for (const Case& cs : table_cases()) EXPECT_LT(uint32_t(cs.rows * swizzle_bytes(cs.D)) >> 4, 1u << 14);
+  EXPECT_LT(uint32_t(kMaxDynamicSmem) >> 4, 1u << 14);
+}
+
+TEST(WsLayout, WgmmaReadsOfQAndKThroughTheirDescriptorsAreTheTilesElements) {
+  // S = Q K^T: A = the warpgroup's 64 rows of Q (rows 64 cw ..), B = all BN rows of K, K-major, at
+  // each k16 step kk. A nonzero tile base checks that only offsets, not absolute addresses, matter.
+  const uint32_t base = 3 * 1024;
+  for (int D = 16; D <= 256; D += 16) {
+    if (!ws_has_row(D, 2)) continue;
+    const WsTileRow row = ws_tile_row(D, 2);
+    const int sw = swizzle_bytes(D);
+    const DescStrides st = kmajor_strides(sw);
+    for (int kk = 0; kk < D / 16; ++kk) {
+      for (int cw = 0; cw < row.BM / 64; ++cw) {
+        const uint64_t da = gmma_desc(base + uint32_t(kmajor_start(64 * cw, kk, row.BM, sw)), st.lbo, st.sbo, sw);
+        for (int i = 0; i < 64; ++i)
+          for (int k = 0; k < 16; ++k)
+            ASSERT_EQ(kmajor_read(da, i, k), base + uint32_t(sw_offset(64 * cw + i, 16 * kk + k, row.BM, sw)))
+                << "Q: D " << D << " cw " << cw << " kk " << kk << " (" << i << ", " << k << ")";
+      }
+      const uint64_t db = gmma_desc(base + uint32_t(kmajor_start(0, kk, row.BN, sw)), st.lbo, st.sbo, sw);
+      for (int n = 0; n < row.BN; ++n)
+        for (int k = 0; k < 16; ++k)
+          ASSERT_EQ(kmajor_read(db, n, k), base + uint32_t(sw_offset(n, 16 * kk + k, row.BN, sw)))
+              << "K: D " << D << " kk " << kk << " (" << n << ", " << k << ")";
+    }
+  }
+}
+
+TEST(WsLayout, WgmmaReadsOfVThroughItsDescriptorAreTheTilesElements) {
+  // O += P V: B = V's key rows [16 kn, 16 kn + 16) by all D columns, MN-major (N = D contiguous).
+  const uint32_t base = 5 * 1024;
+  for (int D = 16; D <= 256; D += 16) {
+    if (!ws_has_row(D, 2)) continue;
+    const WsTileRow row = ws_tile_row(D, 2);
+    const int sw = swizzle_bytes(D);
+    const DescStrides st = mnmajor_strides(row.BN, sw);
+    for (int kn = 0; kn < row.BN / 16; ++kn) {
+      const uint64_t db = gmma_desc(base + uint32_t(mnmajor_start(kn, row.BN, sw)), st.lbo, st.sbo, sw);
+      for (int n = 0; n < D; ++n)
+        for (int k = 0; k < 16; ++k)
+          ASSERT_EQ(mnmajor_read(db, n, k), base + uint32_t(sw_offset(16 * kn + k, n, row.BN, sw)))
+              << "V: D " << D << " kn " << kn << " (" << n << ", " << k << ")";
+    }
+  }
+}
+
+TEST(WsLayout, TmaBoxesTileATileExactlyInItsColumnBlocks) {
+  // Box j brings columns [j BC, (j + 1) BC) of `rows` rows to j * box_bytes: with the TMA's
+  // address swizzle that is sw_offset for each of its elements, and the boxes' bytes add up to the
+  // tile (the mbarrier's expect_tx).
+  for (const Case& cs : table_cases()) {
+    const TmaTile t = tma_tile(cs.D, cs.rows, 1000, 8, 2, 8 * cs.D, cs.D, 1000 * 8 * cs.D);  // BSHD
+    ASSERT_EQ(tma_tile_problem(t), nullptr) << tma_tile_problem(t);
+    EXPECT_EQ(t.box[0] * 2, uint32_t(t.swizzle)) << "one box row is one swizzle span";
+    EXPECT_EQ(t.box[1], uint32_t(cs.rows));
+    EXPECT_EQ(t.copies * int(t.box[0]), cs.D);
+    EXPECT_EQ(uint32_t(t.copies * t.box_bytes), t.tile_bytes);
+    EXPECT_EQ(t.tile_bytes, uint32_t(cs.rows * cs.D * 2));
+    for (int j = 0; j < t.copies; ++j)
+      for (int r = 0; r < cs.rows; ++r)
+        for (int c = 0; c < int(t.box[0]); ++c) {
+          const uint32_t in_box = uint32_t(r * t.swizzle + c * 2);  // the box's row-major bytes, then the swizzle
+          ASSERT_EQ(uint32_t(j * t.box_bytes) + swizzle_address(in_box, t.swizzle),
+                    uint32_t(sw_offset(r, j * int(t.box[0]) + c, cs.rows, t.swizzle)));
+        }
+  }
+}
+
+TEST(WsLayout, TmaTilesTakeBshdAndBhsdStridesAndNameWhatTheEncoderWouldRefuse) {
+  const int64_t S = 333, H = 4, B = 3, D = 128;
+  const TmaTile bshd = tma_tile(D, 128, S, H, B, H * D, D, S * H * D);
+  const TmaTile bhsd = tma_tile(D, 128, S, H, B, D, S * D, H * S * D);
+  EXPECT_EQ(tma_tile_problem(bshd), nullptr);
+  EXPECT_EQ(tma_tile_problem(bhsd), nullptr);
+  EXPECT_EQ(bshd.dim[1], uint64_t(S));
+  EXPECT_EQ(bshd.stride[0], uint64_t(H * D * 2)) << "row stride in bytes";
+  EXPECT_EQ(bhsd.stride[1], uint64_t(S * D * 2)) << "head stride in bytes";
+  EXPECT_NE(tma_tile_problem(tma_tile(80, 128, S, H, B, H * 80, 80, S * H * 80)), nullptr) << "D = 80: no swizzle span";
+  EXPECT_NE(tma_tile_problem(tma_tile(D, 128, S, H, B, H * D + 4, D, S * H * D)), nullptr) << "row stride of 8 bytes past 16";
+  EXPECT_NE(tma_tile_problem(tma_tile(D, 128, S, H, B, H * D, D, int64_t(1) << 40)), nullptr) << "stride >= 2^40 bytes";
+  EXPECT_NE(tma_tile_problem(tma_tile(D, 300, S, H, B, H * D, D, S * H * D)), nullptr) << "box rows > 256";
+  EXPECT_NE(tma_tile_problem(tma_tile(D, 128, 0, H, B, H * D, D, S * H * D)), nullptr) << "an empty dimension";
+}
+
+TEST(WsLayout, OneBlocksSharedMemoryHoldsQTheRingAndTheBarriersAlignedAndApart) {
+  for (int D = 16; D <= 256; D += 16) {
+    if (!ws_has_row(D, 2)) continue;
+    const WsTileRow r = ws_tile_row(D, 2);
+    const WsSmem L = ws_smem(r.BM, r.BN, D, r.stages);
+    EXPECT_LE(L.total, kMaxDynamicSmem) << "D " << D;
+    EXPECT_EQ(L.total - L.used, kSmemAlign) << "room to round the dynamic base up to 1024";
+    std::vector<std::pair<int, int>> regions = {{L.q, L.q_bytes}};  // [begin, bytes)
+    for (int s = 0; s < r.stages; ++s) regions.push_back({L.k(s), L.stage_bytes}), regions.push_back({L.v(s), L.stage_bytes});
+    for (const auto& [b, n] : regions) {
+      EXPECT_EQ(b % kSmemAlign, 0) << "D " << D << ": a tile at " << b << " is off the swizzle period";
+      EXPECT_LE(b + n, L.bar);
+    }
+    for (size_t i = 0; i < regions.size(); ++i)
+      for (size_t j = i + 1; j < regions.size(); ++j)
+        EXPECT_TRUE(regions[i].first + regions[i].second <= regions[j].first ||
+                    regions[j].first + regions[j].second <= regions[i].first)
+            << "D " << D << ": tiles overlap";
+    std::set<int> bars = {L.q_full()};
+    for (int s = 0; s < r.stages; ++s)
+      for (int b : {L.k_full(s), L.k_empty(s), L.v_full(s), L.v_empty(s)}) EXPECT_TRUE(bars.insert(b).second);
+    for (int b : bars) {
+      EXPECT_EQ(b % 8, 0) << "an mbarrier is 8-byte aligned";
+      EXPECT_LE(b + 8, L.used);
+      EXPECT_GE(b, L.bar);
+    }
+  }
+}

@@ -1,0 +1,312 @@
+// The mma-ws kernel's synchronisation protocol (kernels/device/ws_pipeline.hpp) on the CPU: a
+// simulation of its producer thread, its two consumer warpgroups and the TMA engine, under random
+// interleavings, with mbarriers (arrivals, transaction bytes, phase parity) and named barriers
+// modelled after the PTX ISA. The op lists below follow kernels/fa_mma_ws_sm90.hpp step by step (keep
+// them in step with it); the checks: no deadlock, a consumer reads a stage only when it holds the
+// tile it expects, the TMA never overwrites a stage a warpgroup still reads, the two warpgroups'
+// GEMMs alternate, and every barrier ends balanced (no phase half done, no arrival pending).
+// Run: ctest -R WsPipeline
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/device/ws_pipeline.hpp"
+
+using namespace fa::ws;
+
+namespace {
+
+// An mbarrier: `pending` arrivals and `tx` bytes left in the current phase; `completed` phases.
+struct MBar {
+  int expected = 1, pending = 1, tx = 0, completed = 0;
+  std::string error;
+  void settle() {
+    if (pending == 0 && tx == 0) ++completed, pending = expected;
+  }
+  void arrive() {
+    if (--pending < 0) error = "more arrivals than the barrier expects";
+    settle();
+  }
+  void arrive_expect_tx(int bytes) {
+    tx += bytes;
+    arrive();
+  }
+  void complete_tx(int bytes) {
+    tx -= bytes;
+    settle();
+  }
+  // mbarrier.try_wait.parity: true once the phase of that parity before the current one completed.
+  bool try_wait(uint32_t parity) const { return uint32_t(completed & 1) != parity; }
+};
+
+// A named barrier of `count` threads (bar.sync waits for the generation its arrival completes).
+struct NamedBar {
+  int count = kSchedThreads, arrived = 0, generation = 0;
+  int arrive(int threads) {
+    const int g = generation;
+    if ((arrived += threads) == count) arrived = 0, ++generation;
+    return g;
+  }
+};
+
+enum class Kind { q, k, v };
+
+struct Op {
+  enum Type { wait_mbar, arrive_mbar, load, begin_read, end_read, bar_sync, bar_arrive, issue } type;
+  Kind kind = Kind::k;
+  int stage = 0, tile = 0, id = 0;
+  bool full = true;  // wait_mbar / arrive_mbar: the stage's full or empty barrier
+  uint32_t parity = 0;
+};
+
+struct Sim {
+  int stages, ntiles;
+  MBar q_full;
+  std::vector<MBar> k_full, k_empty, v_full, v_empty;
+  NamedBar named[3];
+  std::vector<int> k_tile, v_tile;      // the tile a stage holds (-1: none)
+  std::vector<int> k_readers, v_readers;  // warpgroups reading a stage now
+  struct Job {
+    Kind kind;
+    int stage, tile;
+  };
+  std::vector<Job> tma;  // copies in flight
+  std::vector<std::pair<int, int>> issues;  // (warpgroup, t) in the order the GEMMs were issued
+  std::string error;
+
+  Sim(int s, int n)
+      : stages(s), ntiles(n), k_full(s), k_empty(s), v_full(s), v_empty(s), k_tile(s, -1), v_tile(s, -1),
+        k_readers(s, 0), v_readers(s, 0) {
+    for (auto* v : {&k_empty, &v_empty})
+      for (MBar& b : *v) b.expected = b.pending = kEmptyArrivals;
+  }
+  MBar& bar(Kind k, int st, bool full) {
+    if (k == Kind::q) return q_full;
+    if (k == Kind::k) return full ? k_full[st] : k_empty[st];
+    return full ? v_full[st] : v_empty[st];
+  }
+  std::vector<int>& tiles(Kind k) { return k == Kind::k ? k_tile : v_tile; }
+  std::vector<int>& readers(Kind k) { return k == Kind::k ? k_readers : v_readers; }
+};
+
+constexpr int kTileBytes = 4096;  // any positive number: only its balance matters
+
+// kernels/fa_mma_ws_sm90.hpp, ws_produce: Q, then the ring in producer_load's order.
+std::vector<Op> producer_ops(int stages, int n) {
+  std::vector<Op> ops;
+  if (n == 0) return ops;
+  ops.push_back({Op::load, Kind::q});
+  for (int i = 0; i < 2 * n; ++i) {
+    const Load ld = producer_load(i, n);
+    const Kind k = ld.is_v ? Kind::v : Kind::k;
+    const int st = stage_of(ld.tile, stages);
+    ops.push_back({Op::wait_mbar, k, st, ld.tile, 0, false, empty_parity(ld.tile, stages)});
+    ops.push_back({Op::load, k, st, ld.tile});
+  }
+  return ops;
+}
+
+// kernels/fa_mma_ws_sm90.hpp, ws_consume, for consumer warpgroup cw. A release is its 4 warps'
+// arrivals; a GEMM's reads of a stage last from its issue to the wait that shows them done.
+std::vector<Op> consumer_ops(int cw, int stages, int n) {
+  std::vector<Op> ops;
+  if (n == 0) return ops;
+  auto wait_full = [&](Kind k, int t) { ops.push_back({Op::wait_mbar, k, stage_of(t, stages), t, 0, true, full_parity(t, stages)}); };
+  auto release = [&](Kind k, int t) {
+    for (int w = 0; w < 4; ++w) ops.push_back({Op::arrive_mbar, k, stage_of(t, stages), t, 0, false});
+  };
+  auto read = [&](Op::Type ty, Kind k, int t) { ops.push_back({ty, k, stage_of(t, stages), t}); };
+  ops.push_back({Op::wait_mbar, Kind::q, 0, 0, 0, true, 0});
+  wait_full(Kind::k, 0);
+  read(Op::begin_read, Kind::k, 0);
+  read(Op::end_read, Kind::k, 0);
+  release(Kind::k, 0);
+  if (sched_first_arrive(cw, n)) ops.push_back({Op::bar_arrive, Kind::q, 0, 0, sched_barrier(0)});
+  for (int t = 1; t < n; ++t) {
+    wait_full(Kind::k, t);
+    wait_full(Kind::v, t - 1);
+    ops.push_back({Op::bar_sync, Kind::q, 0, 0, sched_barrier(cw)});
+    ops.push_back({Op::issue, Kind::q, 0, t, cw});
+    read(Op::begin_read, Kind::k, t);
+    read(Op::begin_read, Kind::v, t - 1);
+    if (sched_arrive_after(cw, t, n)) ops.push_back({Op::bar_arrive, Kind::q, 0, 0, sched_barrier(1 - cw)});
+    read(Op::end_read, Kind::k, t);  // wgmma.wait_group 1: S_t done
+    release(Kind::k, t);
+    read(Op::end_read, Kind::v, t - 1);  // wgmma.wait_group 0: P V done
+    release(Kind::v, t - 1);
+  }
+  wait_full(Kind::v, n - 1);
+  read(Op::begin_read, Kind::v, n - 1);
+  read(Op::end_read, Kind::v, n - 1);
+  release(Kind::v, n - 1);
+  return ops;
+}
+
+struct Actor {
+  std::vector<Op> ops;
+  size_t pc = 0;
+  int waiting_generation = -1;  // inside a bar.sync: the generation its arrival belongs to
+  bool done() const { return pc == ops.size(); }
+};
+
+// One step of actor `a`, or false when it is blocked.
+bool step(Sim& s, Actor& a) {
+  const Op& op = a.ops[a.pc];
+  switch (op.type) {
+    case Op::wait_mbar:
+      if (!s.bar(op.kind, op.stage, op.full).try_wait(op.parity)) return false;
+      break;
+    case Op::arrive_mbar: s.bar(op.kind, op.stage, op.full).arrive(); break;
+    case Op::load:
+      if (op.kind != Kind::q) {
+        if (s.readers(op.kind)[op.stage] > 0) s.error = "the TMA overwrites a stage a warpgroup still reads";
+        for (const auto& j : s.tma)
+          if (j.kind == op.kind && j.stage == op.stage) s.error = "two copies into one stage in flight";
+      }
+      s.bar(op.kind, op.stage, true).arrive_expect_tx(kTileBytes);
+      s.tma.push_back({op.kind, op.stage, op.tile});
+      break;
+    case Op::begin_read:
+      if (s.tiles(op.kind)[op.stage] != op.tile)
+        s.error = "a consumer reads stage " + std::to_string(op.stage) + " for tile " + std::to_string(op.tile) +
+                  " holding " + std::to_string(s.tiles(op.kind)[op.stage]);
+      ++s.readers(op.kind)[op.stage];
+      break;
+    case Op::end_read: --s.readers(op.kind)[op.stage]; break;
+    case Op::bar_arrive: s.named[op.id].arrive(128); break;
+    case Op::bar_sync:
+      if (a.waiting_generation < 0) a.waiting_generation = s.named[op.id].arrive(128);
+      if (s.named[op.id].generation == a.waiting_generation) return false;
+      a.waiting_generation = -1;
+      break;
+    case Op::issue: s.issues.push_back({op.id, op.tile}); break;
+  }
+  ++a.pc;
+  return true;
+}
+
+// Completes one TMA copy in flight (copy j): its tile lands, its bytes reach the full barrier.
+void land(Sim& s, size_t j) {
+  const Sim::Job job = s.tma[j];
+  s.tma.erase(s.tma.begin() + long(j));
+  if (job.kind != Kind::q) s.tiles(job.kind)[job.stage] = job.tile;
+  s.bar(job.kind, job.stage, true).complete_tx(kTileBytes);
+}
+
+struct Outcome {
+  std::string error;                        // the first broken rule, or ""
+  std::vector<std::pair<int, int>> issues;  // (warpgroup, t) in GEMM issue order
+};
+
+// Runs one block to the end under a random interleaving of its actors and the TMA engine.
+Outcome run(int stages, int n, uint32_t seed) {
+  Sim s(stages, n);
+  std::vector<Actor> actors = {{producer_ops(stages, n)}, {consumer_ops(0, stages, n)}, {consumer_ops(1, stages, n)}};
+  std::mt19937 rng(seed);
+  auto fail = [&](std::string e) { return Outcome{std::move(e), s.issues}; };
+  for (;;) {
+    std::vector<int> choices;  // actors 0..2, and 3 = the TMA engine landing a copy
+    for (int i = 0; i < 3; ++i)
+      if (!actors[size_t(i)].done()) choices.push_back(i);
+    if (!s.tma.empty()) choices.push_back(3);
+    if (choices.empty()) break;
+    std::shuffle(choices.begin(), choices.end(), rng);
+    bool moved = false;
+    for (int c : choices) {
+      if (c == 3) land(s, std::uniform_int_distribution<size_t>(0, s.tma.size() - 1)(rng)), moved = true;
+      else moved = step(s, actors[size_t(c)]);
+      if (!s.error.empty()) return fail(s.error);
+      if (moved) break;
+    }
+    if (!moved) return fail("deadlock");
+  }
+  if (!s.q_full.error.empty()) return fail(s.q_full.error);
+  for (auto* v : {&s.k_full, &s.k_empty, &s.v_full, &s.v_empty})
+    for (const MBar& b : *v) {
+      if (!b.error.empty()) return fail(b.error);
+      if (b.pending != b.expected || b.tx != 0) return fail("an mbarrier ends with a phase half done");
+    }
+  for (int id = 1; id <= 2; ++id)
+    if (s.named[id].arrived != 0) return fail("named barrier " + std::to_string(id) + " ends with arrivals pending");
+  return Outcome{"", s.issues};
+}
+
+}  // namespace
+
+TEST(WsPipeline, RegisterBudgetsFitTheFileAndSetmaxnregsRules) {
+  EXPECT_EQ(kThreads, 384);
+  EXPECT_LE(128 * kProducerRegs + 128 * kConsumerWgs * kConsumerRegs, kRegisterFile);
+  for (int r : {kProducerRegs, kConsumerRegs}) EXPECT_TRUE(r % 8 == 0 && r >= 24 && r <= 256) << r;
+  const int entry = kRegisterFile / kThreads / 8 * 8;  // __launch_bounds__(384, 1): 168
+  EXPECT_EQ(entry, 168);
+  EXPECT_LE(kProducerRegs, entry) << "setmaxnreg.dec lowers";
+  EXPECT_GE(kConsumerRegs, entry) << "setmaxnreg.inc raises";
+}
+
+TEST(WsPipeline, TheProducerLoadsEveryTileOnceWithKOneTileAheadOfV) {
+  auto order = [](int n) {
+    std::string o;
+    for (int i = 0; i < 2 * n; ++i) {
+      const Load ld = producer_load(i, n);
+      o += (ld.is_v ? "V" : "K") + std::to_string(ld.tile) + " ";
+    }
+    return o;
+  };
+  EXPECT_EQ(order(1), "K0 V0 ");
+  EXPECT_EQ(order(2), "K0 K1 V0 V1 ");
+  EXPECT_EQ(order(4), "K0 K1 V0 K2 V1 K3 V2 V3 ");
+}
+
+TEST(WsPipeline, StagesAndParitiesWalkTheRing) {
+  EXPECT_EQ(full_parity(0, 2), 0u);
+  EXPECT_EQ(empty_parity(0, 2), 1u) << "a fresh empty barrier passes: the first pass waits for nothing";
+  EXPECT_EQ(stage_of(5, 2), 1);
+  EXPECT_EQ(full_parity(5, 2), 0u);
+  EXPECT_EQ(full_parity(3, 3), 1u);
+  EXPECT_EQ(empty_parity(3, 3), 0u);
+}
+
+TEST(WsPipeline, RandomInterleavingsNeverDeadlockReadStaleTilesOrOverwriteOnesInUse) {
+  for (int stages : {2, 3, 4})
+    for (int n : {0, 1, 2, 3, 4, 5, 8, 13})
+      for (uint32_t seed = 1; seed <= 200; ++seed) {
+        ASSERT_EQ(run(stages, n, seed).error, "") << "stages " << stages << ", " << n << " tiles, seed " << seed;
+      }
+}
+
+TEST(WsPipeline, TheTwoWarpgroupsTakeTurnsOnTheTensorCores) {
+  for (int n : {2, 3, 7})
+    for (uint32_t seed = 1; seed <= 50; ++seed) {
+      const Outcome o = run(2, n, seed);
+      ASSERT_EQ(o.error, "");
+      std::vector<std::pair<int, int>> want;
+      for (int t = 1; t < n; ++t) want.push_back({0, t}), want.push_back({1, t});
+      EXPECT_EQ(o.issues, want) << n << " tiles, seed " << seed;
+    }
+}
+
+TEST(WsPipeline, TheSimulationCatchesABrokenProtocol) {
+  // A producer that does not wait for the consumers' release overwrites a stage in use (or lets a
+  // consumer read a later tile): the checks above can fail.
+  int caught = 0;
+  for (uint32_t seed = 1; seed <= 50; ++seed) {
+    Sim s(2, 6);
+    std::vector<Op> prod = producer_ops(2, 6);
+    prod.erase(std::remove_if(prod.begin(), prod.end(), [](const Op& o) { return o.type == Op::wait_mbar; }), prod.end());
+    std::vector<Actor> actors = {{prod}, {consumer_ops(0, 2, 6)}, {consumer_ops(1, 2, 6)}};
+    std::mt19937 rng(seed);
+    for (int guard = 0; guard < 100000 && s.error.empty(); ++guard) {
+      const int c = int(rng() % 4);
+      if (c == 3) {
+        if (!s.tma.empty()) land(s, 0);
+      } else if (!actors[size_t(c)].done()) {
+        step(s, actors[size_t(c)]);
+      }
+    }
+    caught += !s.error.empty();
+  }
+  EXPECT_GT(caught, 0);
+}

@@ -1,0 +1,43 @@
+// The mma-ws tile table (kernels/device/ws_tile_traits.hpp) on the CPU: the head dims it covers, and
+// for every row a shape the kernel can run: one 64-row slice a consumer warpgroup, wgmma shapes
+// that exist for both GEMMs, a swizzle for D, shared memory within sm_90's limit and fragments
+// within the consumers' register budget. Plain C++. Run: ctest -R WsTileTraits
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "kernels/device/ws_layout.hpp"
+#include "kernels/device/ws_pipeline.hpp"
+#include "kernels/device/ws_tile_traits.hpp"
+
+using namespace fa::ws;
+
+TEST(WsTileTraits, TheTableCoversD64_96_128And256In16BitTypesOnly) {
+  std::vector<int> dims;
+  for (int D = 8; D <= 512; D += 8)
+    if (ws_has_row(D, 2)) dims.push_back(D);
+  EXPECT_EQ(dims, (std::vector<int>{64, 96, 128, 256}));
+  for (int D : {64, 96, 128, 256}) EXPECT_FALSE(ws_has_row(D, 1)) << "fp8 rows come with the fp8 dtype (issue 18 item 2)";
+  EXPECT_FALSE(ws_has_row(80, 2));
+}
+
+TEST(WsTileTraits, EveryRowIsAShapeTheKernelCanRun) {
+  for (int D = 16; D <= 256; D += 16) {
+    if (!ws_has_row(D, 2)) continue;
+    const WsTileRow r = ws_tile_row(D, 2);
+    EXPECT_EQ(r.D, D);
+    EXPECT_EQ(r.elem_bytes, 2);
+    EXPECT_EQ(r.consumer_wgs, kConsumerWgs) << "D " << D << ": the kernel ping-pongs two consumer warpgroups";
+    EXPECT_EQ(r.BM, 64 * r.consumer_wgs) << "D " << D << ": one wgmma M = 64 slice a warpgroup";
+    EXPECT_EQ(r.BN % 16, 0) << "D " << D << ": P V takes BN in k16 steps";
+    EXPECT_TRUE(wgmma_has_n(r.BN)) << "D " << D << ": S = Q K^T is m64n" << r.BN << "k16";
+    EXPECT_TRUE(wgmma_has_n(D)) << "O += P V is m64n" << D << "k16";
+    EXPECT_EQ(D % 16, 0);
+    EXPECT_GT(swizzle_bytes(D), 0) << "D " << D << " has a swizzle span";
+    EXPECT_LE(r.BN, 256) << "a TMA box is at most 256 rows";
+    EXPECT_LE(r.BM, 256);
+    EXPECT_GE(r.stages, 2);
+    EXPECT_LE(ws_smem(r.BM, r.BN, D, r.stages).total, kMaxDynamicSmem) << "D " << D;
+    EXPECT_LE(ws_fragment_registers(r) + 48, kConsumerRegs) << "D " << D << ": room beside the fragments";
+  }
+}
