@@ -25,6 +25,8 @@ struct DeviceFacts {
   int units = 0;              // SMs / CUs
   int wave_size = 32;
   bool has_wmma_gfx11 = false, has_mfma_gfx9 = false, has_mma_sm80 = false;
+  // An sm_90 device and sm_90a code in this binary: TMA, wgmma and setmaxnreg kernels can run.
+  bool has_wgmma_sm90a = false;
   size_t memory_bytes = 0, l2_bytes = 0;
   int sm_clock_mhz = 0, mem_clock_mhz = 0;
   int cpu_threads = 1;

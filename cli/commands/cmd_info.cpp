@@ -35,8 +35,9 @@ void add_info(CLI::App& app, int& status) {
       std::cout << fmt::format("memory      {:.1f} GiB, L2 {:.1f} MiB\nclocks      sm {} MHz, memory {} MHz\n",
                                double(d.memory_bytes) / (1 << 30), double(d.l2_bytes) / (1 << 20), d.sm_clock_mhz,
                                d.mem_clock_mhz);
-      std::cout << fmt::format("runtime     {}\ncapability  has_mma_sm80={} has_mfma_gfx9={} has_wmma_gfx11={}\n",
-                               d.runtime, d.has_mma_sm80, d.has_mfma_gfx9, d.has_wmma_gfx11);
+      std::cout << fmt::format("runtime     {}\ncapability  has_mma_sm80={} has_wgmma_sm90a={} has_mfma_gfx9={} "
+                               "has_wmma_gfx11={}\n",
+                               d.runtime, d.has_mma_sm80, d.has_wgmma_sm90a, d.has_mfma_gfx9, d.has_wmma_gfx11);
     }
     for (const auto& r : reg.rows())
       if (!r.plugin_file.empty())

@@ -67,6 +67,9 @@ DeviceFacts query_device() {
   cudaDriverGetVersion(&drv);
   f.runtime = fmt::format("CUDA runtime {}.{}, driver {}.{}", rt / 1000, rt % 1000 / 10, drv / 1000, drv % 1000 / 10);
   f.has_mma_sm80 = pr.major >= 8;
+#ifdef FABENCH_CUDA_SM90A  // sm_90a code runs on sm_90 alone (not on later archs)
+  f.has_wgmma_sm90a = pr.major == 9 && pr.minor == 0;
+#endif
   cudaFuncAttributes attr;
   const Error probe = cudaFuncGetAttributes(&attr, probe_kernel);
 #endif
