@@ -1,0 +1,189 @@
+// Hopper's asynchronous machinery for the mma-ws kernel, as small PTX wrappers (PTX ISA 8.x):
+// mbarriers with transaction counts, TMA bulk tensor copies (cp.async.bulk.tensor) completing on
+// them, register reallocation between warpgroups (setmaxnreg), named barriers (bar.sync/bar.arrive),
+// and wgmma.mma_async for every N the tile table uses (kernels/device/wgmma_sm90.hpp has the
+// fence/commit/wait/pin these go with, and N = 64/128 only). The PTX forms follow CUTLASS
+// (include/cutlass/arch/barrier.h: ClusterBarrier, ClusterTransactionBarrier, NamedBarrier,
+// fence_barrier_init; include/cute/arch/copy_sm90_tma.hpp: SM90_TMA_LOAD_4D; copy_sm90_desc.hpp:
+// prefetch_tma_descriptor; include/cutlass/arch/reg_reconfig.h); none of its code is used.
+// Defined only where wgmma exists (FA_HAS_WGMMA_SM90: the sm_90a pass); the sm_80 pass, the host pass
+// and AMD see the TensorMap type and FA_GRID_CONSTANT alone.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/device/wgmma_sm90.hpp"
+#include "kernels/device/ws_tile_traits.hpp"
+
+// A kernel parameter the kernel reads in place (the TMA engine reads tensor maps from parameter
+// space by address: CUDA's __grid_constant__). Other toolchains pass it as a plain parameter.
+#if defined(__CUDACC__)
+#define FA_GRID_CONSTANT __grid_constant__
+#else
+#define FA_GRID_CONSTANT
+#endif
+
+namespace fa::gpu::sm90 {
+
+// A CUtensorMap's bytes (cuda.h: 16 opaque quadwords, 128-byte aligned), so that kernels and their
+// launchers name the type without cuda.h; the host encodes into a CUtensorMap and copies it here.
+struct alignas(128) TensorMap {
+  uint64_t opaque[16];
+};
+
+#if FA_HAS_WGMMA_SM90
+// ---- mbarriers (CUTLASS ClusterBarrier / ClusterTransactionBarrier, CTA scope) -------------------
+__device__ inline void mbar_init(uint32_t bar, uint32_t arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(arrivals) : "memory");
+}
+// Orders the inits before their use by other threads and by the TMA engine (the async proxy):
+// CUTLASS's fence_barrier_init, plus the proxy fence the CUDA programming guide's TMA example uses.
+__device__ inline void fence_mbar_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+__device__ inline void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// One arrival, and `bytes` more that the current phase waits for (the TMA copies' complete_tx).
+__device__ inline void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+// True once the phase of parity `parity` before the current one completed (kernels/device/ws_pipeline.hpp).
+// try_wait suspends the thread for a while before it answers false, so a loop over it is no hot spin.
+__device__ inline bool mbar_try_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  asm volatile(
+      "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.b32 %0, 1, 0, p;\n}\n"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+__device__ inline void mbar_wait(uint32_t bar, uint32_t parity) {
+  while (!mbar_try_wait(bar, parity)) {
+  }
+}
+
+// ---- TMA (cute SM90_TMA_LOAD_4D without the cache hint) ---------------------------------------
+// Copies the box at coordinates (c0 innermost .. c3) of the tensor `tmap` describes to shared memory
+// at `dst`, in the tensor map's swizzle; the bytes complete on `bar`'s current phase.
+__device__ inline void tma_load_4d(uint32_t dst, const TensorMap* tmap, uint32_t bar, int c0, int c1, int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(tmap)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+// Fetches a tensor map into the TMA unit's descriptor cache ahead of its first copy.
+__device__ inline void prefetch_tensor_map(const TensorMap* tmap) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tmap)) : "memory");
+}
+
+// ---- setmaxnreg (executed by every thread of a warpgroup) ----------------------------------------
+template <int REGS>
+__device__ inline void reg_dealloc() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS));
+}
+template <int REGS>
+__device__ inline void reg_alloc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS));
+}
+
+// ---- named barriers: `threads` (a multiple of 32) arrive on barrier `id` (1..15; 0 is __syncthreads's)
+__device__ inline void bar_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ inline void bar_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// ---- wgmma.mma_async m64nNk16, fp32 accumulators d[N / 2] (layout: frag::wgmma_m64nNk16_c) ----------
+// Operand lists for N / 2 accumulator registers, built from blocks of 8; the descriptors (and A's
+// registers) follow them, their numbers spelled out at each use below.
+#define FA_WS_R8_0 "%0, %1, %2, %3, %4, %5, %6, %7"
+#define FA_WS_R8_1 "%8, %9, %10, %11, %12, %13, %14, %15"
+#define FA_WS_R8_2 "%16, %17, %18, %19, %20, %21, %22, %23"
+#define FA_WS_R8_3 "%24, %25, %26, %27, %28, %29, %30, %31"
+#define FA_WS_R8_4 "%32, %33, %34, %35, %36, %37, %38, %39"
+#define FA_WS_R8_5 "%40, %41, %42, %43, %44, %45, %46, %47"
+#define FA_WS_R8_6 "%48, %49, %50, %51, %52, %53, %54, %55"
+#define FA_WS_R8_7 "%56, %57, %58, %59, %60, %61, %62, %63"
+#define FA_WS_R8_8 "%64, %65, %66, %67, %68, %69, %70, %71"
+#define FA_WS_R8_9 "%72, %73, %74, %75, %76, %77, %78, %79"
+#define FA_WS_R8_10 "%80, %81, %82, %83, %84, %85, %86, %87"
+#define FA_WS_R8_11 "%88, %89, %90, %91, %92, %93, %94, %95"
+#define FA_WS_R8_12 "%96, %97, %98, %99, %100, %101, %102, %103"
+#define FA_WS_R8_13 "%104, %105, %106, %107, %108, %109, %110, %111"
+#define FA_WS_R8_14 "%112, %113, %114, %115, %116, %117, %118, %119"
+#define FA_WS_R8_15 "%120, %121, %122, %123, %124, %125, %126, %127"
+#define FA_WS_REGS_32 FA_WS_R8_0 ", " FA_WS_R8_1 ", " FA_WS_R8_2 ", " FA_WS_R8_3
+#define FA_WS_REGS_40 FA_WS_REGS_32 ", " FA_WS_R8_4
+#define FA_WS_REGS_48 FA_WS_REGS_40 ", " FA_WS_R8_5
+#define FA_WS_REGS_64 FA_WS_REGS_48 ", " FA_WS_R8_6 ", " FA_WS_R8_7
+#define FA_WS_REGS_88 FA_WS_REGS_64 ", " FA_WS_R8_8 ", " FA_WS_R8_9 ", " FA_WS_R8_10
+#define FA_WS_REGS_128 FA_WS_REGS_88 ", " FA_WS_R8_11 ", " FA_WS_R8_12 ", " FA_WS_R8_13 ", " FA_WS_R8_14 ", " FA_WS_R8_15
+#define FA_WS_D8(i) \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define FA_WS_ACC_32 FA_WS_D8(0), FA_WS_D8(8), FA_WS_D8(16), FA_WS_D8(24)
+#define FA_WS_ACC_40 FA_WS_ACC_32, FA_WS_D8(32)
+#define FA_WS_ACC_48 FA_WS_ACC_40, FA_WS_D8(40)
+#define FA_WS_ACC_64 FA_WS_ACC_48, FA_WS_D8(48), FA_WS_D8(56)
+#define FA_WS_ACC_88 FA_WS_ACC_64, FA_WS_D8(64), FA_WS_D8(72), FA_WS_D8(80)
+#define FA_WS_ACC_128 FA_WS_ACC_88, FA_WS_D8(88), FA_WS_D8(96), FA_WS_D8(104), FA_WS_D8(112), FA_WS_D8(120)
+
+// D (64 x N) (+)= A (64 x 16, shared, K-major) B (16 x N, shared, K-major); SCALE_D 0 ignores D.
+#define FA_WS_SS(N, R, I0, I1, I2, TY)                                                                  \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #I2 ", 0;\n"                                       \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY " {" FA_WS_REGS_##R "}, %" #I0 \
+               ", %" #I1 ", p, 1, 1, 0, 0;\n}\n"                                                         \
+               : FA_WS_ACC_##R                                                                          \
+               : "l"(da), "l"(db), "n"(SCALE_D))
+// D (64 x N) += A (64 x 16 in registers, the m16n8k16 A layout a warp) B (16 x N, shared, MN-major).
+#define FA_WS_RS(N, R, I0, I1, I2, I3, I4, TY)                                                           \
+  asm volatile("wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY " {" FA_WS_REGS_##R "}, {%" #I0 \
+               ", %" #I1 ", %" #I2 ", %" #I3 "}, %" #I4 ", 1, 1, 1, 1;\n"                                \
+               : FA_WS_ACC_##R                                                                          \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db))
+
+template <typename T, int N, int SCALE_D>
+__device__ inline void ss(float (&d)[N / 2], uint64_t da, uint64_t db) {
+  static_assert(ws::wgmma_has_n(N), "wgmma N without an operand list here: add it beside FA_WS_REGS_*");
+  constexpr bool bf = std::is_same_v<T, BF16>;
+  if constexpr (N == 64) {
+    if constexpr (bf) FA_WS_SS(64, 32, 32, 33, 34, "bf16"); else FA_WS_SS(64, 32, 32, 33, 34, "f16");
+  } else if constexpr (N == 80) {
+    if constexpr (bf) FA_WS_SS(80, 40, 40, 41, 42, "bf16"); else FA_WS_SS(80, 40, 40, 41, 42, "f16");
+  } else if constexpr (N == 96) {
+    if constexpr (bf) FA_WS_SS(96, 48, 48, 49, 50, "bf16"); else FA_WS_SS(96, 48, 48, 49, 50, "f16");
+  } else if constexpr (N == 128) {
+    if constexpr (bf) FA_WS_SS(128, 64, 64, 65, 66, "bf16"); else FA_WS_SS(128, 64, 64, 65, 66, "f16");
+  } else if constexpr (N == 176) {
+    if constexpr (bf) FA_WS_SS(176, 88, 88, 89, 90, "bf16"); else FA_WS_SS(176, 88, 88, 89, 90, "f16");
+  } else {
+    if constexpr (bf) FA_WS_SS(256, 128, 128, 129, 130, "bf16"); else FA_WS_SS(256, 128, 128, 129, 130, "f16");
+  }
+}
+
+template <typename T, int N>
+__device__ inline void rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db) {
+  static_assert(ws::wgmma_has_n(N), "wgmma N without an operand list here: add it beside FA_WS_REGS_*");
+  constexpr bool bf = std::is_same_v<T, BF16>;
+  if constexpr (N == 64) {
+    if constexpr (bf) FA_WS_RS(64, 32, 32, 33, 34, 35, 36, "bf16"); else FA_WS_RS(64, 32, 32, 33, 34, 35, 36, "f16");
+  } else if constexpr (N == 80) {
+    if constexpr (bf) FA_WS_RS(80, 40, 40, 41, 42, 43, 44, "bf16"); else FA_WS_RS(80, 40, 40, 41, 42, 43, 44, "f16");
+  } else if constexpr (N == 96) {
+    if constexpr (bf) FA_WS_RS(96, 48, 48, 49, 50, 51, 52, "bf16"); else FA_WS_RS(96, 48, 48, 49, 50, 51, 52, "f16");
+  } else if constexpr (N == 128) {
+    if constexpr (bf) FA_WS_RS(128, 64, 64, 65, 66, 67, 68, "bf16"); else FA_WS_RS(128, 64, 64, 65, 66, 67, 68, "f16");
+  } else if constexpr (N == 176) {
+    if constexpr (bf) FA_WS_RS(176, 88, 88, 89, 90, 91, 92, "bf16"); else FA_WS_RS(176, 88, 88, 89, 90, 91, 92, "f16");
+  } else {
+    if constexpr (bf) FA_WS_RS(256, 128, 128, 129, 130, 131, 132, "bf16"); else FA_WS_RS(256, 128, 128, 129, 130, 131, 132, "f16");
+  }
+}
+#undef FA_WS_SS
+#undef FA_WS_RS
+#endif
+
+}  // namespace fa::gpu::sm90
