@@ -64,6 +64,19 @@ __device__ inline void mbar_wait(uint32_t bar, uint32_t parity) {
   while (!mbar_try_wait(bar, parity)) {
   }
 }
+// The same, but a wait past kWaitTrapNs traps instead of hanging: a TMA copy that never lands (a bad
+// tensor map) or a protocol bug then fails the launch with an error the harness reports, where a
+// hang would eat a device session's command limit. Healthy waits last microseconds (milliseconds
+// under compute-sanitizer); the clock is read only once the first try has failed. The producer's
+// waits use it (a trap ends the whole grid, the consumers' waits with it); in the consumers' loop the
+// clock's registers made ptxas spill and serialise the wgmmas (C7512, nvcc 13.0).
+constexpr uint64_t kWaitTrapNs = 4000000000ull;
+__device__ inline void mbar_wait_or_trap(uint32_t bar, uint32_t parity) {
+  if (mbar_try_wait(bar, parity)) return;
+  const uint64_t t0 = wall_ticks();  // %globaltimer: nanoseconds
+  while (!mbar_try_wait(bar, parity))
+    if (wall_ticks() - t0 > kWaitTrapNs) __trap();
+}
 
 // ---- TMA (cute SM90_TMA_LOAD_4D without the cache hint) ---------------------------------------
 // Copies the box at coordinates (c0 innermost .. c3) of the tensor `tmap` describes to shared memory

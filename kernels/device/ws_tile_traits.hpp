@@ -47,7 +47,9 @@ constexpr bool wgmma_has_n(int N) { return N == 64 || N == 80 || N == 96 || N ==
 
 // Accumulator and fragment registers a consumer thread holds through the loop: O (D / 2 floats), S
 // (BN / 2 floats) and P (BN / 4 packed pairs). What is left of its setmaxnreg budget goes to m, l,
-// addresses and loop state; the table's rows leave at least 48.
+// addresses and loop state; the table's rows leave at least 48. What ptxas needs (nvcc 13.0, the
+// consumer budget lowered until it spills): D=64 no spill at 168, D=96 at 184, D=128 at 200, D=256
+// at 240 but 20 bytes at 232: D=256 x 80 keys is at the budget's edge, a wider tile there spills.
 constexpr int ws_fragment_registers(const WsTileRow& r) { return r.D / 2 + r.BN / 2 + r.BN / 4; }
 
 }  // namespace fa::ws

@@ -94,7 +94,8 @@ struct Sim {
 
 constexpr int kTileBytes = 4096;  // any positive number: only its balance matters
 
-// kernels/fa_mma_ws_sm90.hpp, ws_produce: Q, then the ring in producer_load's order.
+// kernels/fa_mma_ws_sm90.hpp, ws_produce: Q, then the ring in producer_load's order, then the wait
+// for the last copy into each stage.
 std::vector<Op> producer_ops(int stages, int n) {
   std::vector<Op> ops;
   if (n == 0) return ops;
@@ -106,6 +107,9 @@ std::vector<Op> producer_ops(int stages, int n) {
     ops.push_back({Op::wait_mbar, k, st, ld.tile, 0, false, empty_parity(ld.tile, stages)});
     ops.push_back({Op::load, k, st, ld.tile});
   }
+  ops.push_back({Op::wait_mbar, Kind::q, 0, 0, 0, true, 0});  // the tail: the last copies landed
+  for (int t = n > stages ? n - stages : 0; t < n; ++t)
+    for (Kind k : {Kind::k, Kind::v}) ops.push_back({Op::wait_mbar, k, stage_of(t, stages), t, 0, true, full_parity(t, stages)});
   return ops;
 }
 
