@@ -1,6 +1,6 @@
 // GPU paths against the CPU reference: every GPU row of the registry (auto included) on the edge
 // sweep, on randomized small problems and on short-query GQA (speculative decoding) shapes, with
-// every G its gate admits; the record's verdict must be pass. Labelled `gpu`; skips with the
+// every G its gate admits, and mma-ws on every head dim of its table; the record's verdict must be pass. Labelled `gpu`; skips with the
 // reason where no GPU answers (or no GPU backend is built).
 #include <gtest/gtest.h>
 
@@ -74,6 +74,7 @@ TEST(GpuPaths, EveryPathPassesTheEdgeSweep) {
   const std::map<std::string, bool DeviceFacts::*> needs = {{"mfma", &DeviceFacts::has_mfma_gfx9},
                                                             {"wmma", &DeviceFacts::has_wmma_gfx11},
                                                             {"mma", &DeviceFacts::has_mma_sm80},
+                                                            {"mma-ws", &DeviceFacts::has_wgmma_sm90a},
                                                             {"mma-decode", &DeviceFacts::has_mma_sm80}};
   for (const auto& p : gpu().paths) {
     // A path for another arch (mfma, wmma on NVIDIA; mma on AMD) lacks its capability here, and its
@@ -187,6 +188,52 @@ TEST(GpuPaths, DecodeSplitsLongKeySetsOverBlocksAndReportsIt) {
       }
     }
   }
+}
+
+// mma-ws (issue 18: TMA producer, mbarrier ring, ping-pong consumers) on every head dim of its tile
+// table, both dtypes, causal and not, BSHD and BHSD, GQA, at G = 0, 2 and 16, with S and Sk off the
+// tiles; and key ranges long enough (up to 19 tiles) that the K/V ring wraps its stages several
+// times, so a wrong mbarrier phase parity shows as a stale tile. Each row runs on mma too, the path
+// it is to fold into. On a device without sm_90a the gate's refusal names the device.
+TEST(GpuPaths, MmaWsPassesEveryHeadDimOfItsTableOnLongAndRaggedKeyRanges) {
+  REQUIRE_GPU();
+  const PathRow& row = *gpu().reg.find("mma-ws");
+  Problem probe;
+  if (!gpu().ctx.device.has_wgmma_sm90a) {
+    const auto no = row.supports(probe, 0, gpu().ctx);
+    ASSERT_TRUE(no.has_value());
+    EXPECT_NE(no->find(gpu().ctx.device.arch), std::string::npos) << *no;
+    GTEST_SKIP() << *no;
+  }
+  Sweep s;
+  int line = 0;
+  for (int64_t D : {64, 96, 128, 256})
+    for (DType t : {DType::fp16, DType::bf16})
+      for (bool causal : {false, true})
+        for (int shape = 0; shape < 3; ++shape) {
+          SweepRow r;
+          Problem& p = r.problem;
+          p.D = D, p.dtype = t, p.causal = causal;
+          if (shape == 0) p.B = 2, p.H = 4, p.Hk = 2, p.S = 200, p.Sk = 333;            // GQA, ragged
+          else if (shape == 1) p.B = 1, p.H = 2, p.Hk = 2, p.S = 130, p.Sk = 2431;      // long: the ring wraps
+          else p.B = 1, p.H = 8, p.Hk = 1, p.S = 77, p.Sk = 61, p.layout = Layout::bhsd;  // MQA, S > Sk, BHSD
+          p.seed = uint64_t(1000 + line);
+          r.where = SourceLoc{"mma-ws", ++line};
+          r.splits = {SplitRequest{}, SplitRequest{false, 2}, SplitRequest{false, 16}};
+          s.rows.push_back(r);
+        }
+  RunOptions o = validate_only();
+  o.paths = {"mma-ws", "mma"};
+  NullSink sink;
+  const auto recs = run_sweep(s, o, gpu().reg, gpu().ctx, {&sink});
+  int passes = 0;
+  for (const auto& r : recs) {
+    EXPECT_EQ(r.status, Status::pass) << r.problem.label() << " " << dtype_name(r.problem.dtype) << " "
+                                      << layout_name(r.problem.layout) << (r.problem.causal ? " causal " : " ") << r.path
+                                      << " G=" << r.g_req.str() << ": " << status_name(r.status) << ": " << r.reason;
+    passes += r.path == "mma-ws" && r.status == Status::pass;
+  }
+  EXPECT_EQ(passes, 4 * 2 * 2 * 3 * 3);
 }
 
 TEST(GpuPaths, AnOutputThatIsNeverWrittenIsCaught) {

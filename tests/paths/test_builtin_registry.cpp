@@ -52,11 +52,18 @@ TEST(BuiltinRegistry, EverySelfRegisteredRowSurvivesTheLink) {
   size_t expected = 2;  // cpu-ref and cpu-flash
 #ifdef FABENCH_HAS_GPU
   expected += listed_gpu_paths().size() + listed_test_paths().size();  // test rows register too (shown only on the switch)
+  // A path no device session has validated yet registers with auto_rank 0, so that auto never picks
+  // it; today mma-ws (issue 18), until it passes on an H100 and folds into mma.
+  const std::vector<std::string> not_for_auto_yet = {"mma-ws"};
   for (const auto& name : listed_gpu_paths()) {
     const PathRow* r = reg.find(name);
     ASSERT_TRUE(r) << name;
     EXPECT_TRUE(r->prepare) << name << " is listed in CMakeLists.txt but its row did not register";
-    EXPECT_GT(r->auto_rank, 0) << name;
+    if (std::find(not_for_auto_yet.begin(), not_for_auto_yet.end(), name) != not_for_auto_yet.end()) {
+      EXPECT_EQ(r->auto_rank, 0) << name << " is unvalidated: auto must not pick it";
+    } else {
+      EXPECT_GT(r->auto_rank, 0) << name;
+    }
   }
 #endif
   EXPECT_EQ(registered_paths().size(), expected);

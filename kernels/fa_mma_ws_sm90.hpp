@@ -1,0 +1,244 @@
+// The mma-ws path's kernel (mma_ws_fwd): FlashAttention-3's forward structure on sm_90a, written
+// from its description and hopper/ sources (flash_fwd_kernel_sm90.h, mainloop_fwd_sm90_tma_gmma_ws.hpp)
+// without their code. A block of 384 threads owns BM = 128 query rows of one (batch, head, split):
+// - warpgroup 0 produces: setmaxnreg.dec to 24 registers, then one thread issues TMA copies of Q
+//   (once) and of each K and V tile into a STAGES-deep ring (kernels/device/ws_pipeline.hpp: order,
+//   stages, parities), each tile completing on its stage's full mbarrier;
+// - warpgroups 1 and 2 consume, 64 rows each, with setmaxnreg.inc to 240: S = Q K^T from shared
+//   memory (wgmma, both operands by descriptor), the online softmax in the exp2 domain on S's
+//   registers, P packed in registers as the A operand of O += P V (wgmma with A from registers);
+//   S_t and P_{t-1} V_{t-1} are issued together and the softmax of S_t runs under P_{t-1} V_{t-1}
+//   (intra-warpgroup overlap), and the two warpgroups take turns issuing (ping-pong on two named
+//   barriers) so that one's softmax runs under the other's GEMMs. A warp releases a stage (one
+//   arrival on its empty mbarrier) once its wgmma.wait_group shows every read of it done.
+// Shared memory (kernels/device/ws_layout.hpp): Q, the K ring, the V ring in the TMA's swizzle, which
+// is the layout the wgmma descriptors describe; then the mbarriers. Tile loop conventions (causal
+// limit, split ranges, masks, epilogue, partials) are the mma path's (kernels/device/tile_loop.hpp).
+// Built only into sm_90a code; elsewhere its body traps and the host never launches it (the gate).
+#pragma once
+#include "kernels/device/async_sm90.hpp"
+#include "kernels/device/fragment_layout.hpp"
+#include "kernels/device/tile_loop.hpp"
+#include "kernels/device/ws_layout.hpp"
+#include "kernels/device/ws_pipeline.hpp"
+#include "kernels/device/ws_tile_traits.hpp"
+
+namespace fa::gpu {
+namespace {
+
+// One row of the tile table (kernels/device/ws_tile_traits.hpp) as compile-time constants.
+template <int D_>
+struct WsTraits {
+  static constexpr ws::WsTileRow ROW = ws::ws_tile_row(D_, 2);
+  static constexpr int D = D_, BM = ROW.BM, BN = ROW.BN, STAGES = ROW.stages;
+  static constexpr int THREADS = ws::kThreads;
+  static constexpr int SW = ws::swizzle_bytes(D), BC = ws::block_cols(SW);  // swizzle bytes, columns a block
+  static constexpr int KD = D / 16, KN = BN / 16;                            // k16 steps of Q K^T and of P V
+  static constexpr ws::WsSmem layout() { return ws::ws_smem(BM, BN, D, STAGES); }
+  static constexpr int SMEM = layout().total;
+  static_assert(ROW.BM > 0, "no tile row for this head dim");
+  static_assert(ROW.consumer_wgs == ws::kConsumerWgs && BM == 64 * ws::kConsumerWgs, "one 64-row slice a consumer warpgroup");
+  static_assert(SW > 0 && D % BC == 0 && BN % 16 == 0 && STAGES >= 2, "tile shape");
+  static_assert(SMEM <= ws::kMaxDynamicSmem, "shared memory");
+};
+
+// The three tensor maps, encoded on the host (kernels/fa_mma_ws.hip), read by the TMA in place.
+struct WsMaps {
+  sm90::TensorMap q, k, v;
+};
+
+#if FA_HAS_WGMMA_SM90
+// The producer: one thread of warpgroup 0. Q once, then the ring in ws::producer_load's order; before
+// refilling a stage it waits for the consumers' release of its previous tile. Its waits trap after
+// seconds (mbar_wait_or_trap), so a lost copy or a stuck consumer fails the launch instead of hanging.
+template <typename K>
+__device__ inline void ws_produce(const sm90::TensorMap* mq, const sm90::TensorMap* mk, const sm90::TensorMap* mv,
+                                  const tile::BlockCoords& c, const KeyRange& kr, int ntiles, uint32_t base) {
+  constexpr ws::WsSmem L = K::layout();
+  sm90::prefetch_tensor_map(mq);
+  sm90::prefetch_tensor_map(mk);
+  sm90::prefetch_tensor_map(mv);
+  sm90::mbar_arrive_expect_tx(base + L.q_full(), uint32_t(L.q_bytes));
+#pragma unroll
+  for (int j = 0; j < K::D / K::BC; ++j)  // box j: columns [j BC, (j + 1) BC) into column block j
+    sm90::tma_load_4d(base + L.q + j * K::BM * K::SW, mq, base + L.q_full(), j * K::BC, c.q0, c.h, c.b);
+  for (int i = 0; i < 2 * ntiles; ++i) {
+    const ws::Load ld = ws::producer_load(i, ntiles);
+    const int st = ws::stage_of(ld.tile, K::STAGES);
+    const uint32_t full = base + (ld.is_v ? L.v_full(st) : L.k_full(st));
+    const uint32_t dst = base + (ld.is_v ? L.v(st) : L.k(st));
+    const sm90::TensorMap* map = ld.is_v ? mv : mk;
+    const int kv0 = int(kr.begin + int64_t(ld.tile) * K::BN);
+    sm90::mbar_wait_or_trap(base + (ld.is_v ? L.v_empty(st) : L.k_empty(st)), ws::empty_parity(ld.tile, K::STAGES));
+    sm90::mbar_arrive_expect_tx(full, uint32_t(L.stage_bytes));
+#pragma unroll
+    for (int j = 0; j < K::D / K::BC; ++j) sm90::tma_load_4d(dst + j * K::BN * K::SW, map, full, j * K::BC, kv0, c.hk, c.b);
+  }
+  // Stay until the last copy into each stage has landed: a copy that never lands (a bad tensor map)
+  // then traps here (mbar_wait_or_trap) instead of leaving the consumers to wait forever. Those
+  // stages take no later tile, so their phases stay where the parity says.
+  sm90::mbar_wait_or_trap(base + L.q_full(), 0);
+  for (int t = ntiles > K::STAGES ? ntiles - K::STAGES : 0; t < ntiles; ++t) {
+    const int st = ws::stage_of(t, K::STAGES);
+    sm90::mbar_wait_or_trap(base + L.k_full(st), ws::full_parity(t, K::STAGES));
+    sm90::mbar_wait_or_trap(base + L.v_full(st), ws::full_parity(t, K::STAGES));
+  }
+}
+
+// A consumer warpgroup `cw` (0 or 1: rows [64 cw, 64 cw + 64) of the block), thread `wt` of it.
+template <typename T, typename K>
+__device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c, const KeyRange& kr, int ntiles,
+                                  uint32_t base, int cw, int wt) {
+  constexpr ws::WsSmem L = K::layout();
+  constexpr ws::DescStrides kd = ws::kmajor_strides(K::SW), vd = ws::mnmajor_strides(K::BN, K::SW);
+  const int lane = wt % 32;
+  const int64_t no_mask_end = tile::unmasked_end(a, c, kr);
+  float o[K::D / 2], s[K::BN / 2], alpha[2];
+  uint32_t p[K::KN][4];
+#pragma unroll
+  for (int i = 0; i < K::D / 2; ++i) o[i] = 0.f;
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+
+  // Each step straight-line code, as in mma_wg_fwd (fa_mma_sm90.hpp): ptxas then sees which wgmma
+  // group a register read waits for.
+  auto issue_s = [&](int t) {  // S = Q K_t^T over this warpgroup's 64 rows
+    const uint32_t kt = base + L.k(ws::stage_of(t, K::STAGES)), q = base + L.q;
+    sm90::ss<T, K::BN, 0>(s, ws::gmma_desc(q + ws::kmajor_start(64 * cw, 0, K::BM, K::SW), kd.lbo, kd.sbo, K::SW),
+                          ws::gmma_desc(kt + ws::kmajor_start(0, 0, K::BN, K::SW), kd.lbo, kd.sbo, K::SW));
+#pragma unroll
+    for (int kk = 1; kk < K::KD; ++kk)
+      sm90::ss<T, K::BN, 1>(s, ws::gmma_desc(q + ws::kmajor_start(64 * cw, kk, K::BM, K::SW), kd.lbo, kd.sbo, K::SW),
+                            ws::gmma_desc(kt + ws::kmajor_start(0, kk, K::BN, K::SW), kd.lbo, kd.sbo, K::SW));
+    wg::commit();
+  };
+  auto issue_pv = [&](int t) {  // O += P V_t
+    const uint32_t vt = base + L.v(ws::stage_of(t, K::STAGES));
+#pragma unroll
+    for (int kn = 0; kn < K::KN; ++kn)
+      sm90::rs<T, K::D>(o, p[kn], ws::gmma_desc(vt + ws::mnmajor_start(kn, K::BN, K::SW), vd.lbo, vd.sbo, K::SW));
+    wg::commit();
+  };
+  auto release = [&](int bar) {  // this warp's wgmma reads of the stage are done (ws_pipeline.hpp)
+    if (lane == 0) sm90::mbar_arrive(base + uint32_t(bar));
+  };
+  auto softmax = [&](int t) {  // S_t (landed) -> exp2 in place, row sums, alpha
+    const int64_t kv0 = kr.begin + int64_t(t) * K::BN;
+    if (kv0 + K::BN > no_mask_end) {  // causal diagonal or the range's last tile
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {
+        const int row = c.q0 + 64 * cw + frag::wgmma_m64nNk16_c(wt, 2 * hr).row;
+        mask_quad_row<K::BN / 8>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, lane,
+                                 tile::tile_cols_visible(a, row, kv0, kr.end, K::BN));
+      }
+    }
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr)  // rows (thread % 32) / 4 (slots 4j, 4j + 1) and + 8 (4j + 2, 4j + 3)
+      alpha[hr] = softmax_quad_row<K::BN / 8>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, m[hr],
+                                              l[hr], a.scale_log2);
+  };
+  auto pack_p = [&] {  // S's column blocks 2kn, 2kn + 1 are P's k16 step kn
+#pragma unroll
+    for (int kn = 0; kn < K::KN; ++kn) {
+      p[kn][0] = pack2<T>(s[8 * kn + 0], s[8 * kn + 1]);
+      p[kn][1] = pack2<T>(s[8 * kn + 2], s[8 * kn + 3]);
+      p[kn][2] = pack2<T>(s[8 * kn + 4], s[8 * kn + 5]);
+      p[kn][3] = pack2<T>(s[8 * kn + 6], s[8 * kn + 7]);
+    }
+  };
+
+  if (ntiles > 0) {
+    sm90::mbar_wait(base + L.q_full(), 0);
+    sm90::mbar_wait(base + L.k_full(0), ws::full_parity(0, K::STAGES));
+    wg::fence();
+    issue_s(0);
+    wg::wait<0>();
+    wg::pin(s);
+    release(L.k_empty(0));
+    softmax(0);  // O is still zero: no rescale
+    pack_p();
+    if (ws::sched_first_arrive(cw, ntiles)) sm90::bar_arrive(ws::sched_barrier(0), ws::kSchedThreads);
+    for (int t = 1; t < ntiles; ++t) {
+      const int ks = ws::stage_of(t, K::STAGES), vs = ws::stage_of(t - 1, K::STAGES);
+      // Both tiles landed before either GEMM issues: a wait loop between the two issues makes ptxas
+      // serialise every wgmma of the kernel (C7520, nvcc 13.0), where FA3 waits for V in between.
+      sm90::mbar_wait(base + L.k_full(ks), ws::full_parity(t, K::STAGES));
+      sm90::mbar_wait(base + L.v_full(vs), ws::full_parity(t - 1, K::STAGES));
+      sm90::bar_sync(ws::sched_barrier(cw), ws::kSchedThreads);  // this warpgroup's turn on the tensor cores
+      wg::fence();  // O rescaled and P packed by ordinary instructions since the last wgmma
+      issue_s(t);
+      issue_pv(t - 1);
+      if (ws::sched_arrive_after(cw, t, ntiles)) sm90::bar_arrive(ws::sched_barrier(1 - cw), ws::kSchedThreads);
+      wg::wait<1>();  // S_t landed; P_{t-1} V_{t-1} may still run
+      wg::pin(s);
+      release(L.k_empty(ks));
+      softmax(t);
+      wg::wait<0>();  // O and P are free
+      wg::pin(o);
+      release(L.v_empty(vs));
+#pragma unroll
+      for (int i = 0; i < K::D / 2; ++i) o[i] *= alpha[(i % 4) / 2];
+      pack_p();
+    }
+    const int vs = ws::stage_of(ntiles - 1, K::STAGES);
+    sm90::mbar_wait(base + L.v_full(vs), ws::full_parity(ntiles - 1, K::STAGES));
+    wg::fence();
+    issue_pv(ntiles - 1);
+    wg::wait<0>();
+    wg::pin(o);
+    release(L.v_empty(vs));
+  }
+
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    float lsum = l[hr];
+    lsum += shfl_xor(lsum, 1, 4);
+    lsum += shfl_xor(lsum, 2, 4);
+    const tile::RowEnd e = tile::row_end(m[hr], lsum, a.scale_log2);
+    const frag::Coord at = frag::wgmma_m64nNk16_c(wt, 2 * hr);
+    const int s_row = c.q0 + 64 * cw + at.row;
+    if (s_row >= a.S) continue;
+#pragma unroll
+    for (int j = 0; j < K::D / 8; ++j)
+      tile::store_pair<T>(a, c, s_row, 8 * j + at.col, o[4 * j + 2 * hr] * e.inv_l, o[4 * j + 2 * hr + 1] * e.inv_l);
+    if (lane % 4 == 0) tile::store_lse(a, c, s_row, e.lse);
+  }
+}
+#endif
+
+template <typename T, typename K>
+__global__ void __launch_bounds__(ws::kThreads, 1) mma_ws_fwd(const FA_GRID_CONSTANT WsMaps maps, AttnArgs a) {
+#if FA_HAS_WGMMA_SM90
+  extern __shared__ __align__(128) unsigned char ws_smem_raw[];
+  const uint32_t base = (smem_addr(ws_smem_raw) + uint32_t(ws::kSmemAlign - 1)) & ~uint32_t(ws::kSmemAlign - 1);
+  constexpr ws::WsSmem L = K::layout();
+  const int tid = threadIdx.x;
+  const tile::BlockCoords c = tile::block_coords(a, K::BM);
+  const KeyRange kr = tile::dense_block_keys(a, c, K::BM, K::BN);  // the gate refuses serving fields, as mma
+  const int ntiles = kr.end > kr.begin ? int((kr.end - kr.begin + K::BN - 1) / K::BN) : 0;
+  if (tid == 0) {
+    sm90::mbar_init(base + L.q_full(), 1);
+#pragma unroll
+    for (int st = 0; st < K::STAGES; ++st) {
+      sm90::mbar_init(base + L.k_full(st), 1);
+      sm90::mbar_init(base + L.v_full(st), 1);
+      sm90::mbar_init(base + L.k_empty(st), ws::kEmptyArrivals);
+      sm90::mbar_init(base + L.v_empty(st), ws::kEmptyArrivals);
+    }
+    sm90::fence_mbar_init();
+  }
+  __syncthreads();  // the last block-wide barrier: the roles below sync only through mbarriers and bar 1, 2
+  if (tid < 128) {
+    sm90::reg_dealloc<ws::kProducerRegs>();
+    if (tid == 0 && ntiles > 0) ws_produce<K>(&maps.q, &maps.k, &maps.v, c, kr, ntiles, base);
+  } else {
+    sm90::reg_alloc<ws::kConsumerRegs>();
+    ws_consume<T, K>(a, c, kr, ntiles, base, tid / 128 - 1, tid % 128);
+  }
+#else
+  (void)maps, (void)a;
+  unsupported_arch();  // built without sm_90a: the host launches this kernel only where the gate admits it
+#endif
+}
+
+}  // namespace
+}  // namespace fa::gpu
