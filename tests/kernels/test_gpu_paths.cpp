@@ -236,6 +236,46 @@ TEST(GpuPaths, MmaWsPassesEveryHeadDimOfItsTableOnLongAndRaggedKeyRanges) {
   EXPECT_EQ(passes, 4 * 2 * 2 * 3 * 3);
 }
 
+// mma-ws's gate asked about a made-up H100 and A100: it reads DeviceFacts only, so this runs on any
+// machine with a GPU build, device or not.
+TEST(GpuPaths, MmaWsGateAdmitsItsTableOnSm90AndNamesWhatItRefuses) {
+#ifndef FABENCH_HAS_GPU
+  GTEST_SKIP() << "mma-ws is a placeholder row without a GPU backend";
+#else
+  const PathRow* row = gpu().reg.find("mma-ws");
+  ASSERT_TRUE(row && row->prepare);
+  GateContext h100;
+  h100.device.gpu = true, h100.device.arch = "sm_90", h100.device.has_mma_sm80 = true, h100.device.has_wgmma_sm90a = true;
+  GateContext a100 = h100;
+  a100.device.arch = "sm_80", a100.device.has_wgmma_sm90a = false;
+  Problem p;
+  p.B = 2, p.H = 8, p.Hk = 2, p.S = 300, p.Sk = 500, p.causal = true, p.dtype = DType::bf16;
+  for (int64_t D : {64, 96, 128, 256})
+    for (Layout l : {Layout::bshd, Layout::bhsd})
+      for (int G : {0, 2, 4, 8, 16}) {
+        p.D = D, p.layout = l;
+        const auto no = row->supports(p, G, h100);
+        EXPECT_FALSE(no.has_value()) << "D " << D << " " << layout_name(l) << " G " << G << ": " << *no;
+      }
+  p.layout = Layout::bshd;
+  auto refusal = [&](const Problem& q, int G, const GateContext& ctx) { return row->supports(q, G, ctx).value_or("(admitted)"); };
+  for (int64_t D : {32, 80, 192}) {
+    Problem q = p;
+    q.D = D;
+    EXPECT_NE(refusal(q, 0, h100).find("D in 64, 96, 128, 256"), std::string::npos) << refusal(q, 0, h100);
+  }
+  p.D = 128;
+  EXPECT_NE(refusal(p, 3, h100).find("G in 0, 2, 4, 8, 16"), std::string::npos);
+  EXPECT_NE(refusal(p, 0, a100).find("sm_80"), std::string::npos) << "the refusal names the device";
+  Problem f32 = p;
+  f32.dtype = DType::fp32;
+  EXPECT_NE(refusal(f32, 0, h100), "(admitted)");
+  Problem capped = p;
+  capped.softcap = 20;
+  EXPECT_NE(refusal(capped, 0, h100).find("softcap"), std::string::npos) << refusal(capped, 0, h100);
+#endif
+}
+
 TEST(GpuPaths, AnOutputThatIsNeverWrittenIsCaught) {
   REQUIRE_GPU();
   // Poison, then read back without running: the validator must see every element unwritten.
