@@ -42,6 +42,12 @@ struct WsTraits {
   static_assert(SMEM <= ws::kMaxDynamicSmem, "shared memory");
 };
 
+// FP8 (issue 18, item 2) would enter here: e4m3 tensor maps (1-byte elements: a 128-byte span is 128
+// columns), wgmma m64nNk32 with both operands K-major, so the producer warpgroup would keep more
+// registers and transpose each V tile in shared memory (ldmatrix.trans / stmatrix, as FA3's
+// Transpose_V) between the TMA's full barrier and a second one the consumers wait on; the Q/K/V
+// descales fold into scale_log2 and the epilogue. Its tile rows go in ws_tile_traits.hpp.
+
 // The three tensor maps, encoded on the host (kernels/fa_mma_ws.hip), read by the TMA in place.
 struct WsMaps {
   sm90::TensorMap q, k, v;
