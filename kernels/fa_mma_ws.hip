@@ -124,7 +124,7 @@ void launch_cfg(const WsMaps& maps, const AttnArgs& a, Stream st) {
 // The tile and occupancy a run uses, for the split rules.
 TileShape ws_tile(const Problem& p, int, const DeviceFacts& device) {
   TileShape tile{128, 128, 1};
-  if (!device.has_wgmma_sm90a || p.dtype == DType::fp32) return tile;
+  if (!device.has_wgmma_sm90a || (p.dtype != DType::fp16 && p.dtype != DType::bf16)) return tile;
   with_dtype(p.dtype, [&](auto tr) {
     using T = decltype(tr);
     with_ws_cfg(p.D, [&](auto k) {

@@ -267,9 +267,11 @@ TEST(GpuPaths, MmaWsGateAdmitsItsTableOnSm90AndNamesWhatItRefuses) {
   p.D = 128;
   EXPECT_NE(refusal(p, 3, h100).find("G in 0, 2, 4, 8, 16"), std::string::npos);
   EXPECT_NE(refusal(p, 0, a100).find("sm_80"), std::string::npos) << "the refusal names the device";
-  Problem f32 = p;
-  f32.dtype = DType::fp32;
-  EXPECT_NE(refusal(f32, 0, h100), "(admitted)");
+  for (DType t : {DType::fp32, DType::fp8_e4m3, DType::fp8_e5m2}) {
+    Problem q = p;
+    q.dtype = t;
+    EXPECT_NE(refusal(q, 0, h100), "(admitted)") << dtype_name(t) << ": fp16/bf16 only until FP8 rows exist";
+  }
   Problem capped = p;
   capped.softcap = 20;
   EXPECT_NE(refusal(capped, 0, h100).find("softcap"), std::string::npos) << refusal(capped, 0, h100);
@@ -420,8 +422,9 @@ TEST(GpuPaths, Fp8InputsPassOnTheScalarPathsAndTheMatrixCorePathsRefuseThemByNam
     EXPECT_TRUE(r.status == Status::pass || r.status == Status::skip) << what;
     if (r.status == Status::pass) ++ran[r.path];
     const bool takes = r.path == "naive" || r.path == "tiled" || r.path == "splitk" || r.path == "auto";
-    if (!takes && r.status == Status::skip)  // the shared gate asks about the dtype before anything else
+    if (!takes && r.status == Status::skip) {  // the shared gate asks about the dtype before anything else
       EXPECT_NE(r.reason.find(dtype_name(r.problem.dtype)), std::string::npos) << what;
+    }
   }
   EXPECT_EQ(ran["naive"], i) << "naive runs every FP8 problem at G = 0";
   EXPECT_EQ(ran["tiled"], i) << "tiled runs every FP8 problem at G = 0";
