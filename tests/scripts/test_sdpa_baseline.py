@@ -314,20 +314,27 @@ class ExternalBackends(unittest.TestCase):
         self.assertEqual(sb.external_call(fn, sb.Problem(), Shaped(1, 1, 1, 64), Shaped(1, 1, 1, 64), Shaped(1, 1, 1, 64)),
                          "O from aiter")
 
+    def time_sweep(self, sweep_text, backends):
+        """scripts/sdpa_baseline.py over a CSV sweep of this text: (the sweep's path, the records'
+        path, the records), checked to exit 0 and to write fa-bench's columns."""
+        sweep, out = temp_path(".csv"), temp_path(".csv")
+        with open(sweep, "w") as f:
+            f.write(sweep_text)
+        res = subprocess.run([sys.executable, os.path.join(SOURCE, "scripts", "sdpa_baseline.py"), sweep,
+                              "--backends", backends, "-o", out], capture_output=True, text=True)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        with open(out, newline="") as f:
+            reader = csv.DictReader(f)
+            self.assertEqual(tuple(reader.fieldnames), tuple(sb.COLUMNS))
+            return sweep, out, list(reader)
+
     def test_fp32_is_refused_before_the_library_is_called(self):
         self.assertEqual(sb.external_refusal(sb.Problem(dtype="fp32"), "aiter"), "aiter.flash_attn_func takes fp16 and bf16 only")
         self.assertIsNone(sb.external_refusal(sb.Problem(dtype="bf16"), "fa2"))
 
     def test_fp8_rows_are_skips_naming_why_for_every_backend_with_no_device_needed(self):
-        sweep = temp_path(".csv")
-        with open(sweep, "w") as f:
-            f.write("name,B,H,Hk,S,Sk,D,causal,dtype\nf8,1,4,2,9,17,64,1,fp8_e4m3|fp8_e5m2\n")
-        out = temp_path(".csv")
-        res = subprocess.run([sys.executable, os.path.join(SOURCE, "scripts", "sdpa_baseline.py"), sweep,
-                              "--backends", "flash,cudnn,flex,fa2", "-o", out], capture_output=True, text=True)
-        self.assertEqual(res.returncode, 0, res.stderr)
-        with open(out, newline="") as f:
-            rows = list(csv.DictReader(f))
+        sweep, _, rows = self.time_sweep("name,B,H,Hk,S,Sk,D,causal,dtype\nf8,1,4,2,9,17,64,1,fp8_e4m3|fp8_e5m2\n",
+                                      "flash,cudnn,flex,fa2")
         self.assertEqual(len(rows), 8)
         self.assertEqual({r["status"] for r in rows}, {"skip"})
         self.assertEqual({r["reason"] for r in rows}, {sb.FP8_SKIP})
@@ -342,17 +349,8 @@ class ExternalBackends(unittest.TestCase):
 
     @unittest.skipUnless(NO_EXTERNAL, "flash_attn or aiter is importable here")
     def test_timing_writes_a_skip_naming_the_import_error_for_every_record_of_each_backend(self):
-        sweep = temp_path(".csv")
-        with open(sweep, "w") as f:
-            f.write("name,B,H,Hk,S,Sk,D,causal,dtype\nboth,1,4,2,9,17,64,1,fp16|bf16\nbad,1,6,4,2,2,16,0,fp16\n")
-        out = temp_path(".csv")
-        res = subprocess.run([sys.executable, os.path.join(SOURCE, "scripts", "sdpa_baseline.py"), sweep,
-                              "--backends", "fa2,aiter", "-o", out], capture_output=True, text=True)
-        self.assertEqual(res.returncode, 0, res.stderr)
-        with open(out, newline="") as f:
-            reader = csv.DictReader(f)
-            self.assertEqual(tuple(reader.fieldnames), tuple(sb.COLUMNS))
-            rows = list(reader)
+        _, out, rows = self.time_sweep("name,B,H,Hk,S,Sk,D,causal,dtype\nboth,1,4,2,9,17,64,1,fp16|bf16\nbad,1,6,4,2,2,16,0,fp16\n",
+                                  "fa2,aiter")
         self.assertEqual([(r["name"], r["dtype"], r["path"], r["status"]) for r in rows],
                          [("both", "fp16", "fa2", "skip"), ("both", "fp16", "aiter", "skip"),
                           ("both", "bf16", "fa2", "skip"), ("both", "bf16", "aiter", "skip"),
