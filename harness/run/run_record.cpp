@@ -33,17 +33,18 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
     // The toward-zero bias the path's accumulation may leave (harness/check/rounding_bias.hpp's model).
     const int step = out.rz_accumulate_keys >= 0 ? out.rz_accumulate_keys : pr.rz_accumulate_keys;
     const double drift = accumulation_drift_ulp(out_dtype(p.dtype), keys_per_split(p, r.g_used), step);
+    // One reference a P rounding (FP8 rows: e4m3 or bf16 as the path declares), shared by the row's records.
+    const DType lp_p = lowprec_p_dtype(p, pr.fp8_p);
+    std::unique_ptr<Reference>& ref = data.refs[lp_p];
     if (pr.oracle) {
       r.status = Status::pass;
       r.reason = "oracle (not validated)";
     } else {
-      // One reference a problem, again only where a path rounds P otherwise (FP8: e4m3 or bf16).
-      const DType lp_p = lowprec_p_dtype(p, pr.fp8_p);
-      if (!data.ref || data.ref->lp_p != lp_p) {
+      if (!ref) {
         const int64_t n = opt.check_rows > 0 ? opt.check_rows : rows_within_budget(p, ctx.cpu_budget_flops);
-        data.ref = std::make_unique<Reference>(opt.reference(p, *data.inputs, sample_rows(p, n, p.seed), lp_p));
+        ref = std::make_unique<Reference>(opt.reference(p, *data.inputs, sample_rows(p, n, p.seed), lp_p));
       }
-      const Metrics m = measure(p, *data.inputs, *data.ref, out);
+      const Metrics m = measure(p, *data.inputs, *ref, out);
       const Verdict v = judge(m, p.dtype, opt.thresholds, drift);
       r.metrics = m;
       r.rule = v.rule;
@@ -77,8 +78,8 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
       if (opt.check_timed && r.status == Status::pass) {
         const RunOutputs last = exec->read_back();
         TimedCheck c = check_timed_outputs(out, last, pr.deterministic, [&](const RunOutputs& t) {
-          if (!data.ref) return std::string("no reference to judge it by (the oracle)");
-          return judge(measure(p, *data.inputs, *data.ref, t), p.dtype, opt.thresholds, drift).reason;
+          if (!ref) return std::string("no reference to judge it by (the oracle)");
+          return judge(measure(p, *data.inputs, *ref, t), p.dtype, opt.thresholds, drift).reason;
         });
         if (!last.fault.empty()) c.reason = last.fault + " (in a timed launch)";
         r.timed_check = c.outcome;

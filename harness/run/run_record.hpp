@@ -4,6 +4,7 @@
 // process (harness/run/isolate.hpp) whose child side calls it in turn.
 #pragma once
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -48,7 +49,9 @@ struct RowData {
   RowData();
   ~RowData();
   std::unique_ptr<HostInputs> inputs;
-  std::unique_ptr<Reference> ref;
+  // By the low-precision reference's P rounding: one entry, or two on an FP8 row whose paths
+  // declare e4m3 and bf16 (each computed once, however the row's paths alternate).
+  std::map<DType, std::unique_ptr<Reference>> refs;
 };
 
 // Runs one record whose gate said yes, in this process: prepare, poison, run, read back,
