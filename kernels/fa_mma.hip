@@ -7,7 +7,10 @@
 // last row's keys are never visited, and only the diagonal and range-end tiles are masked
 // (kernels/device/tile_loop.hpp). G > 1 writes fp32 partials that kernels/device/combine.hip folds.
 // On sm_90 (built with sm_90a), D = 64 and 128 run the same tile loop on warpgroup MMA instead
-// (wgmma, swizzled shared memory, the softmax overlapped with P V).
+// (wgmma, swizzled shared memory, the softmax overlapped with P V). Problems with serving fields
+// (per-sequence lengths, thd, paged K/V, window, ALiBi, softcap) run each kernel's SERVE instance:
+// the same loop with the sequence's key range (tiles outside the window never visited) and rows and
+// keys addressed through the serving view; dense problems run the instances without that code.
 // This file: the traits table, the dispatch from (D, keys, G, arch) to a row, the gate (which asks
 // that dispatch, so the head-dim list is written once: the table) and the registry row. The
 // kernels: mma_fwd in fa_mma_sm80.hpp, mma_wg_fwd in fa_mma_sm90.hpp.
@@ -57,16 +60,16 @@ using Mma128 = MmaTraits<128, 128, 64, 4, 2, false>;
 using Mma256 = MmaTraits<256, 64, 32, 4, 2, false>;
 constexpr int kLongKeys = 4096;  // keys a block visits from which Mma64Long pays
 
-// The kernel a traits row runs.
-template <typename T, typename K>
+// The kernel a traits row runs; SERVE: its instance for problems with serving fields.
+template <typename T, typename K, bool SERVE = false>
 auto kernel_of() {
-  if constexpr (K::WG) return mma_wg_fwd<T, K>;
-  else return mma_fwd<T, K>;
+  if constexpr (K::WG) return mma_wg_fwd<T, K, SERVE>;
+  else return mma_fwd<T, K, SERVE>;
 }
 
-template <typename T, typename K>
+template <typename T, typename K, bool SERVE>
 void launch_cfg(const AttnArgs& a, Stream st) {
-  const auto kernel = kernel_of<T, K>();
+  const auto kernel = kernel_of<T, K, SERVE>();
   static thread_local const bool smem_ok = [&] {  // per device: one per --devices worker thread
     FA_GPU_CHECK(set_max_dynamic_smem(kernel, K::SMEM));
     return true;
@@ -136,7 +139,11 @@ std::string wg_head_dims() {
 void launch_mma(const AttnArgs& a, DType t, bool wg, Stream st) {
   with_dtype(t, [&](auto tr) {
     using T = decltype(tr);
-    if (!with_mma_cfg(a.D, a.Sk, a.G, wg, [&](auto k) { launch_cfg<T, decltype(k)>(a, st); }))
+    const bool serve = a.serving != nullptr;  // the problem has serving fields: the SERVE instances
+    if (!with_mma_cfg(a.D, a.Sk, a.G, wg, [&](auto k) {
+          if (serve) launch_cfg<T, decltype(k), true>(a, st);
+          else launch_cfg<T, decltype(k), false>(a, st);
+        }))
       throw std::logic_error(fmt::format("mma has no kernel for D={} (its gate should have said so)", a.D));
   });
 }
@@ -178,7 +185,7 @@ class MmaExecution : public GpuExecution {
 };
 
 std::optional<std::string> mma_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx)) return no;
+  if (auto no = common_gpu_gate(p, ctx, /*takes_serving=*/true)) return no;
   if (!ctx.device.has_mma_sm80)
     return fmt::format("mma needs an NVIDIA GPU with mma.sync (sm_80 or newer); this device is {}", ctx.device.arch);
   if (!with_sync_cfg(p.D, p.Sk, G, [](auto) {}))
@@ -194,7 +201,9 @@ PathRow mma_row(const DeviceFacts&) {
             fmt::format("tensor-core FlashAttention-2 (mma.sync m16n8k16; wgmma on sm_90 for D {}): S/P in registers, "
                         "cp.async K/V ring, split-K",
                         wg_head_dims()),
-            fmt::format("{}; sm_80+ (mma.sync); D in {}; G in 0, 2, 4, 8, 16", common_gpu_gate_doc(), sync_head_dims()),
+            fmt::format("{}; sm_80+ (mma.sync); D in {}; G in 0, 2, 4, 8, 16; serving fields (varlen, thd, paged, "
+                        "window, ALiBi, softcap)",
+                        common_gpu_gate_doc(), sync_head_dims()),
             false, mma_supports,
             [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<MmaExecution>(p, in, G, ctx);

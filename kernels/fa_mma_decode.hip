@@ -37,24 +37,40 @@ struct DecodeTraits {
   static_assert(32 % CPR == 0 && BN % RPP == 0 && BN % 16 == 0 && D % 16 == 0, "tile shape");
 };
 
-template <typename T, typename K>
+// SERVE: the instance for problems with serving fields (per-sequence key counts, paged K/V, window,
+// ALiBi, softcap): the chunks cut the keys some row of the sequence sees (rows_keys), each key's row
+// is found through the serving view (k_at: the page table), and edge tiles are masked per row.
+template <typename T, typename K, bool SERVE>
 __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chunk_keys, int* counters) {
 #if FA_HAS_MMA_SM80
   extern __shared__ __align__(16) uint16_t smem[];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int chunk = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
   const int group = a.H / a.Hk, rows = group * a.S;
-  const int64_t k_begin = int64_t(chunk) * chunk_keys;
-  const int64_t k_end = min(k_begin + chunk_keys, int64_t(a.Sk));
+  tile::SeqShape sh{};
+  KeyRange ck{};  // SERVE: the chunk's keys
+  KeyRange unmasked{};
+  int64_t k_begin = int64_t(chunk) * chunk_keys, k_end = min(k_begin + chunk_keys, int64_t(a.Sk));
+  if constexpr (SERVE) {
+    sh = tile::seq_shape(a, b);
+    const KeyRange u = tile::rows_keys(sh, 0, a.S);
+    k_begin = min(u.begin + int64_t(chunk) * chunk_keys, u.end);
+    k_end = min(k_begin + chunk_keys, u.end);
+    ck = KeyRange{k_begin, k_end};
+    unmasked = tile::rows_unmasked(sh, 0, a.S, ck);
+  }
+  const bool transform = SERVE && transforms_scores(a);
+  const float scale_log2 = SERVE ? serve_scale(a, transform) : a.scale_log2;
   const int ntiles = int((k_end - k_begin + K::BN - 1) / K::BN);
   const uint16_t* kg = a.k + b * a.k_sb + hk * a.k_sh;
   const uint16_t* vg = a.v + b * a.k_sb + hk * a.k_sh;
   // The query position s of the two packed rows this lane holds (C layout rows lane/4 and lane/4 + 8).
-  int row_s[2];
+  int row_s[2], row_h[2];
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {
     const int r = frag::mma_m16n8k16_c(lane, 2 * hr).row;
     row_s[hr] = r < rows ? r % a.S : a.S;  // s >= S marks a padding row
+    row_h[hr] = hk * group + (r < rows ? r / a.S : 0);
   }
 
   uint32_t qf[K::KD][4];  // Q as the A operand, straight from global memory; padding rows are 0
@@ -79,9 +95,15 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
     for (int p = 0; p < K::BN / K::RPP; ++p) {
       const int64_t key = kv0 + r0 + p * K::RPP;
       const bool in = key < k_end;
-      const int64_t off = (in ? key : 0) * a.k_ss + ch * 8;
-      copy16_async<128>(ks + p * K::RPP * K::LD, kg + off, in);  // K/V stream once: fetch whole lines
-      copy16_async<128>(vs + p * K::RPP * K::LD, vg + off, in);
+      if constexpr (SERVE) {  // the key's row through the serving view (the page table)
+        const int64_t at = in ? k_at(a, b, key, hk) + ch * 8 : 0;
+        copy16_async<128>(ks + p * K::RPP * K::LD, a.k + at, in);
+        copy16_async<128>(vs + p * K::RPP * K::LD, a.v + at, in);
+      } else {
+        const int64_t off = (in ? key : 0) * a.k_ss + ch * 8;
+        copy16_async<128>(ks + p * K::RPP * K::LD, kg + off, in);  // K/V stream once: fetch whole lines
+        copy16_async<128>(vs + p * K::RPP * K::LD, vg + off, in);
+      }
     }
   };
   const int mine = ntiles > warp ? (ntiles - warp + K::WARPS - 1) / K::WARPS : 0;
@@ -114,7 +136,15 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
         mma16816<T>(s[2 * np], qf[kk], kb[0], kb[1]);
         mma16816<T>(s[2 * np + 1], qf[kk], kb[2], kb[3]);
       }
-    if (kv0 + K::BN > k_end || (a.causal && a.S > 1)) {  // the chunk's end, or a causal short block
+    if constexpr (SERVE) {
+      if (transform || tile::tile_masked(unmasked, int(kv0), K::BN)) {  // scores transformed, or an edge tile
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr)
+          serve_quad_row<K::NT>([&](int nt, int e) -> float& { return s[nt][2 * hr + e]; }, lane, a, transform, b,
+                                row_h[hr], row_s[hr], int(kv0),
+                                tile::tile_cols(tile::row_keys_in(sh, row_s[hr], ck), int(kv0), K::BN));
+      }
+    } else if (kv0 + K::BN > k_end || (a.causal && a.S > 1)) {  // the chunk's end, or a causal short block
 #pragma unroll
       for (int hr = 0; hr < 2; ++hr) {
         mask_quad_row<K::NT>([&](int nt, int e) -> float& { return s[nt][2 * hr + e]; }, lane,
@@ -124,7 +154,7 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr) {
       const float alpha =
-          softmax_quad_row<K::NT>([&](int nt, int e) -> float& { return s[nt][2 * hr + e]; }, m[hr], l[hr], a.scale_log2);
+          softmax_quad_row<K::NT>([&](int nt, int e) -> float& { return s[nt][2 * hr + e]; }, m[hr], l[hr], scale_log2);
 #pragma unroll
       for (int dt = 0; dt < K::DT; ++dt) acc[dt][2 * hr] *= alpha, acc[dt][2 * hr + 1] *= alpha;
     }
@@ -175,13 +205,13 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
       for (int w = 0; w < K::WARPS; ++w) {
         const float* f = fold + w * 16 * (K::D + 2);
         const float mw = f[16 * K::D + r];
-        const float wt = mw == -INFINITY ? 0.f : fast_exp2((mw - mx) * a.scale_log2);
+        const float wt = mw == -INFINITY ? 0.f : fast_exp2((mw - mx) * scale_log2);
         L += wt * f[16 * K::D + 16 + r];
         o0 += wt * f[r * K::D + d];
         o1 += wt * f[r * K::D + d + 1];
       }
     }
-    const tile::RowEnd e = tile::row_end(mx, L, a.scale_log2);
+    const tile::RowEnd e = tile::row_end(mx, L, scale_log2);
     const int h = hk * group + r / a.S, s_row = r % a.S;
     const tile::BlockCoords c{b, h, hk, chunk, 0};
     tile::store_pair<T>(a, c, s_row, d, o0 * e.inv_l, o1 * e.inv_l);
@@ -239,6 +269,18 @@ std::string decode_head_dims() {
   return out;
 }
 
+// The keys the chunks cut: the most some sequence's rows see together (the union of the S rows'
+// keys under causal and window, per sequence's own key count); Sk for a dense problem.
+int64_t decode_span(const Problem& p) {
+  if (p.serving_fields().empty()) return p.Sk;
+  int64_t span = 0;
+  for (int64_t b = 0; b < p.B; ++b) {
+    const KeyRange first = p.row_keys(b, 0), last = p.row_keys(b, p.S - 1);
+    span = std::max(span, std::max(last.end, first.end) - std::min(first.begin, last.begin));
+  }
+  return std::max<int64_t>(span, 1);
+}
+
 // One wave of blocks: the occupancy-sized count of resident blocks over B x Hk, at least one
 // tile per warp in each chunk.
 int decode_chunk_keys(const Problem& p, DType t, int units) {
@@ -247,13 +289,14 @@ int decode_chunk_keys(const Problem& p, DType t, int units) {
     using T = decltype(tr);
     with_traits(int(p.D), [&](auto k) {
       using K = decltype(k);
-      FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K>, K::SMEM));
+      FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, false>, K::SMEM));
+      FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, true>, K::SMEM));
       int per_sm = 0;
-      FA_GPU_CHECK(max_active_blocks(&per_sm, mma_decode_fwd<T, K>, K::THREADS, K::SMEM));
+      FA_GPU_CHECK(max_active_blocks(&per_sm, mma_decode_fwd<T, K, false>, K::THREADS, K::SMEM));
       const int64_t slots = int64_t(std::max(per_sm, 1)) * std::max(units, 1);
       const int64_t chunks = std::max<int64_t>(1, slots / (p.B * p.Hk));
       const int64_t min_keys = int64_t(K::WARPS) * K::BN;
-      const int64_t per = (p.Sk + chunks - 1) / chunks;
+      const int64_t per = (decode_span(p) + chunks - 1) / chunks;
       keys = int(std::max(min_keys, (per + K::BN - 1) / K::BN * K::BN));
     });
   });
@@ -263,8 +306,8 @@ int decode_chunk_keys(const Problem& p, DType t, int units) {
 class MmaDecodeExecution : public GpuExecution {
  public:
   MmaDecodeExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int chunk_keys)
-      : GpuExecution(p, in, ctx, int((p.Sk + chunk_keys - 1) / chunk_keys)), chunk_keys_(chunk_keys) {
-    chunks_ = int((p.Sk + chunk_keys - 1) / chunk_keys);
+      : GpuExecution(p, in, ctx, int((decode_span(p) + chunk_keys - 1) / chunk_keys)), chunk_keys_(chunk_keys) {
+    chunks_ = int((decode_span(p) + chunk_keys - 1) / chunk_keys);
     args_.G = chunks_ > 1 ? chunks_ : 0;
     if (args_.G > 1) {  // one arrival count a (batch, kv head), zero between launches
       counters_ = DeviceBuffer(size_t(p.B) * p.Hk * sizeof(int));
@@ -279,8 +322,11 @@ class MmaDecodeExecution : public GpuExecution {
       using T = decltype(tr);
       with_traits(args_.D, [&](auto k) {
         using K = decltype(k);
-        mma_decode_fwd<T, K><<<dim3(chunks_, args_.Hk, args_.B), K::THREADS, K::SMEM, stream_>>>(
-            args_, chunk_keys_, counters_.as<int>());
+        const dim3 grid(chunks_, args_.Hk, args_.B);
+        if (args_.serving)
+          mma_decode_fwd<T, K, true><<<grid, K::THREADS, K::SMEM, stream_>>>(args_, chunk_keys_, counters_.as<int>());
+        else
+          mma_decode_fwd<T, K, false><<<grid, K::THREADS, K::SMEM, stream_>>>(args_, chunk_keys_, counters_.as<int>());
         FA_GPU_CHECK_LAUNCH("mma_decode_fwd");
       });
     });
@@ -291,8 +337,11 @@ class MmaDecodeExecution : public GpuExecution {
   DeviceBuffer counters_;
 };
 
+// The serving fields mma-decode takes: its rows are the S dense queries of every head of a group.
+ServingTaken decode_serving_taken() { return {"seqlens_k", "page_size", "window", "alibi", "softcap"}; }
+
 std::optional<std::string> mma_decode_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx)) return no;
+  if (auto no = common_gpu_gate(p, ctx, decode_serving_taken())) return no;
   if (!ctx.device.has_mma_sm80)
     return fmt::format("mma-decode needs an NVIDIA GPU with mma.sync (sm_80 or newer); this device is {}",
                        ctx.device.arch);
@@ -309,7 +358,8 @@ std::optional<std::string> mma_decode_supports(const Problem& p, int G, const Ga
 PathRow mma_decode_row(const DeviceFacts&) {
   PathRow r{"mma-decode", "gpu",
             "flash-decoding on tensor cores: the GQA group x S packed into one 16-row tile, key chunks + combine",
-            fmt::format("{}; sm_80+ (mma.sync); D in {}; S*H/Hk <= 16; G = 0 (own key chunks: G_used)",
+            fmt::format("{}; sm_80+ (mma.sync); D in {}; S*H/Hk <= 16; G = 0 (own key chunks: G_used); serving "
+                        "fields seqlens_k, page_size, window, alibi, softcap",
                         common_gpu_gate_doc(), decode_head_dims()),
             false, mma_decode_supports,
             [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {

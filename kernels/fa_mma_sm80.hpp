@@ -28,7 +28,12 @@ struct MmaTraits {
 };
 
 
-template <typename T, typename K>
+// SERVE: the instance for problems with serving fields (AttnArgs.serving set: per-sequence lengths,
+// thd, paged K/V, window, ALiBi, softcap). Rows and keys go through the sequence's shape and the
+// serving view (q_at, k_at), tiles outside the block's window are never visited, and edge tiles are
+// masked per row (tile_range.hpp). The dense instance keeps its own expressions: a serving branch
+// in it, never taken, cost the D=128 sm_90a kernel 36 B more spill.
+template <typename T, typename K, bool SERVE>
 __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
 #if FA_HAS_MMA_SM80
   extern __shared__ __align__(16) uint16_t smem[];
@@ -36,8 +41,21 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
   uint16_t* const kv = smem + K::BM * K::LD;  // STAGES x { K [BN][LD], V [BN][LD] }
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const tile::BlockCoords c = tile::block_coords(a, K::BM);
-  const KeyRange kr = tile::dense_block_keys(a, c, K::BM, K::BN);
-  const int64_t no_mask_end = tile::unmasked_end(a, c, kr);
+  tile::SeqShape sh{};
+  KeyRange kr, unmasked{};
+  int64_t no_mask_end = 0;
+  if constexpr (SERVE) {
+    sh = tile::seq_shape(a, c.b);
+    if (c.q0 >= sh.sq) return;  // wholly past the sequence's queries: no row to store (combine skips them too)
+    kr = tile::block_keys(a, sh, c, K::BM, K::BN);
+    unmasked = tile::rows_unmasked(sh, c.q0, K::BM, kr);
+  } else {
+    kr = tile::dense_block_keys(a, c, K::BM, K::BN);
+    no_mask_end = tile::unmasked_end(a, c, kr);
+  }
+  const bool transform = SERVE && transforms_scores(a);
+  const float scale_log2 = SERVE ? serve_scale(a, transform) : a.scale_log2;
+  const int sq = SERVE ? sh.sq : a.S;
   const int ntiles = kr.end > kr.begin ? int((kr.end - kr.begin + K::BN - 1) / K::BN) : 0;
   const uint16_t* qg = a.q + c.b * a.q_sb + c.h * a.q_sh;
   const uint16_t* kg = a.k + c.b * a.k_sb + c.hk * a.k_sh;
@@ -51,8 +69,12 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
 #pragma unroll
   for (int p = 0; p < (K::BM + RPP - 1) / RPP; ++p) {  // Q rows past S read as zeros
     const int r = r0 + p * RPP, s = c.q0 + r;
-    if (copier && (K::BM % RPP == 0 || r < K::BM))
-      copy16_async(qs + r * K::LD + ch * 8, s < a.S ? qg + int64_t(s) * a.q_ss + ch * 8 : qg, s < a.S);
+    if (copier && (K::BM % RPP == 0 || r < K::BM)) {
+      if constexpr (SERVE)
+        copy16_async(qs + r * K::LD + ch * 8, s < sq ? a.q + q_at(a, c.b, s, c.h) + ch * 8 : a.q, s < sq);
+      else
+        copy16_async(qs + r * K::LD + ch * 8, s < a.S ? qg + int64_t(s) * a.q_ss + ch * 8 : qg, s < a.S);
+    }
   }
   copy_async_commit();
   const int64_t pass_stride = int64_t(RPP) * a.k_ss;
@@ -69,8 +91,14 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
       const int r = r0 + p * RPP;
       if (copier && (K::BN % RPP == 0 || r < K::BN)) {
         const bool in = kv0 + r < kr.end;
-        copy16_async(ks + p * RPP * K::LD, in ? kp + p * pass_stride : kg, in);
-        copy16_async(vs + p * RPP * K::LD, in ? vp + p * pass_stride : vg, in);
+        if constexpr (SERVE) {  // each key's row through the serving view (thd offsets, the page table)
+          const int64_t at = in ? k_at(a, c.b, kv0 + r, c.hk) + ch * 8 : 0;
+          copy16_async(ks + p * RPP * K::LD, a.k + at, in);
+          copy16_async(vs + p * RPP * K::LD, a.v + at, in);
+        } else {
+          copy16_async(ks + p * RPP * K::LD, in ? kp + p * pass_stride : kg, in);
+          copy16_async(vs + p * RPP * K::LD, in ? vp + p * pass_stride : vg, in);
+        }
       }
     }
   };
@@ -138,7 +166,19 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
       }
     }
 
-    if (kv0 + K::BN > no_mask_end) {  // causal diagonal or the range's last tile
+    if constexpr (SERVE) {
+      if (transform || tile::tile_masked(unmasked, int(kv0), K::BN)) {  // scores transformed, or an edge tile
+#pragma unroll
+        for (int mt = 0; mt < K::MT; ++mt)
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr) {
+            const int row = c.q0 + wrow + mt * 16 + frag::mma_m16n8k16_c(lane, 2 * hr).row;
+            serve_quad_row<K::NT>([&](int nt, int e) -> float& { return s[mt][nt][2 * hr + e]; }, lane, a, transform,
+                                  c.b, c.h, row, int(kv0),
+                                  tile::tile_cols(tile::row_keys_in(sh, row, kr), int(kv0), K::BN));
+          }
+      }
+    } else if (kv0 + K::BN > no_mask_end) {  // causal diagonal or the range's last tile
 #pragma unroll
       for (int mt = 0; mt < K::MT; ++mt)
 #pragma unroll
@@ -154,7 +194,7 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
 #pragma unroll
       for (int hr = 0; hr < 2; ++hr) {  // rows lane / 4 (slots 0, 1) and lane / 4 + 8 (slots 2, 3)
         const float alpha = softmax_quad_row<K::NT>([&](int nt, int e) -> float& { return s[mt][nt][2 * hr + e]; },
-                                                    m[mt][hr], l[mt][hr], a.scale_log2);
+                                                    m[mt][hr], l[mt][hr], scale_log2);
 #pragma unroll
         for (int dt = 0; dt < K::DT; ++dt) acc[mt][dt][2 * hr] *= alpha, acc[mt][dt][2 * hr + 1] *= alpha;
       }
@@ -191,13 +231,22 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
       float lsum = l[mt][hr];
       lsum += shfl_xor(lsum, 1, 4);
       lsum += shfl_xor(lsum, 2, 4);
-      const tile::RowEnd e = tile::row_end(m[mt][hr], lsum, a.scale_log2);
+      const tile::RowEnd e = tile::row_end(m[mt][hr], lsum, scale_log2);
       const frag::Coord at = frag::mma_m16n8k16_c(lane, 2 * hr);
       const int s_row = c.q0 + wrow + mt * 16 + at.row;
-      if (s_row >= a.S) continue;
+      if (s_row >= sq) continue;
+      if constexpr (SERVE) {
+        const int64_t o_at = tile::o_row(a, c, s_row);
 #pragma unroll
-      for (int dt = 0; dt < K::DT; ++dt)
-        tile::store_pair<T>(a, c, s_row, dt * 8 + at.col, acc[mt][dt][2 * hr] * e.inv_l, acc[mt][dt][2 * hr + 1] * e.inv_l);
+        for (int dt = 0; dt < K::DT; ++dt)
+          tile::store_pair<T>(a, c, s_row, o_at, dt * 8 + at.col, acc[mt][dt][2 * hr] * e.inv_l,
+                              acc[mt][dt][2 * hr + 1] * e.inv_l);
+      } else {
+#pragma unroll
+        for (int dt = 0; dt < K::DT; ++dt)
+          tile::store_pair<T>(a, c, s_row, dt * 8 + at.col, acc[mt][dt][2 * hr] * e.inv_l,
+                              acc[mt][dt][2 * hr + 1] * e.inv_l);
+      }
       if (lane % 4 == 0) tile::store_lse(a, c, s_row, e.lse);
     }
 #else

@@ -34,8 +34,10 @@ struct WgTraits {
 // Copies a tile of R rows (rows >= `valid` read as zeros) of D 16-bit columns from `g` (row
 // stride `ld` elements) into `tile` in the swizzled layout, with THREADS threads. 8 threads move
 // the 128 bytes of one row's 64-column block: one shared-memory wavefront, 128 contiguous bytes.
-template <int D, int R, int THREADS>
-__device__ inline void copy_tile_wg(unsigned char* tile, const uint16_t* g, int64_t ld, int64_t valid, int tid) {
+// `row_at(r)` is where row r starts (called for rows below `valid` only); `any` a readable address
+// for the rows that read zeros.
+template <int D, int R, int THREADS, typename RowAt>
+__device__ inline void copy_rows_wg(unsigned char* tile, RowAt&& row_at, const uint16_t* any, int64_t valid, int tid) {
   constexpr int RP = THREADS / 8;  // rows a pass
   static_assert(R % RP == 0, "tile rows");
   const int r0 = tid / 8, c0 = 8 * (tid % 8);
@@ -43,11 +45,16 @@ __device__ inline void copy_tile_wg(unsigned char* tile, const uint16_t* g, int6
   for (int p = 0; p < (R / RP) * (D / 64); ++p) {
     const int r = r0 + RP * (p % (R / RP)), c = c0 + 64 * (p / (R / RP));
     const bool in = r < valid;
-    copy16_async(tile + frag::wgmma_sw128_offset(r, c, R), in ? g + r * ld + c : g, in);
+    copy16_async(tile + frag::wgmma_sw128_offset(r, c, R), in ? row_at(r) + c : any, in);
   }
 }
+template <int D, int R, int THREADS>
+__device__ inline void copy_tile_wg(unsigned char* tile, const uint16_t* g, int64_t ld, int64_t valid, int tid) {
+  copy_rows_wg<D, R, THREADS>(tile, [&](int r) { return g + r * ld; }, g, valid, tid);
+}
 
-template <typename T, typename K>
+// SERVE: the instance for problems with serving fields, as mma_fwd's (fa_mma_sm80.hpp).
+template <typename T, typename K, bool SERVE>
 __global__ void __launch_bounds__(K::THREADS, K::MIN_BLOCKS) mma_wg_fwd(AttnArgs a) {
 #if FA_HAS_WGMMA_SM90
   extern __shared__ __align__(128) unsigned char wsm_raw[];
@@ -57,17 +64,41 @@ __global__ void __launch_bounds__(K::THREADS, K::MIN_BLOCKS) mma_wg_fwd(AttnArgs
   auto v_slot = [&](int t) { return wsm + K::Q_TILE + (2 + t % 2) * K::KV_TILE; };
   const int tid = threadIdx.x, wgi = tid / 128, wt = tid % 128, lane = tid % 32;
   const tile::BlockCoords c = tile::block_coords(a, K::BM);
-  const KeyRange kr = tile::dense_block_keys(a, c, K::BM, K::BN);
-  const int64_t no_mask_end = tile::unmasked_end(a, c, kr);
+  tile::SeqShape sh{};
+  KeyRange kr, unmasked{};
+  int64_t no_mask_end = 0;
+  if constexpr (SERVE) {
+    sh = tile::seq_shape(a, c.b);
+    if (c.q0 >= sh.sq) return;  // wholly past the sequence's queries: no row to store (combine skips them too)
+    kr = tile::block_keys(a, sh, c, K::BM, K::BN);
+    unmasked = tile::rows_unmasked(sh, c.q0, K::BM, kr);
+  } else {
+    kr = tile::dense_block_keys(a, c, K::BM, K::BN);
+    no_mask_end = tile::unmasked_end(a, c, kr);
+  }
+  const bool transform = SERVE && transforms_scores(a);
+  const float scale_log2 = SERVE ? serve_scale(a, transform) : a.scale_log2;
+  const int sq = SERVE ? sh.sq : a.S;
   const int ntiles = kr.end > kr.begin ? int((kr.end - kr.begin + K::BN - 1) / K::BN) : 0;
   const uint16_t* kg = a.k + c.b * a.k_sb + c.hk * a.k_sh;
   const uint16_t* vg = a.v + c.b * a.k_sb + c.hk * a.k_sh;
-  auto load = [&](unsigned char* dst, const uint16_t* g, int t) {
+  auto load = [&](unsigned char* dst, bool is_v, int t) {  // K_t or V_t into dst
     const int64_t kv0 = kr.begin + int64_t(t) * K::BN;
-    copy_tile_wg<K::D, K::BN, K::THREADS>(dst, g + kv0 * a.k_ss, a.k_ss, kr.end - kv0, tid);
+    if constexpr (SERVE) {  // each key's row through the serving view (thd offsets, the page table); V as K
+      const uint16_t* base = is_v ? a.v : a.k;
+      copy_rows_wg<K::D, K::BN, K::THREADS>(dst, [&](int r) { return base + k_at(a, c.b, kv0 + r, c.hk); }, base,
+                                            kr.end - kv0, tid);
+    } else {
+      copy_tile_wg<K::D, K::BN, K::THREADS>(dst, (is_v ? vg : kg) + kv0 * a.k_ss, a.k_ss, kr.end - kv0, tid);
+    }
   };
-  copy_tile_wg<K::D, K::BM, K::THREADS>(qs, a.q + c.b * a.q_sb + c.h * a.q_sh + int64_t(c.q0) * a.q_ss, a.q_ss, a.S - c.q0, tid);
-  if (ntiles > 0) load(k_slot(0), kg, 0);
+  if constexpr (SERVE)
+    copy_rows_wg<K::D, K::BM, K::THREADS>(qs, [&](int r) { return a.q + q_at(a, c.b, c.q0 + r, c.h); }, a.q,
+                                          sq - c.q0, tid);
+  else
+    copy_tile_wg<K::D, K::BM, K::THREADS>(qs, a.q + c.b * a.q_sb + c.h * a.q_sh + int64_t(c.q0) * a.q_ss, a.q_ss,
+                                          a.S - c.q0, tid);
+  if (ntiles > 0) load(k_slot(0), false, 0);
   copy_async_commit();
 
   constexpr frag::DescStrides qk = frag::wgmma_sw128_kmajor(), vd = frag::wgmma_sw128_mnmajor(K::BN);
@@ -84,8 +115,8 @@ __global__ void __launch_bounds__(K::THREADS, K::MIN_BLOCKS) mma_wg_fwd(AttnArgs
     copy_async_wait<0>();
     wg::fence_smem_for_async();
     __syncthreads();
-    if (t + 1 < ntiles) load(k_slot(t + 1), kg, t + 1);
-    if (t < ntiles) load(v_slot(t), vg, t);
+    if (t + 1 < ntiles) load(k_slot(t + 1), false, t + 1);
+    if (t < ntiles) load(v_slot(t), true, t);
     copy_async_commit();
     wg::fence();
   };
@@ -108,7 +139,17 @@ __global__ void __launch_bounds__(K::THREADS, K::MIN_BLOCKS) mma_wg_fwd(AttnArgs
   };
   auto softmax = [&](int t) {  // S_t (landed) -> exp2 in place, row sums, alpha
     const int64_t kv0 = kr.begin + int64_t(t) * K::BN;
-    if (kv0 + K::BN > no_mask_end) {  // causal diagonal or the range's last tile
+    if constexpr (SERVE) {
+      if (transform || tile::tile_masked(unmasked, int(kv0), K::BN)) {  // scores transformed, or an edge tile
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int row = c.q0 + 64 * wgi + frag::wgmma_m64nNk16_c(wt, 2 * hr).row;
+          serve_quad_row<K::BN / 8>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, lane, a, transform,
+                                    c.b, c.h, row, int(kv0),
+                                    tile::tile_cols(tile::row_keys_in(sh, row, kr), int(kv0), K::BN));
+        }
+      }
+    } else if (kv0 + K::BN > no_mask_end) {  // causal diagonal or the range's last tile
 #pragma unroll
       for (int hr = 0; hr < 2; ++hr) {
         const int row = c.q0 + 64 * wgi + frag::wgmma_m64nNk16_c(wt, 2 * hr).row;
@@ -119,7 +160,7 @@ __global__ void __launch_bounds__(K::THREADS, K::MIN_BLOCKS) mma_wg_fwd(AttnArgs
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr)  // rows (thread % 32) / 4 (slots 4j, 4j + 1) and + 8 (4j + 2, 4j + 3)
       alpha[hr] = softmax_quad_row<K::BN / 8>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, m[hr],
-                                              l[hr], a.scale_log2);
+                                              l[hr], scale_log2);
   };
   auto pack_p = [&] {  // S's column blocks 2kn, 2kn + 1 are P's k16 step kn
 #pragma unroll
@@ -162,13 +203,21 @@ __global__ void __launch_bounds__(K::THREADS, K::MIN_BLOCKS) mma_wg_fwd(AttnArgs
     float lsum = l[hr];
     lsum += shfl_xor(lsum, 1, 4);
     lsum += shfl_xor(lsum, 2, 4);
-    const tile::RowEnd e = tile::row_end(m[hr], lsum, a.scale_log2);
+    const tile::RowEnd e = tile::row_end(m[hr], lsum, scale_log2);
     const frag::Coord at = frag::wgmma_m64nNk16_c(wt, 2 * hr);
     const int s_row = c.q0 + 64 * wgi + at.row;
-    if (s_row >= a.S) continue;
+    if (s_row >= sq) continue;
+    if constexpr (SERVE) {
+      const int64_t o_at = tile::o_row(a, c, s_row);
 #pragma unroll
-    for (int j = 0; j < K::D / 8; ++j)
-      tile::store_pair<T>(a, c, s_row, 8 * j + at.col, o[4 * j + 2 * hr] * e.inv_l, o[4 * j + 2 * hr + 1] * e.inv_l);
+      for (int j = 0; j < K::D / 8; ++j)
+        tile::store_pair<T>(a, c, s_row, o_at, 8 * j + at.col, o[4 * j + 2 * hr] * e.inv_l,
+                            o[4 * j + 2 * hr + 1] * e.inv_l);
+    } else {
+#pragma unroll
+      for (int j = 0; j < K::D / 8; ++j)
+        tile::store_pair<T>(a, c, s_row, 8 * j + at.col, o[4 * j + 2 * hr] * e.inv_l, o[4 * j + 2 * hr + 1] * e.inv_l);
+    }
     if (lane % 4 == 0) tile::store_lse(a, c, s_row, e.lse);
   }
 #else

@@ -45,15 +45,43 @@ __device__ inline void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t 
 // accumulator per warp): a quad of lanes holds it, each lane 2 adjacent columns of every 8-column
 // block. `at(j, e)` is this lane's score in block j, column 2 * (lane % 4) + e, e in 0, 1; NT blocks.
 
-// Masks the columns at or past n (tile::tile_cols_visible) to -inf.
+// Masks the columns outside [lo, hi) (tile::tile_cols) to -inf.
 template <int NT, typename At>
-__device__ inline void mask_quad_row(At&& at, int lane, int n) {
+__device__ inline void mask_quad_cols(At&& at, int lane, int lo, int hi) {
 #pragma unroll
   for (int j = 0; j < NT; ++j)
 #pragma unroll
-    for (int e = 0; e < 2; ++e)
-      if (8 * j + frag::mma_m16n8k16_c(lane, e).col >= n) at(j, e) = -INFINITY;
+    for (int e = 0; e < 2; ++e) {
+      const int col = 8 * j + frag::mma_m16n8k16_c(lane, e).col;
+      if (col < lo || col >= hi) at(j, e) = -INFINITY;
+    }
 }
+// Masks the columns at or past n (tile::tile_cols_visible) to -inf: the dense kernels' mask.
+template <int NT, typename At>
+__device__ inline void mask_quad_row(At&& at, int lane, int n) {
+  mask_quad_cols<NT>(at, lane, 0, n);
+}
+
+// The serving form of a tile row's scores (the kernels' SERVE instances): softcap and ALiBi
+// (transform_score) on every column when the problem has them, which leaves the scores scaled into
+// the log2 domain (the row's softmax then runs with scale 1: serve_scale), then the columns outside
+// `cols` masked. Row s of sequence b, query head h; the tile's first key kv0.
+template <int NT, typename At>
+__device__ inline void serve_quad_row(At&& at, int lane, const AttnArgs& a, bool transform, int b, int h, int s,
+                                      int kv0, tile::TileCols cols) {
+  if (transform) {
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int col = 8 * j + frag::mma_m16n8k16_c(lane, e).col;
+        at(j, e) = transform_score(a, at(j, e) * a.scale_log2, b, h, s, kv0 + col);
+      }
+  }
+  mask_quad_cols<NT>(at, lane, cols.lo, cols.hi);
+}
+// The scale the softmax of a serving instance applies: 1 where serve_quad_row transformed the scores.
+__device__ inline float serve_scale(const AttnArgs& a, bool transform) { return transform ? 1.f : a.scale_log2; }
 
 // The online-softmax step of the row (tile::softmax_rescale): the quad's max, the scores turned
 // into exp2(s * scale_log2 - max) in place, this lane's part of the row sum l updated. Returns the

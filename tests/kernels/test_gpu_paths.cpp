@@ -293,12 +293,14 @@ TEST(GpuPaths, AnOutputThatIsNeverWrittenIsCaught) {
   EXPECT_FALSE(judge(m, p.dtype, {}).pass);
 }
 
-// The serving fields (Problem::serving_fields' names) a GPU path takes: naive, tiled and splitk every
-// one; mfma and wmma the per-sequence lengths, thd and the window (the shared tile loop); the others none.
+// The serving fields (Problem::serving_fields' names) a GPU path takes: naive, tiled, splitk and mma
+// every one; mfma and wmma the per-sequence lengths, thd and the window (the shared tile loop);
+// mma-decode all but the query lengths and thd (its rows are the group's dense queries); the others none.
 bool path_takes(const std::string& path, const std::string& field) {
-  if (path == "naive" || path == "tiled" || path == "splitk") return true;
+  if (path == "naive" || path == "tiled" || path == "splitk" || path == "mma") return true;
   if (path == "mfma" || path == "wmma")
     return field == "seqlens_q" || field == "seqlens_k" || field == "layout thd" || field == "window";
+  if (path == "mma-decode") return field != "seqlens_q" && field != "layout thd";
   return false;
 }
 
@@ -306,10 +308,11 @@ bool path_takes(const std::string& path, const std::string& field) {
 // serving field mixed in (per-sequence lengths with empty sequences, thd, shuffled pages of odd
 // sizes, windows that empty rows, ALiBi on GQA, softcap), then problems of lengths, thd and windows
 // alone over several query and key tiles (the matrix-core paths' share), each validated against the
-// CPU oracle at every G the paths admit. A path that admits a problem's dense twin must pass every
-// problem whose fields it takes, and skip the others with a reason naming the fields it refuses and
-// none it takes: naive, tiled and splitk run all of them; mfma and wmma, on their GPUs, the lengths
-// and windows alone.
+// CPU oracle at every G the paths admit, and decode-shaped problems (S <= 2, the GQA group packed)
+// over paged, windowed, per-sequence key sets of several chunks. A path that admits a problem's
+// dense twin must pass every problem whose fields it takes, and skip the others with a reason naming
+// the fields it refuses and none it takes: naive, tiled, splitk and (on sm_80+) mma run all of them;
+// mma-decode the decode-shaped ones; mfma and wmma, on their GPUs, the lengths and windows alone.
 TEST(GpuPaths, ServingProblemsPassOnThePathsThatTakeThemAndTheOthersNameWhatTheyRefuse) {
   REQUIRE_GPU();
   Sweep s;
@@ -318,10 +321,32 @@ TEST(GpuPaths, ServingProblemsPassOnThePathsThatTakeThemAndTheOthersNameWhatThey
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     return int64_t((state >> 33) % uint64_t(n));
   };
-  constexpr int kMixed = 48, kLengthsAndWindows = 24;
-  for (int i = 0; i < kMixed + kLengthsAndWindows; ++i) {
+  constexpr int kMixed = 48, kLengthsAndWindows = 24, kDecodes = 16, kAll = kMixed + kLengthsAndWindows + kDecodes;
+  for (int i = 0; i < kAll; ++i) {
     const bool mixed = i < kMixed;
     Problem p;
+    if (i >= kMixed + kLengthsAndWindows) {  // decode-shaped: S * H / Hk <= 16, keys over several chunks
+      p.B = 1 + pick(3), p.Hk = 1 + pick(2), p.H = p.Hk * (1 + pick(8));
+      p.D = pick(2) ? 128 : 64, p.S = 1 + pick(2), p.Sk = p.S + pick(3000);
+      p.causal = pick(4) != 0;
+      p.dtype = pick(2) ? DType::fp16 : DType::bf16;
+      p.seed = uint64_t(100 + i);
+      std::string k;
+      for (int64_t b = 0; b < p.B; ++b) k += (b ? "|" : "") + std::to_string(b == 1 ? 0 : p.S + pick(p.Sk - p.S + 1));
+      if (pick(3)) p.seqlens_k = k;  // sequence 1 has no keys
+      if (pick(3)) p.page_size = std::vector<int64_t>{1, 16, 256}[pick(3)];
+      if (pick(2)) p.window_left = pick(600), p.window_right = p.causal ? -1 : pick(3) - 1;
+      if (pick(3) == 0) p.alibi = "1";
+      if (pick(3) == 0) p.softcap = 0.5 + double(pick(30));
+      if (p.serving_fields().empty()) p.page_size = 16;
+      SweepRow r;
+      r.problem = p;
+      r.where = SourceLoc{"serving", i + 1};
+      r.splits = {SplitRequest{}, SplitRequest{false, 2}};
+      ASSERT_FALSE(validate(p).has_value()) << p.label() << ": " << validate(p)->field << ": " << validate(p)->reason;
+      s.rows.push_back(r);
+      continue;
+    }
     p.B = 1 + pick(4), p.Hk = 1 + pick(2), p.H = p.Hk * (1 + pick(4));
     p.D = mixed ? std::vector<int64_t>{32, 64, 80, 128, 256}[pick(5)] : std::vector<int64_t>{64, 128, 256}[pick(3)];
     p.S = 1 + pick(mixed ? 200 : 400), p.Sk = p.S + pick(mixed ? 300 : 700);
@@ -382,9 +407,17 @@ TEST(GpuPaths, ServingProblemsPassOnThePathsThatTakeThemAndTheOthersNameWhatThey
     for (const auto& f : r.problem.serving_fields())
       EXPECT_EQ(r.reason.find(f) != std::string::npos, !path_takes(r.path, f)) << f << ": " << what;
   }
-  EXPECT_EQ(ran["naive"], kMixed + kLengthsAndWindows) << "naive runs every serving problem at G = 0";
-  EXPECT_EQ(ran["tiled"], kMixed + kLengthsAndWindows) << "tiled runs every serving problem at G = 0";
-  EXPECT_EQ(ran["splitk"], 2 * (kMixed + kLengthsAndWindows)) << "splitk runs every serving problem at G = 2 and 16";
+  EXPECT_EQ(ran["naive"], kAll) << "naive runs every serving problem at G = 0";
+  EXPECT_EQ(ran["tiled"], kAll) << "tiled runs every serving problem at G = 0";
+  EXPECT_EQ(ran["splitk"], 2 * (kMixed + kLengthsAndWindows) + kDecodes)
+      << "splitk runs every serving problem at G = 2 and 16 (the decode-shaped ones at G = 2)";
+  for (const char* path : {"mma", "mma-decode"}) {
+    EXPECT_EQ(ran[path], takes[path]) << path << " passes every serving problem it takes";
+    if (gpu().ctx.device.has_mma_sm80) {
+      EXPECT_GE(takes[path], std::string(path) == "mma" ? 3 * kLengthsAndWindows : kDecodes)
+          << path << " takes the serving problems of its shapes on sm_80+";
+    }
+  }
   for (const char* path : {"mfma", "wmma"}) {
     EXPECT_EQ(ran[path], takes[path]) << path << " passes every serving problem it takes, at G = 0, 2 and 16";
     const auto need = std::string(path) == "mfma" ? &DeviceFacts::has_mfma_gfx9 : &DeviceFacts::has_wmma_gfx11;
@@ -422,7 +455,12 @@ TEST(GpuPaths, Fp8InputsPassOnTheScalarPathsAndTheMatrixCorePathsRefuseThemByNam
     EXPECT_TRUE(r.status == Status::pass || r.status == Status::skip) << what;
     if (r.status == Status::pass) ++ran[r.path];
     const bool takes = r.path == "naive" || r.path == "tiled" || r.path == "splitk" || r.path == "auto";
-    if (!takes && r.status == Status::skip) {  // the shared gate asks about the dtype before anything else
+    if (!takes && r.status == Status::skip && !r.g_req.is_auto) {
+      // A path that would take the problem's bf16 twin refuses it by the dtype's name (kv-cache, which
+      // takes kv_cache problems alone, refuses this one for that first).
+      Problem twin = r.problem;
+      twin.dtype = DType::bf16;
+      if (gpu().reg.find(r.path)->supports(twin, r.g_req.value, gpu().ctx)) continue;
       EXPECT_NE(r.reason.find(dtype_name(r.problem.dtype)), std::string::npos) << what;
     }
   }
