@@ -251,6 +251,9 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
 // prefetch hint 2671, L2::256B 2660; 33, 24 or 66 chunks 2567 / 2517 / 2499; 3 stages 2643.
 using Decode64 = DecodeTraits<64, 32, 4, 3>;
 using Decode128 = DecodeTraits<128, 32, 4, 2>;
+// D=256 (Gemma-2's decodes): 16-key tiles, so that 4 warps x 2 stages fit shared memory (132 KB);
+// Q's fragments (64 registers) and the accumulator (128) leave room for the tile's scores.
+using Decode256 = DecodeTraits<256, 16, 4, 2>;
 
 // The dispatch: calls f(K{}) with the traits row of head dim D, or returns false for a D without a
 // row. It is the head-dim list: the gate and the row's words ask it.
@@ -259,6 +262,7 @@ bool with_traits(int64_t D, F&& f) {
   switch (D) {
     case 64: f(Decode64{}); return true;
     case 128: f(Decode128{}); return true;
+    case 256: f(Decode256{}); return true;
     default: return false;
   }
 }

@@ -327,7 +327,7 @@ TEST(GpuPaths, ServingProblemsPassOnThePathsThatTakeThemAndTheOthersNameWhatThey
     Problem p;
     if (i >= kMixed + kLengthsAndWindows) {  // decode-shaped: S * H / Hk <= 16, keys over several chunks
       p.B = 1 + pick(3), p.Hk = 1 + pick(2), p.H = p.Hk * (1 + pick(8));
-      p.D = pick(2) ? 128 : 64, p.S = 1 + pick(2), p.Sk = p.S + pick(3000);
+      p.D = std::vector<int64_t>{64, 128, 256}[pick(3)], p.S = 1 + pick(2), p.Sk = p.S + pick(3000);
       p.causal = pick(4) != 0;
       p.dtype = pick(2) ? DType::fp16 : DType::bf16;
       p.seed = uint64_t(100 + i);
