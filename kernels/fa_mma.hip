@@ -6,21 +6,26 @@
 // Online softmax in the exp2 domain with the scale folded into one FFMA; causal tiles past the
 // last row's keys are never visited, and only the diagonal and range-end tiles are masked
 // (kernels/device/tile_loop.hpp). G > 1 writes fp32 partials that kernels/device/combine.hip folds.
-// On sm_90 (built with sm_90a), D = 64 and 128 run the same tile loop on warpgroup MMA instead
-// (wgmma, swizzled shared memory, the softmax overlapped with P V). Problems with serving fields
-// (per-sequence lengths, thd, paged K/V, window, ALiBi, softcap) run each kernel's SERVE instance:
-// the same loop with the sequence's key range (tiles outside the window never visited) and rows and
-// keys addressed through the serving view; dense problems run the instances without that code.
+// On sm_90 (built with sm_90a), dense problems with D in the ws tile table (64, 96, 128, 256) run a
+// FlashAttention-3-class kernel instead (issue 18): a TMA producer warp fills a K/V ring completed
+// on mbarriers, two consumer warpgroups (setmaxnreg) ping-pong on wgmma with P in registers
+// (kernels/fa_mma_ws_sm90.hpp; its host side, tensor maps and launch, in kernels/fa_mma_ws.hpp).
+// Problems with serving fields (per-sequence lengths, thd, paged K/V, window, ALiBi, softcap) run
+// each other kernel's SERVE instance: the same loop with the sequence's key range (tiles outside
+// the window never visited) and rows and keys addressed through the serving view; on sm_90 those
+// with D = 64 and 128 run the tile loop on warpgroup MMA (wgmma, swizzled shared memory, the softmax
+// overlapped with P V). Dense problems the TMA cannot describe fall back the same way.
 // This file: the traits table, the dispatch from (D, keys, G, arch) to a row, the gate (which asks
 // that dispatch, so the head-dim list is written once: the table) and the registry row. The
-// kernels: mma_fwd in fa_mma_sm80.hpp, mma_wg_fwd in fa_mma_sm90.hpp.
-// fa-bench-isa: sm_90a: mma.sync.aligned.m16n8k16 wgmma.mma_async
-// fa-bench-isa: sm_90a.sass: HMMA HGMMA
+// kernels: mma_fwd in fa_mma_sm80.hpp, mma_wg_fwd in fa_mma_sm90.hpp, mma_ws_fwd in fa_mma_ws_sm90.hpp.
+// fa-bench-isa: sm_90a: mma.sync.aligned.m16n8k16 wgmma.mma_async cp.async.bulk.tensor mbarrier setmaxnreg
+// fa-bench-isa: sm_90a.sass: HMMA HGMMA UTMALDG
 #include <fmt/format.h>
 
 #include "harness/path_registry.hpp"
 #include "kernels/fa_mma_sm80.hpp"
 #include "kernels/fa_mma_sm90.hpp"
+#include "kernels/fa_mma_ws.hpp"
 #include "kernels/runtime/gpu_execution.hpp"
 #include "kernels/runtime/launchers.hpp"
 
@@ -50,6 +55,13 @@ namespace {
 //   (122 registers, 2 blocks an SM): aiter-4 373, aiter-3 375, aiter-1 359, whisper-enc-b4 298
 //   (flash 309 / 313 / 263 / 261); with 128-key tiles (190 registers, 1 block) 335 / 336 / 324 /
 //   249; one warpgroup of 64-key tiles (4 blocks) 323 / 323 / 317 / 269.
+// sm_90, dense problems: the ws kernel (TMA producer warp, 2 ping-pong consumer warpgroups; tiles
+//   in kernels/device/ws_tile_traits.hpp), one H100 call, cold L2, medians, torch flash / cuDNN in
+//   the same call: D128 8k 640 (354/626), causal 586 (312/564), Llama-3 GQA causal 589 (312/567),
+//   64-head causal fp16 585 (305/561); D64 8k 426 (288/458), 32k 434 (288/424), 40k 421 (257/406),
+//   S=512 228 (wgmma kernel above 254; 156/148), whisper 1500 311 (wgmma 298); D256 causal 555
+//   (mma.sync 230; 269/549); D96 causal 364 (mma.sync 248; 243/334). It replaces the wgmma kernel
+//   for dense problems (S=512 at D64 is the one shape where the wgmma kernel was ahead, by 10%).
 using Wg64 = WgTraits<64, 2, 64>;
 using Wg128 = WgTraits<128, 2, 128>;
 using Mma64Long = MmaTraits<64, 128, 128, 4, 2, false>;
@@ -116,6 +128,13 @@ bool use_wgmma(int64_t D, const DeviceFacts& device) {
   return kBuiltSm90a && device.arch == "sm_90" && with_wg_cfg(D, [](auto) {});
 }
 
+// Dense problems on sm_90 run the ws kernel for D in its tile table, where the TMA can describe Q,
+// K and V; problems with serving fields keep the SERVE instances of the kernels above.
+bool use_ws(const Problem& p, const DeviceFacts& device) {
+  return kBuiltSm90a && device.has_wgmma_sm90a && p.serving_fields().empty() && with_ws_cfg(p.D, [](auto) {}) &&
+         !ws_tma_problem(p);
+}
+
 template <typename F>
 bool with_mma_cfg(int64_t D, int64_t Sk, int G, bool wg, F&& f) {
   return wg ? with_wg_cfg(D, f) : with_sync_cfg(D, Sk, G, f);
@@ -151,6 +170,7 @@ void launch_mma(const AttnArgs& a, DType t, bool wg, Stream st) {
 // The tile and occupancy a run at G uses, for the split rules (blocks an SM holds: the runtime's
 // occupancy of that kernel configuration).
 TileShape mma_tile(const Problem& p, int G, const DeviceFacts& device) {
+  if (use_ws(p, device)) return ws_tile(p, G, device);
   TileShape tile{128, 64, 1};
   if (!device.has_mma_sm80 || p.dtype == DType::fp32) return tile;
   with_dtype(p.dtype, [&](auto tr) {
@@ -170,18 +190,27 @@ TileShape mma_tile(const Problem& p, int G, const DeviceFacts& device) {
 class MmaExecution : public GpuExecution {
  public:
   MmaExecution(const Problem& p, const HostInputs& in, int G, const GateContext& ctx)
-      : GpuExecution(p, in, ctx, G > 1 ? G : 0), wg_(use_wgmma(p.D, ctx.device)) {
+      : GpuExecution(p, in, ctx, G > 1 ? G : 0), ws_(use_ws(p, ctx.device)), wg_(use_wgmma(p.D, ctx.device)) {
     args_.G = G > 1 ? G : 0;
+    if (ws_ && !with_ws_cfg(p.D, [&](auto k) { maps_ = make_maps<decltype(k)>(args_, p.dtype); }))
+      throw std::logic_error(fmt::format("mma has no ws kernel for D={} (use_ws should have said so)", p.D));
   }
 
  protected:
   void launch() override {
-    launch_mma(args_, p_.dtype, wg_, stream_);
+    if (ws_) {
+      with_dtype(p_.dtype, [&](auto tr) {
+        with_ws_cfg(p_.D, [&](auto k) { launch_ws_cfg<decltype(tr), decltype(k)>(maps_, args_, stream_); });
+      });
+    } else {
+      launch_mma(args_, p_.dtype, wg_, stream_);
+    }
     if (args_.G > 1) launch_combine(args_, p_.dtype, stream_);
   }
 
  private:
-  bool wg_;
+  bool ws_, wg_;
+  WsMaps maps_{};  // encoded once (ws_ only): the buffers they point into live as long as the execution
 };
 
 std::optional<std::string> mma_supports(const Problem& p, int G, const GateContext& ctx) {
@@ -198,9 +227,10 @@ std::optional<std::string> mma_supports(const Problem& p, int G, const GateConte
 
 PathRow mma_row(const DeviceFacts&) {
   PathRow r{"mma", "gpu",
-            fmt::format("tensor-core FlashAttention-2 (mma.sync m16n8k16; wgmma on sm_90 for D {}): S/P in registers, "
-                        "cp.async K/V ring, split-K",
-                        wg_head_dims()),
+            fmt::format("tensor-core flash attention, split-K: on sm_90 a TMA producer warp + 2 ping-pong consumer "
+                        "warpgroups (FA3-class, wgmma, setmaxnreg) for D {}; the wgmma kernel for serving problems at "
+                        "D {}; mma.sync m16n8k16 with a cp.async K/V ring elsewhere; S/P in registers",
+                        ws_head_dims(), wg_head_dims()),
             fmt::format("{}; sm_80+ (mma.sync); D in {}; G in 0, 2, 4, 8, 16; serving fields (varlen, thd, paged, "
                         "window, ALiBi, softcap)",
                         common_gpu_gate_doc(), sync_head_dims()),

@@ -52,18 +52,14 @@ TEST(BuiltinRegistry, EverySelfRegisteredRowSurvivesTheLink) {
   size_t expected = 2;  // cpu-ref and cpu-flash
 #ifdef FABENCH_HAS_GPU
   expected += listed_gpu_paths().size() + listed_test_paths().size();  // test rows register too (shown only on the switch)
-  // A path no device session has validated yet registers with auto_rank 0, so that auto never picks
-  // it; today mma-ws (issue 18), until it passes on an H100 and folds into mma.
-  const std::vector<std::string> not_for_auto_yet = {"mma-ws"};
+  // Every listed path is one auto may pick. A path no device session has validated yet would register
+  // with auto_rank 0 and be named here as an exception (issue 18's ws kernel was, until an H100 passed
+  // it and it folded into mma).
   for (const auto& name : listed_gpu_paths()) {
     const PathRow* r = reg.find(name);
     ASSERT_TRUE(r) << name;
     EXPECT_TRUE(r->prepare) << name << " is listed in CMakeLists.txt but its row did not register";
-    if (std::find(not_for_auto_yet.begin(), not_for_auto_yet.end(), name) != not_for_auto_yet.end()) {
-      EXPECT_EQ(r->auto_rank, 0) << name << " is unvalidated: auto must not pick it";
-    } else {
-      EXPECT_GT(r->auto_rank, 0) << name;
-    }
+    EXPECT_GT(r->auto_rank, 0) << name;
   }
 #endif
   EXPECT_EQ(registered_paths().size(), expected);

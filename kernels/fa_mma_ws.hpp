@@ -1,19 +1,17 @@
-// mma-ws: FlashAttention-3-class forward for NVIDIA sm_90 (H100, H200), to be folded into `mma` once
-// a device session has validated and measured it (issue 18). A TMA producer warp fills a K/V ring
-// completed on mbarriers; two consumer warpgroups (setmaxnreg) ping-pong on the tensor cores with P
-// in registers (kernels/fa_mma_ws_sm90.hpp). fp16/bf16, D in the tile table
-// (kernels/device/ws_tile_traits.hpp), GQA, causal, split-K through the shared combine (G > 1 writes
-// the mma path's fp32 partials). Unvalidated: auto never picks it (auto_rank 0).
-// This file: the dispatch from D to a table row, the tensor maps (cuTensorMapEncodeTiled, reached
-// through the runtime's driver entry point so that nothing links libcuda), the gate, the registry row.
-// Run: fa-bench sweep sweeps/edge.csv --paths mma-ws,mma   (on an sm_90 device)
-// fa-bench-isa: sm_90a: cp.async.bulk.tensor mbarrier setmaxnreg wgmma.mma_async
-// fa-bench-isa: sm_90a.sass: HGMMA UTMALDG
+// The host side of mma's sm_90 kernel (kernels/fa_mma_ws_sm90.hpp, mma_ws_fwd: FlashAttention-3's
+// forward structure: a TMA producer warp fills a K/V ring completed on mbarriers; two consumer
+// warpgroups (setmaxnreg) ping-pong on the tensor cores with P in registers): the dispatch from D to
+// a row of the tile table (kernels/device/ws_tile_traits.hpp), the tensor maps (cuTensorMapEncodeTiled,
+// reached through the runtime's driver entry point so that nothing links libcuda), the launch, the
+// tile for the split rules and the TMA's refusals. kernels/fa_mma.hip includes it (alone: its
+// definitions sit in an unnamed namespace) and decides when a problem runs it (use_ws).
+#pragma once
 #include <fmt/format.h>
 
 #include <cstring>
+#include <optional>
+#include <string>
 
-#include "harness/path_registry.hpp"
 #include "kernels/fa_mma_ws_sm90.hpp"
 #include "kernels/runtime/gpu_execution.hpp"
 #include "kernels/runtime/launchers.hpp"
@@ -65,7 +63,7 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
     cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
     FA_GPU_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found));
     if (found != cudaDriverEntryPointSuccess || !p)
-      throw std::runtime_error("mma-ws: the driver has no cuTensorMapEncodeTiled (it needs a CUDA 12.0+ driver)");
+      throw std::runtime_error("mma: the driver has no cuTensorMapEncodeTiled (it needs a CUDA 12.0+ driver)");
     return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
   }();
   return fn;
@@ -76,7 +74,7 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
 // (rows past S or Sk), L2 promotion of 128 bytes (CUTLASS's default for its TMA copies).
 sm90::TensorMap encode_map(DType t, const uint16_t* base, const ws::TmaTile& g, const char* what) {
   if (const char* why = ws::tma_tile_problem(g))
-    throw std::logic_error(fmt::format("mma-ws: the {} tensor map: {} (the gate should have said so)", what, why));
+    throw std::logic_error(fmt::format("mma: the {} tensor map: {} (the gate should have said so)", what, why));
 #if FA_CUDA
   static_assert(sizeof(sm90::TensorMap) == sizeof(CUtensorMap) && alignof(sm90::TensorMap) == alignof(CUtensorMap));
   CUtensorMap m;
@@ -89,7 +87,7 @@ sm90::TensorMap encode_map(DType t, const uint16_t* base, const ws::TmaTile& g, 
       g.swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
-    throw std::runtime_error(fmt::format("mma-ws: cuTensorMapEncodeTiled for {} failed (CUresult {}): dims {}x{}x{}x{}, "
+    throw std::runtime_error(fmt::format("mma: cuTensorMapEncodeTiled for {} failed (CUresult {}): dims {}x{}x{}x{}, "
                                          "byte strides {}/{}/{}, box {}x{}",
                                          what, int(r), g.dim[0], g.dim[1], g.dim[2], g.dim[3], g.stride[0], g.stride[1],
                                          g.stride[2], g.box[0], g.box[1]));
@@ -98,7 +96,7 @@ sm90::TensorMap encode_map(DType t, const uint16_t* base, const ws::TmaTile& g, 
   return out;
 #else
   (void)t, (void)base;
-  throw std::logic_error("mma-ws: tensor maps are a CUDA feature (the gate refuses other devices)");
+  throw std::logic_error("mma: tensor maps are a CUDA feature (the gate refuses other devices)");
 #endif
 }
 
@@ -109,7 +107,7 @@ WsMaps make_maps(const AttnArgs& a, DType t) {
 }
 
 template <typename T, typename K>
-void launch_cfg(const WsMaps& maps, const AttnArgs& a, Stream st) {
+void launch_ws_cfg(const WsMaps& maps, const AttnArgs& a, Stream st) {
   const auto kernel = mma_ws_fwd<T, K>;
   static thread_local const bool smem_ok = [&] {  // per device: one per --devices worker thread
     FA_GPU_CHECK(set_max_dynamic_smem(kernel, K::SMEM));
@@ -139,66 +137,20 @@ TileShape ws_tile(const Problem& p, int, const DeviceFacts& device) {
   return tile;
 }
 
-class MmaWsExecution : public GpuExecution {
- public:
-  MmaWsExecution(const Problem& p, const HostInputs& in, int G, const GateContext& ctx)
-      : GpuExecution(p, in, ctx, G > 1 ? G : 0) {
-    args_.G = G > 1 ? G : 0;
-    if (!with_ws_cfg(p.D, [&](auto k) { maps_ = make_maps<decltype(k)>(args_, p.dtype); }))
-      throw std::logic_error(fmt::format("mma-ws has no kernel for D={} (its gate should have said so)", p.D));
-  }
-
- protected:
-  void launch() override {
-    with_dtype(p_.dtype, [&](auto tr) {
-      with_ws_cfg(p_.D, [&](auto k) { launch_cfg<decltype(tr), decltype(k)>(maps_, args_, stream_); });
-    });
-    if (args_.G > 1) launch_combine(args_, p_.dtype, stream_);
-  }
-
- private:
-  WsMaps maps_{};  // encoded once: the buffers they point into live as long as the execution
-};
-
-std::optional<std::string> mma_ws_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx)) return no;
-  if (!ctx.device.has_wgmma_sm90a)
-    return fmt::format("mma-ws needs an NVIDIA sm_90 GPU (H100, H200: TMA, wgmma and setmaxnreg) and 90a in "
-                       "FABENCH_CUDA_ARCHS; this device is {}",
-                       ctx.device.arch);
-  if (!with_ws_cfg(p.D, [](auto) {})) return fmt::format("mma-ws has kernels for D in {} (got D={})", ws_head_dims(), p.D);
-  if (G == 1 || G > 16 || (G & (G - 1))) return fmt::format("mma-ws needs G in 0, 2, 4, 8, 16 (got {})", G);
-  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
-  if (p.H > 65535 || p.B * std::max(G, 1) > 65535) return std::string("H or B*G exceeds the grid");
+// Why the TMA cannot describe this problem's Q or K/V (a stride or a size its maps cannot hold), or
+// nothing: such problems stay on the other kernels. Asks the table's row of p.D; nothing without one.
+std::optional<std::string> ws_tma_problem(const Problem& p) {
   std::optional<std::string> tma;
   with_ws_cfg(p.D, [&](auto k) {
     using K = decltype(k);
     const Strides qs = q_strides(p), ks = kv_strides(p);
     const ws::TmaTile q = ws::tma_tile(K::D, K::BM, p.S, p.H, p.B, qs.seq, qs.head, qs.batch);
     const ws::TmaTile kv = ws::tma_tile(K::D, K::BN, p.Sk, p.Hk, p.B, ks.seq, ks.head, ks.batch);
-    if (const char* why = ws::tma_tile_problem(q)) tma = fmt::format("mma-ws: the TMA cannot describe Q: {}", why);
-    else if (const char* why2 = ws::tma_tile_problem(kv)) tma = fmt::format("mma-ws: the TMA cannot describe K and V: {}", why2);
+    if (const char* why = ws::tma_tile_problem(q)) tma = fmt::format("the TMA cannot describe Q: {}", why);
+    else if (const char* why2 = ws::tma_tile_problem(kv)) tma = fmt::format("the TMA cannot describe K and V: {}", why2);
   });
   return tma;
 }
-
-PathRow mma_ws_row(const DeviceFacts&) {
-  PathRow r{"mma-ws", "gpu",
-            "FlashAttention-3-class sm_90a forward (unvalidated; auto never picks it): TMA producer warp, K/V ring "
-            "on mbarriers, 2 ping-pong consumer warpgroups (setmaxnreg), P in registers, split-K",
-            fmt::format("{}; NVIDIA sm_90 with 90a built (TMA, wgmma, setmaxnreg); D in {}; G in 0, 2, 4, 8, 16",
-                        common_gpu_gate_doc(), ws_head_dims()),
-            false, mma_ws_supports,
-            [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
-              return std::make_unique<MmaWsExecution>(p, in, G, ctx);
-            }};
-  r.auto_rank = 0;  // unvalidated: auto must not pick it until a device session passes it (then fold into mma)
-  r.tiles = TileShape{128, 128};
-  r.rz_accumulate_keys = 16;  // PV through wgmma k16: a truncating fp32 add every 16 keys, as mma's wgmma
-  r.tile_at = ws_tile;
-  return r;
-}
-FA_REGISTER_PATH(mma_ws_row);
 
 }  // namespace
 }  // namespace fa::gpu
