@@ -1,4 +1,4 @@
-// The mma-ws path's kernel (mma_ws_fwd): FlashAttention-3's forward structure on sm_90a, written
+// The mma path's sm_90 kernel (mma_ws_fwd): FlashAttention-3's forward structure on sm_90a, written
 // from its description and hopper/ sources (flash_fwd_kernel_sm90.h, mainloop_fwd_sm90_tma_gmma_ws.hpp)
 // without their code. A block of 384 threads owns BM = 128 query rows of one (batch, head, split):
 // - warpgroup 0 produces: setmaxnreg.dec to 24 registers, then one thread issues TMA copies of Q
@@ -14,7 +14,7 @@
 // Shared memory (kernels/device/ws_layout.hpp): Q, the K ring, the V ring in the TMA's swizzle, which
 // is the layout the wgmma descriptors describe; then the mbarriers. Tile loop conventions (causal
 // limit, split ranges, masks, epilogue, partials) are the mma path's (kernels/device/tile_loop.hpp).
-// Built only into sm_90a code; elsewhere its body traps and the host never launches it (the gate).
+// Built only into sm_90a code; elsewhere its body traps and the host never launches it (fa_mma.hip's use_ws).
 #pragma once
 #include "kernels/device/async_sm90.hpp"
 #include "kernels/device/fragment_layout.hpp"
@@ -48,7 +48,7 @@ struct WsTraits {
 // Transpose_V) between the TMA's full barrier and a second one the consumers wait on; the Q/K/V
 // descales fold into scale_log2 and the epilogue. Its tile rows go in ws_tile_traits.hpp.
 
-// The three tensor maps, encoded on the host (kernels/fa_mma_ws.hip), read by the TMA in place.
+// The three tensor maps, encoded on the host (kernels/fa_mma_ws.hpp), read by the TMA in place.
 struct WsMaps {
   sm90::TensorMap q, k, v;
 };

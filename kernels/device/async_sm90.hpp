@@ -1,4 +1,4 @@
-// Hopper's asynchronous machinery for the mma-ws kernel, as small PTX wrappers (PTX ISA 8.x):
+// Hopper's asynchronous machinery for mma's sm_90 kernel, as small PTX wrappers (PTX ISA 8.x):
 // mbarriers with transaction counts, TMA bulk tensor copies (cp.async.bulk.tensor) completing on
 // them, register reallocation between warpgroups (setmaxnreg), named barriers (bar.sync/bar.arrive),
 // and wgmma.mma_async for every N the tile table uses (kernels/device/wgmma_sm90.hpp has the

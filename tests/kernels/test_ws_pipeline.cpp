@@ -1,4 +1,4 @@
-// The mma-ws kernel's synchronisation protocol (kernels/device/ws_pipeline.hpp) on the CPU: a
+// mma's sm_90 kernel's synchronisation protocol (kernels/device/ws_pipeline.hpp) on the CPU: a
 // simulation of its producer thread, its two consumer warpgroups and the TMA engine, under random
 // interleavings, with mbarriers (arrivals, transaction bytes, phase parity) and named barriers
 // modelled after the PTX ISA. The op lists below follow kernels/fa_mma_ws_sm90.hpp step by step (keep

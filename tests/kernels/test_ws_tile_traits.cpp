@@ -1,7 +1,7 @@
-// The mma-ws tile table (kernels/device/ws_tile_traits.hpp) on the CPU: the head dims it covers, and
-// for every row a shape the kernel can run: one 64-row slice a consumer warpgroup, wgmma shapes
-// that exist for both GEMMs, a swizzle for D, shared memory within sm_90's limit and fragments
-// within the consumers' register budget. Plain C++. Run: ctest -R WsTileTraits
+// The tile table of mma's sm_90 kernel (kernels/device/ws_tile_traits.hpp) on the CPU: the head
+// dims it covers, and for every row a shape the kernel can run: one 64-row slice a consumer
+// warpgroup, wgmma shapes that exist for both GEMMs, a swizzle for D, shared memory within sm_90's
+// limit and fragments within the consumers' register budget. Plain C++. Run: ctest -R WsTileTraits
 #include <gtest/gtest.h>
 
 #include <vector>
