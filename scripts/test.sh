@@ -75,7 +75,7 @@ if command -v nvcc >/dev/null; then
   cmake -S . -B build/cuda -G Ninja -DFABENCH_GPU=cuda -DFABENCH_NATIVE=OFF -DFABENCH_TESTS=ON \
         "-DFABENCH_CUDA_ARCHS=80;90a" >/dev/null
   cmake --build build/cuda -j "$jobs" --target fa-bench test_gpu_paths
-  step "tensor-core instruction check (mma, mma-ws, mma-decode; sm_90a)"
+  step "tensor-core instruction check (mma, mma-decode; sm_90a)"
   scripts/ptx-check.sh build/ptx
 else
   step "cuda build skipped: nvcc not found (install the CUDA toolkit, or add it to PATH)"
