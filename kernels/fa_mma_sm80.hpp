@@ -41,22 +41,8 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
   uint16_t* const kv = smem + K::BM * K::LD;  // STAGES x { K [BN][LD], V [BN][LD] }
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const tile::BlockCoords c = tile::block_coords(a, K::BM);
-  tile::SeqShape sh{};
-  KeyRange kr, unmasked{};
-  int64_t no_mask_end = 0;
-  if constexpr (SERVE) {
-    sh = tile::seq_shape(a, c.b);
-    if (c.q0 >= sh.sq) return;  // wholly past the sequence's queries: no row to store (combine skips them too)
-    kr = tile::block_keys(a, sh, c, K::BM, K::BN);
-    unmasked = tile::rows_unmasked(sh, c.q0, K::BM, kr);
-  } else {
-    kr = tile::dense_block_keys(a, c, K::BM, K::BN);
-    no_mask_end = tile::unmasked_end(a, c, kr);
-  }
-  const bool transform = SERVE && transforms_scores(a);
-  const float scale_log2 = SERVE ? serve_scale(a, transform) : a.scale_log2;
-  const int sq = SERVE ? sh.sq : a.S;
-  const int ntiles = kr.end > kr.begin ? int((kr.end - kr.begin + K::BN - 1) / K::BN) : 0;
+  const MmaBlockPlan pl = mma_block_plan<SERVE>(a, c, K::BM, K::BN);
+  if (pl.past) return;
   const uint16_t* qg = a.q + c.b * a.q_sb + c.h * a.q_sh;
   const uint16_t* kg = a.k + c.b * a.k_sb + c.hk * a.k_sh;
   const uint16_t* vg = a.v + c.b * a.k_sb + c.hk * a.k_sh;
@@ -71,7 +57,7 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
     const int r = r0 + p * RPP, s = c.q0 + r;
     if (copier && (K::BM % RPP == 0 || r < K::BM)) {
       if constexpr (SERVE)
-        copy16_async(qs + r * K::LD + ch * 8, s < sq ? a.q + q_at(a, c.b, s, c.h) + ch * 8 : a.q, s < sq);
+        copy16_async(qs + r * K::LD + ch * 8, s < pl.sq ? a.q + q_at(a, c.b, s, c.h) + ch * 8 : a.q, s < pl.sq);
       else
         copy16_async(qs + r * K::LD + ch * 8, s < a.S ? qg + int64_t(s) * a.q_ss + ch * 8 : qg, s < a.S);
     }
@@ -83,14 +69,14 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
   auto load_tile = [&](int t) {  // tile t into its stage; keys past the range read as zeros
     uint16_t* ks = kv + (t % K::STAGES) * 2 * K::BN * K::LD + r0 * K::LD + ch * 8;
     uint16_t* vs = ks + K::BN * K::LD;
-    const int64_t kv0 = kr.begin + int64_t(t) * K::BN;
+    const int64_t kv0 = pl.kr.begin + int64_t(t) * K::BN;
     const uint16_t* kp = kt + kv0 * a.k_ss;
     const uint16_t* vp = vt + kv0 * a.k_ss;
 #pragma unroll
     for (int p = 0; p < (K::BN + RPP - 1) / RPP; ++p) {
       const int r = r0 + p * RPP;
       if (copier && (K::BN % RPP == 0 || r < K::BN)) {
-        const bool in = kv0 + r < kr.end;
+        const bool in = kv0 + r < pl.kr.end;
         if constexpr (SERVE) {  // each key's row through the serving view (thd offsets, the page table)
           const int64_t at = in ? k_at(a, c.b, kv0 + r, c.hk) + ch * 8 : 0;
           copy16_async(ks + p * RPP * K::LD, a.k + at, in);
@@ -104,7 +90,7 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
   };
 #pragma unroll
   for (int t = 0; t < K::STAGES - 1; ++t) {
-    if (t < ntiles) load_tile(t);
+    if (t < pl.ntiles) load_tile(t);
     copy_async_commit();
   }
 
@@ -124,10 +110,10 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
     ldsm_x4(smem_addr(qs + (wrow + mt * 16 + a_row) * K::LD + kk * 16 + a_col), f);
   };
 
-  for (int t = 0; t < ntiles; ++t) {
+  for (int t = 0; t < pl.ntiles; ++t) {
     copy_async_wait<K::STAGES - 2>();
     __syncthreads();  // tile t landed for every thread; every warp is done with tile t - 1's stage
-    if (t + K::STAGES - 1 < ntiles) load_tile(t + K::STAGES - 1);
+    if (t + K::STAGES - 1 < pl.ntiles) load_tile(t + K::STAGES - 1);
     copy_async_commit();
     if constexpr (K::Q_IN_REGS) {
       if (t == 0) {
@@ -139,7 +125,7 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
     }
     const uint16_t* ks = kv + (t % K::STAGES) * 2 * K::BN * K::LD;
     const uint16_t* vs = ks + K::BN * K::LD;
-    const int64_t kv0 = kr.begin + int64_t(t) * K::BN;
+    const int64_t kv0 = pl.kr.begin + int64_t(t) * K::BN;
 
     float s[K::MT][K::NT][4] = {};
 #pragma unroll
@@ -167,25 +153,25 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
     }
 
     if constexpr (SERVE) {
-      if (transform || tile::tile_masked(unmasked, int(kv0), K::BN)) {  // scores transformed, or an edge tile
+      if (pl.transform || tile::tile_masked(pl.unmasked, int(kv0), K::BN)) {  // scores transformed, or an edge tile
 #pragma unroll
         for (int mt = 0; mt < K::MT; ++mt)
 #pragma unroll
           for (int hr = 0; hr < 2; ++hr) {
             const int row = c.q0 + wrow + mt * 16 + frag::mma_m16n8k16_c(lane, 2 * hr).row;
-            serve_quad_row<K::NT>([&](int nt, int e) -> float& { return s[mt][nt][2 * hr + e]; }, lane, a, transform,
+            serve_quad_row<K::NT>([&](int nt, int e) -> float& { return s[mt][nt][2 * hr + e]; }, lane, a, pl.transform,
                                   c.b, c.h, row, int(kv0),
-                                  tile::tile_cols(tile::row_keys_in(sh, row, kr), int(kv0), K::BN));
+                                  tile::tile_cols(tile::row_keys_in(pl.sh, row, pl.kr), int(kv0), K::BN));
           }
       }
-    } else if (kv0 + K::BN > no_mask_end) {  // causal diagonal or the range's last tile
+    } else if (kv0 + K::BN > pl.no_mask_end) {  // causal diagonal or the range's last tile
 #pragma unroll
       for (int mt = 0; mt < K::MT; ++mt)
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
           const int row = c.q0 + wrow + mt * 16 + frag::mma_m16n8k16_c(lane, 2 * hr).row;
           mask_quad_row<K::NT>([&](int nt, int e) -> float& { return s[mt][nt][2 * hr + e]; }, lane,
-                               tile::tile_cols_visible(a, row, kv0, kr.end, K::BN));
+                               tile::tile_cols_visible(a, row, kv0, pl.kr.end, K::BN));
         }
     }
 
@@ -194,7 +180,7 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
 #pragma unroll
       for (int hr = 0; hr < 2; ++hr) {  // rows lane / 4 (slots 0, 1) and lane / 4 + 8 (slots 2, 3)
         const float alpha = softmax_quad_row<K::NT>([&](int nt, int e) -> float& { return s[mt][nt][2 * hr + e]; },
-                                                    m[mt][hr], l[mt][hr], scale_log2);
+                                                    m[mt][hr], l[mt][hr], pl.scale_log2);
 #pragma unroll
         for (int dt = 0; dt < K::DT; ++dt) acc[mt][dt][2 * hr] *= alpha, acc[mt][dt][2 * hr + 1] *= alpha;
       }
@@ -231,10 +217,10 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
       float lsum = l[mt][hr];
       lsum += shfl_xor(lsum, 1, 4);
       lsum += shfl_xor(lsum, 2, 4);
-      const tile::RowEnd e = tile::row_end(m[mt][hr], lsum, scale_log2);
+      const tile::RowEnd e = tile::row_end(m[mt][hr], lsum, pl.scale_log2);
       const frag::Coord at = frag::mma_m16n8k16_c(lane, 2 * hr);
       const int s_row = c.q0 + wrow + mt * 16 + at.row;
-      if (s_row >= sq) continue;
+      if (s_row >= pl.sq) continue;
       if constexpr (SERVE) {
         const int64_t o_at = tile::o_row(a, c, s_row);
 #pragma unroll

@@ -64,41 +64,27 @@ __global__ void __launch_bounds__(K::THREADS, K::MIN_BLOCKS) mma_wg_fwd(AttnArgs
   auto v_slot = [&](int t) { return wsm + K::Q_TILE + (2 + t % 2) * K::KV_TILE; };
   const int tid = threadIdx.x, wgi = tid / 128, wt = tid % 128, lane = tid % 32;
   const tile::BlockCoords c = tile::block_coords(a, K::BM);
-  tile::SeqShape sh{};
-  KeyRange kr, unmasked{};
-  int64_t no_mask_end = 0;
-  if constexpr (SERVE) {
-    sh = tile::seq_shape(a, c.b);
-    if (c.q0 >= sh.sq) return;  // wholly past the sequence's queries: no row to store (combine skips them too)
-    kr = tile::block_keys(a, sh, c, K::BM, K::BN);
-    unmasked = tile::rows_unmasked(sh, c.q0, K::BM, kr);
-  } else {
-    kr = tile::dense_block_keys(a, c, K::BM, K::BN);
-    no_mask_end = tile::unmasked_end(a, c, kr);
-  }
-  const bool transform = SERVE && transforms_scores(a);
-  const float scale_log2 = SERVE ? serve_scale(a, transform) : a.scale_log2;
-  const int sq = SERVE ? sh.sq : a.S;
-  const int ntiles = kr.end > kr.begin ? int((kr.end - kr.begin + K::BN - 1) / K::BN) : 0;
+  const MmaBlockPlan pl = mma_block_plan<SERVE>(a, c, K::BM, K::BN);
+  if (pl.past) return;
   const uint16_t* kg = a.k + c.b * a.k_sb + c.hk * a.k_sh;
   const uint16_t* vg = a.v + c.b * a.k_sb + c.hk * a.k_sh;
   auto load = [&](unsigned char* dst, bool is_v, int t) {  // K_t or V_t into dst
-    const int64_t kv0 = kr.begin + int64_t(t) * K::BN;
+    const int64_t kv0 = pl.kr.begin + int64_t(t) * K::BN;
     if constexpr (SERVE) {  // each key's row through the serving view (thd offsets, the page table); V as K
       const uint16_t* base = is_v ? a.v : a.k;
       copy_rows_wg<K::D, K::BN, K::THREADS>(dst, [&](int r) { return base + k_at(a, c.b, kv0 + r, c.hk); }, base,
-                                            kr.end - kv0, tid);
+                                            pl.kr.end - kv0, tid);
     } else {
-      copy_tile_wg<K::D, K::BN, K::THREADS>(dst, (is_v ? vg : kg) + kv0 * a.k_ss, a.k_ss, kr.end - kv0, tid);
+      copy_tile_wg<K::D, K::BN, K::THREADS>(dst, (is_v ? vg : kg) + kv0 * a.k_ss, a.k_ss, pl.kr.end - kv0, tid);
     }
   };
   if constexpr (SERVE)
     copy_rows_wg<K::D, K::BM, K::THREADS>(qs, [&](int r) { return a.q + q_at(a, c.b, c.q0 + r, c.h); }, a.q,
-                                          sq - c.q0, tid);
+                                          pl.sq - c.q0, tid);
   else
     copy_tile_wg<K::D, K::BM, K::THREADS>(qs, a.q + c.b * a.q_sb + c.h * a.q_sh + int64_t(c.q0) * a.q_ss, a.q_ss,
                                           a.S - c.q0, tid);
-  if (ntiles > 0) load(k_slot(0), false, 0);
+  if (pl.ntiles > 0) load(k_slot(0), false, 0);
   copy_async_commit();
 
   constexpr frag::DescStrides qk = frag::wgmma_sw128_kmajor(), vd = frag::wgmma_sw128_mnmajor(K::BN);
@@ -115,8 +101,8 @@ __global__ void __launch_bounds__(K::THREADS, K::MIN_BLOCKS) mma_wg_fwd(AttnArgs
     copy_async_wait<0>();
     wg::fence_smem_for_async();
     __syncthreads();
-    if (t + 1 < ntiles) load(k_slot(t + 1), false, t + 1);
-    if (t < ntiles) load(v_slot(t), true, t);
+    if (t + 1 < pl.ntiles) load(k_slot(t + 1), false, t + 1);
+    if (t < pl.ntiles) load(v_slot(t), true, t);
     copy_async_commit();
     wg::fence();
   };
@@ -138,29 +124,29 @@ __global__ void __launch_bounds__(K::THREADS, K::MIN_BLOCKS) mma_wg_fwd(AttnArgs
     wg::commit();
   };
   auto softmax = [&](int t) {  // S_t (landed) -> exp2 in place, row sums, alpha
-    const int64_t kv0 = kr.begin + int64_t(t) * K::BN;
+    const int64_t kv0 = pl.kr.begin + int64_t(t) * K::BN;
     if constexpr (SERVE) {
-      if (transform || tile::tile_masked(unmasked, int(kv0), K::BN)) {  // scores transformed, or an edge tile
+      if (pl.transform || tile::tile_masked(pl.unmasked, int(kv0), K::BN)) {  // scores transformed, or an edge tile
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
           const int row = c.q0 + 64 * wgi + frag::wgmma_m64nNk16_c(wt, 2 * hr).row;
-          serve_quad_row<K::BN / 8>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, lane, a, transform,
+          serve_quad_row<K::BN / 8>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, lane, a, pl.transform,
                                     c.b, c.h, row, int(kv0),
-                                    tile::tile_cols(tile::row_keys_in(sh, row, kr), int(kv0), K::BN));
+                                    tile::tile_cols(tile::row_keys_in(pl.sh, row, pl.kr), int(kv0), K::BN));
         }
       }
-    } else if (kv0 + K::BN > no_mask_end) {  // causal diagonal or the range's last tile
+    } else if (kv0 + K::BN > pl.no_mask_end) {  // causal diagonal or the range's last tile
 #pragma unroll
       for (int hr = 0; hr < 2; ++hr) {
         const int row = c.q0 + 64 * wgi + frag::wgmma_m64nNk16_c(wt, 2 * hr).row;
         mask_quad_row<K::BN / 8>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, lane,
-                                 tile::tile_cols_visible(a, row, kv0, kr.end, K::BN));
+                                 tile::tile_cols_visible(a, row, kv0, pl.kr.end, K::BN));
       }
     }
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr)  // rows (thread % 32) / 4 (slots 4j, 4j + 1) and + 8 (4j + 2, 4j + 3)
       alpha[hr] = softmax_quad_row<K::BN / 8>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, m[hr],
-                                              l[hr], scale_log2);
+                                              l[hr], pl.scale_log2);
   };
   auto pack_p = [&] {  // S's column blocks 2kn, 2kn + 1 are P's k16 step kn
 #pragma unroll
@@ -172,14 +158,14 @@ __global__ void __launch_bounds__(K::THREADS, K::MIN_BLOCKS) mma_wg_fwd(AttnArgs
     }
   };
 
-  if (ntiles > 0) {
+  if (pl.ntiles > 0) {
     top(0);
     issue_s(0);
     wg::wait<0>();
     wg::pin(s);
     softmax(0);  // O is still zero: no rescale
     pack_p();
-    for (int t = 1; t < ntiles; ++t) {
+    for (int t = 1; t < pl.ntiles; ++t) {
       top(t);
       issue_s(t);
       issue_pv(t - 1);
@@ -192,8 +178,8 @@ __global__ void __launch_bounds__(K::THREADS, K::MIN_BLOCKS) mma_wg_fwd(AttnArgs
       for (int i = 0; i < K::D / 2; ++i) o[i] *= alpha[(i % 4) / 2];
       pack_p();
     }
-    top(ntiles);
-    issue_pv(ntiles - 1);
+    top(pl.ntiles);
+    issue_pv(pl.ntiles - 1);
     wg::wait<0>();
     wg::pin(o);
   }
@@ -203,10 +189,10 @@ __global__ void __launch_bounds__(K::THREADS, K::MIN_BLOCKS) mma_wg_fwd(AttnArgs
     float lsum = l[hr];
     lsum += shfl_xor(lsum, 1, 4);
     lsum += shfl_xor(lsum, 2, 4);
-    const tile::RowEnd e = tile::row_end(m[hr], lsum, scale_log2);
+    const tile::RowEnd e = tile::row_end(m[hr], lsum, pl.scale_log2);
     const frag::Coord at = frag::wgmma_m64nNk16_c(wt, 2 * hr);
     const int s_row = c.q0 + 64 * wgi + at.row;
-    if (s_row >= sq) continue;
+    if (s_row >= pl.sq) continue;
     if constexpr (SERVE) {
       const int64_t o_at = tile::o_row(a, c, s_row);
 #pragma unroll

@@ -83,6 +83,39 @@ __device__ inline void serve_quad_row(At&& at, int lane, const AttnArgs& a, bool
 // The scale the softmax of a serving instance applies: 1 where serve_quad_row transformed the scores.
 __device__ inline float serve_scale(const AttnArgs& a, bool transform) { return transform ? 1.f : a.scale_log2; }
 
+// What a block of mma's kernels (mma_fwd, mma_wg_fwd) visits and how it masks and scales: the SERVE
+// instances' plan (the sequence's shape and key range, tiles outside the window never visited, edge
+// tiles masked per row, softcap/ALiBi) or the dense one (the causal limit, split from key 0). `past`:
+// a SERVE block wholly past its sequence's queries, which stores nothing (combine skips those rows).
+struct MmaBlockPlan {
+  tile::SeqShape sh{};
+  KeyRange kr{}, unmasked{};
+  int64_t no_mask_end = 0;
+  bool transform = false, past = false;
+  float scale_log2 = 0.f;
+  int sq = 0, ntiles = 0;
+};
+template <bool SERVE>
+__device__ inline MmaBlockPlan mma_block_plan(const AttnArgs& a, const tile::BlockCoords& c, int block_m, int block_n) {
+  MmaBlockPlan pl;
+  if constexpr (SERVE) {
+    pl.sh = tile::seq_shape(a, c.b);
+    pl.past = c.q0 >= pl.sh.sq;
+    pl.kr = tile::block_keys(a, pl.sh, c, block_m, block_n);
+    pl.unmasked = tile::rows_unmasked(pl.sh, c.q0, block_m, pl.kr);
+    pl.transform = transforms_scores(a);
+    pl.scale_log2 = serve_scale(a, pl.transform);
+    pl.sq = pl.sh.sq;
+  } else {
+    pl.kr = tile::dense_block_keys(a, c, block_m, block_n);
+    pl.no_mask_end = tile::unmasked_end(a, c, pl.kr);
+    pl.scale_log2 = a.scale_log2;
+    pl.sq = a.S;
+  }
+  pl.ntiles = pl.kr.end > pl.kr.begin ? int((pl.kr.end - pl.kr.begin + block_n - 1) / block_n) : 0;
+  return pl;
+}
+
 // The online-softmax step of the row (tile::softmax_rescale): the quad's max, the scores turned
 // into exp2(s * scale_log2 - max) in place, this lane's part of the row sum l updated. Returns the
 // factor the row's accumulator is to be multiplied by.
