@@ -1,7 +1,8 @@
 // Test-only rows (FABENCH_TEST_PATHS=1): `test-crash` (cpu-flash that faults in run() on the rows
 // named for it), `test-gpu-fault` (mma, after a device fault on rows named `fault`),
 // `test-rtz-<path>` (the path's output with round-toward-zero stores emulated: see below) and
-// `test-carry-state` (cpu-flash right on its first launch only); and the --plant-slowdown flag,
+// `test-carry-state` (cpu-flash right on its first launch only), `test-model-time` (cpu-flash timed
+// by a model, not a clock: what the gate tests judge); and the --plant-slowdown flag,
 // refused unless FABENCH_TEST_PATHS=1.
 #include "cli/test_paths.hpp"
 
@@ -98,6 +99,31 @@ class CarryStateExecution : public WrappedExecution {
   int64_t launches_ = 0;
 };
 
+// Timed samples that report a model time instead of reading a clock: the problem's FLOPs at
+// 100 GFLOP/s, the same for every sample and every run. The work itself still runs. A planted
+// slowdown stays real: add_timed_delay keeps the default (false), so time_execution adds a host
+// busy-wait of at least the planted share to each sample. The gate is then judged on timings where
+// a run without the plant matches its baseline exactly and a planted one is slower by at least the
+// plant, on any machine load: what a test can assert (timings of real CPU work on a shared CI
+// machine moved 2x between two consecutive unplanted runs).
+class ModelTimeExecution : public WrappedExecution {
+ public:
+  ModelTimeExecution(std::unique_ptr<Execution> inner, double model_ms)
+      : WrappedExecution(std::move(inner)), model_ms_(model_ms) {}
+  double timed_sample_ms(TimingMode m) override {
+    inner_->timed_sample_ms(m);
+    return model_ms_;
+  }
+  double timed_batch_ms(TimingMode m, int n) override {
+    inner_->timed_batch_ms(m, n);
+    return n * model_ms_;
+  }
+  bool add_timed_delay(double) override { return false; }
+
+ private:
+  double model_ms_;
+};
+
 #ifdef FABENCH_HAS_GPU
 class GpuFaultExecution : public WrappedExecution {
  public:
@@ -149,6 +175,11 @@ void add_test_paths(Registry& reg) {
               "test only: cpu-flash with a workspace not cleared between launches (right on the first launch only)",
               [](const Problem&, std::unique_ptr<Execution> e) -> std::unique_ptr<Execution> {
                 return std::make_unique<CarryStateExecution>(std::move(e));
+              });
+  add_wrapped(reg, "cpu-flash", "test-model-time",
+              "test only: cpu-flash timed by a model (FLOPs at 100 GFLOP/s), not a clock; a planted slowdown is real",
+              [](const Problem& p, std::unique_ptr<Execution> e) -> std::unique_ptr<Execution> {
+                return std::make_unique<ModelTimeExecution>(std::move(e), p.flops() / 1e8);
               });
 #ifdef FABENCH_HAS_GPU
   add_wrapped(reg, "mma", "test-gpu-fault", "test only: mma after a device fault on rows named fault",
