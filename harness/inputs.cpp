@@ -50,6 +50,16 @@ float quantise(std::vector<float>& x, DType t) {
 
 }  // namespace
 
+AppendedSlots appended_slots(const Problem& p) {
+  AppendedSlots a;
+  const Strides ks = kv_strides(p);
+  a.head = ks.head, a.Hk = p.Hk, a.D = p.D;
+  if (!p.kv_cache) return a;
+  for (int64_t b = 0; b < p.B; ++b)
+    for (int64_t j = p.cache_begin(b); j < p.k_len(b); ++j) a.row.push_back(ks.at(b, j, 0));
+  return a;
+}
+
 HostInputs make_inputs(const Problem& p) {
   HostInputs in;
   const ServingShape& sh = p.serving();  // once, outside the parallel loops

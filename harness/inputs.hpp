@@ -24,6 +24,31 @@ struct HostInputs {
 };
 HostInputs make_inputs(const Problem& p);
 
+// kv_cache problems: the slots the appended tokens fill. Token t, counted sequence by sequence
+// (keys [cache_begin(b), k_len(b)) of sequence b), puts kv head h, element d at
+// row[t] + h * head + d in K and V (in any layout, a page pool's included) and reads it from
+// (t * Hk + h) * D + d of the compact new-token buffers a path appends from ([tokens][Hk][D]; for a
+// dense problem that is the plugin ABI's [B][S][Hk][D]).
+struct AppendedSlots {
+  std::vector<int64_t> row;  // per token: the element offset of its kv head 0 in K and V
+  int64_t head = 0, Hk = 0, D = 0;
+  int64_t tokens() const { return int64_t(row.size()); }
+  // f(offset in K/V, offset in the compact buffers) for every appended element.
+  template <typename F>
+  void each(F&& f) const {
+    for (int64_t t = 0; t < tokens(); ++t)
+      for (int64_t h = 0; h < Hk; ++h)
+        for (int64_t d = 0; d < D; ++d) f(row[size_t(t)] + h * head + d, (t * Hk + h) * D + d);
+  }
+  // The compact new tokens, gathered from a K or V that holds every key.
+  std::vector<float> gather(const std::vector<float>& kv) const {
+    std::vector<float> out(size_t(tokens() * Hk * D));
+    each([&](int64_t at, int64_t i) { out[size_t(i)] = kv[size_t(at)]; });
+    return out;
+  }
+};
+AppendedSlots appended_slots(const Problem& p);  // empty without kv_cache
+
 // A tensor as stored in its dtype: 1, 2 or 4 bytes per element (host byte order: little-endian).
 struct TypedBuffer {
   DType dtype = DType::fp16;

@@ -198,6 +198,7 @@ class MmaExecution : public GpuExecution {
 
  protected:
   void launch() override {
+    append_kv();  // kv_cache: the new tokens into their slots (pages, per-sequence offsets) first
     if (ws_) {
       with_dtype(p_.dtype, [&](auto tr) {
         with_ws_cfg(p_.D, [&](auto k) { launch_ws_cfg<decltype(tr), decltype(k)>(maps_, args_, stream_); });
@@ -220,7 +221,6 @@ std::optional<std::string> mma_supports(const Problem& p, int G, const GateConte
   if (!with_sync_cfg(p.D, p.Sk, G, [](auto) {}))
     return fmt::format("mma has kernels for D in {} (got D={})", sync_head_dims(), p.D);
   if (G == 1 || G > 16 || (G & (G - 1))) return fmt::format("mma needs G in 0, 2, 4, 8, 16 (got {})", G);
-  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
   if (p.H > 65535 || p.B * std::max(G, 1) > 65535) return std::string("H or B*G exceeds the grid");
   return std::nullopt;
 }
@@ -232,7 +232,7 @@ PathRow mma_row(const DeviceFacts&) {
                         "D {}; mma.sync m16n8k16 with a cp.async K/V ring elsewhere; S/P in registers",
                         ws_head_dims(), wg_head_dims()),
             fmt::format("{}; sm_80+ (mma.sync); D in {}; G in 0, 2, 4, 8, 16; serving fields (varlen, thd, paged, "
-                        "window, ALiBi, softcap)",
+                        "window, ALiBi, softcap); kv_cache (the append, per sequence and page, runs first)",
                         common_gpu_gate_doc(), sync_head_dims()),
             false, mma_supports,
             [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {

@@ -322,6 +322,7 @@ class MmaDecodeExecution : public GpuExecution {
  protected:
   int g_used() const override { return chunks_; }
   void launch() override {
+    append_kv();  // kv_cache: the new tokens into their slots first
     with_dtype(p_.dtype, [&](auto tr) {
       using T = decltype(tr);
       with_traits(args_.D, [&](auto k) {
@@ -354,7 +355,6 @@ std::optional<std::string> mma_decode_supports(const Problem& p, int G, const Ga
   if (p.S * p.group_size() > 16)
     return fmt::format("mma-decode packs S x H/Hk <= 16 query rows into a tile (got {})", p.S * p.group_size());
   if (G != 0) return std::string("mma-decode sizes its own key chunks (reported as G_used); G must be 0");
-  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
   if (p.Hk > 65535 || p.B > 65535) return std::string("Hk or B exceeds the grid");
   return std::nullopt;
 }
@@ -363,7 +363,7 @@ PathRow mma_decode_row(const DeviceFacts&) {
   PathRow r{"mma-decode", "gpu",
             "flash-decoding on tensor cores: the GQA group x S packed into one 16-row tile, key chunks + combine",
             fmt::format("{}; sm_80+ (mma.sync); D in {}; S*H/Hk <= 16; G = 0 (own key chunks: G_used); serving "
-                        "fields seqlens_k, page_size, window, alibi, softcap",
+                        "fields seqlens_k, page_size, window, alibi, softcap; kv_cache (the append runs first)",
                         common_gpu_gate_doc(), decode_head_dims()),
             false, mma_decode_supports,
             [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {

@@ -27,19 +27,11 @@ class CpuPluginExecution : public Execution {
   CpuPluginExecution(const PluginPathRef& ref, const Problem& p, const HostInputs& in, int G, const GateContext& ctx)
       : ref_(ref), p_(p), facts_(ctx.device), problem_(plugin_problem(p_, G)), device_(plugin_device(facts_)),
         q_(to_typed(p.dtype, in.q)), k_(to_typed(p.dtype, in.k)), v_(to_typed(p.dtype, in.v)),
-        o_(size_t(p.B * p.S * p.H * p.D) * size_t(dtype_bytes(p.dtype))), lse_(size_t(p.B * p.H * p.S) * 4), ws_(0) {
+        o_(size_t(p.B * p.S * p.H * p.D) * size_t(dtype_bytes(p.dtype))), lse_(size_t(p.B * p.H * p.S) * 4), ws_(0),
+        appended_(appended_slots(p)) {
     if (p.kv_cache) {  // the appended tokens, compact [B][S][Hk][D], as the ABI's kv_new strides say
-      std::vector<float> kn, vn;
-      const Strides ks = kv_strides(p);
-      for (int64_t b = 0; b < p.B; ++b)
-        for (int64_t j = p.kv_cache_offset(); j < p.Sk; ++j)
-          for (int64_t h = 0; h < p.Hk; ++h)
-            for (int64_t d = 0; d < p.D; ++d) {
-              kn.push_back(in.k[size_t(ks.at(b, j, h) + d)]);
-              vn.push_back(in.v[size_t(ks.at(b, j, h) + d)]);
-            }
-      k_new_ = to_typed(p.dtype, kn);
-      v_new_ = to_typed(p.dtype, vn);
+      k_new_ = to_typed(p.dtype, appended_.gather(in.k));
+      v_new_ = to_typed(p.dtype, appended_.gather(in.v));
     }
     uint64_t ws_bytes = 0;
     if (ref_.path->prepare) {
@@ -56,15 +48,10 @@ class CpuPluginExecution : public Execution {
   void poison() override {
     std::memset(o_.data(), 0xff, o_.size);
     std::memset(lse_.data(), 0xff, lse_.size);
-    if (!p_.kv_cache) return;
-    const Strides ks = kv_strides(p_);
-    for (int64_t b = 0; b < p_.B; ++b)
-      for (int64_t j = p_.kv_cache_offset(); j < p_.Sk; ++j)
-        for (int64_t h = 0; h < p_.Hk; ++h)
-          for (int64_t d = 0; d < p_.D; ++d) {
-            k_.set_bits(ks.at(b, j, h) + d, poison_bits(p_.dtype));
-            v_.set_bits(ks.at(b, j, h) + d, poison_bits(p_.dtype));
-          }
+    appended_.each([&](int64_t at, int64_t) {
+      k_.set_bits(at, poison_bits(p_.dtype));
+      v_.set_bits(at, poison_bits(p_.dtype));
+    });
   }
   void run() override {
     fa_buffers buf;
@@ -102,6 +89,7 @@ class CpuPluginExecution : public Execution {
   fa_device device_;
   TypedBuffer q_, k_, v_, k_new_, v_new_;
   GuardedBytes o_, lse_, ws_;
+  AppendedSlots appended_;  // kv_cache: the new tokens' slots (none otherwise)
   void* plan_ = nullptr;
 };
 

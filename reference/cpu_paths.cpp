@@ -104,7 +104,8 @@ class CpuRefExecution : public CpuExecution {
 // the whole cache.
 class CpuFlashExecution : public CpuExecution {
  public:
-  CpuFlashExecution(const Problem& p, const HostInputs& in, int G) : CpuExecution(p, in), G_(G) {
+  CpuFlashExecution(const Problem& p, const HostInputs& in, int G)
+      : CpuExecution(p, in), G_(G), appended_(appended_slots(p)) {
     if (p.kv_cache) {
       k_cache_ = in.k;
       v_cache_ = in.v;
@@ -112,17 +113,14 @@ class CpuFlashExecution : public CpuExecution {
   }
   void poison() override {
     CpuExecution::poison();
-    if (!p_.kv_cache) return;
-    const Strides ks = kv_strides(p_);
-    for_new_slots([&](int64_t at) { k_cache_[size_t(at)] = v_cache_[size_t(at)] = poison_float(); }, ks);
+    appended_.each([&](int64_t at, int64_t) { k_cache_[size_t(at)] = v_cache_[size_t(at)] = poison_float(); });
   }
   void run() override {
     if (p_.kv_cache) {
-      const Strides ks = kv_strides(p_);
-      for_new_slots([&](int64_t at) {
+      appended_.each([&](int64_t at, int64_t) {
         k_cache_[size_t(at)] = in_.k[size_t(at)];
         v_cache_[size_t(at)] = in_.v[size_t(at)];
-      }, ks);
+      });
       cpu_flash_forward(p_, in_.q.data(), k_cache_.data(), v_cache_.data(), G_, o_, lse_, partials_, in_.descale);
     } else {
       cpu_flash_forward(p_, in_.q.data(), in_.k.data(), in_.v.data(), G_, o_, lse_, partials_, in_.descale);
@@ -139,13 +137,6 @@ class CpuFlashExecution : public CpuExecution {
   }
 
  private:
-  template <typename F>
-  void for_new_slots(F&& f, const Strides& ks) {
-    for (int64_t b = 0; b < p_.B; ++b)
-      for (int64_t j = p_.cache_begin(b); j < p_.k_len(b); ++j)
-        for (int64_t h = 0; h < p_.Hk; ++h)
-          for (int64_t d = 0; d < p_.D; ++d) f(ks.at(b, j, h) + d);
-  }
   TypedBuffer typed_cache(const std::vector<float>& c) const {
     TypedBuffer t(p_.dtype, int64_t(c.size()));
     for (size_t i = 0; i < c.size(); ++i) {
@@ -157,6 +148,7 @@ class CpuFlashExecution : public CpuExecution {
     return t;
   }
   int G_;
+  AppendedSlots appended_;  // kv_cache: the new tokens' slots (none otherwise)
   SplitPartials partials_;
   std::vector<float> k_cache_, v_cache_;
 };

@@ -54,6 +54,28 @@ DeviceBuffer upload(DType t, const std::vector<float>& host) {
   return d;
 }
 
+// kv_cache: writes each appended token's K and V rows (D elements of `elem` bytes, kv head y of
+// token x) at row[x] + y * head elements: copied from the compact [tokens][Hk][D] buffers, or the
+// poison pattern (all-ones bits) where k_new is null. 16-byte words where a row is a multiple of 16
+// bytes (every row then starts 16-byte aligned: the offsets are multiples of D), else bytes.
+__global__ void kv_write_slots(const uint8_t* k_new, const uint8_t* v_new, uint8_t* k, uint8_t* v,
+                               const int64_t* row, int64_t head, int row_bytes, int elem) {
+  const int64_t t = blockIdx.x, h = blockIdx.y;
+  const int64_t dst = (row[t] + h * head) * elem, src = (t * gridDim.y + h) * row_bytes;
+  if (row_bytes % 16 == 0) {
+    const uint4 ones = make_uint4(~0u, ~0u, ~0u, ~0u);
+    for (int i = threadIdx.x; i < row_bytes / 16; i += blockDim.x) {
+      reinterpret_cast<uint4*>(k + dst)[i] = k_new ? reinterpret_cast<const uint4*>(k_new + src)[i] : ones;
+      reinterpret_cast<uint4*>(v + dst)[i] = k_new ? reinterpret_cast<const uint4*>(v_new + src)[i] : ones;
+    }
+  } else {
+    for (int i = threadIdx.x; i < row_bytes; i += blockDim.x) {
+      k[dst + i] = k_new ? k_new[src + i] : uint8_t(0xff);
+      v[dst + i] = k_new ? v_new[src + i] : uint8_t(0xff);
+    }
+  }
+}
+
 // One thread spinning on the device clock: the planted delay (--plant-slowdown, test only).
 __global__ void spin_kernel(uint64_t ticks) {
   const uint64_t t0 = wall_ticks();
@@ -98,18 +120,12 @@ GpuExecution::GpuExecution(const Problem& p, const HostInputs& in, const GateCon
     o_part_ = DeviceBuffer(rows * size_t(partial_splits) * size_t(p.D) * sizeof(float));
     lse_part_ = DeviceBuffer(rows * size_t(partial_splits) * sizeof(float));
   }
-  if (p.kv_cache) {  // the appended tokens, compact [B][S][Hk][D]
-    std::vector<float> kn, vn;
-    const Strides ks = kv_strides(p);
-    for (int64_t b = 0; b < p.B; ++b)
-      for (int64_t j = p.kv_cache_offset(); j < p.Sk; ++j)
-        for (int64_t h = 0; h < p.Hk; ++h)
-          for (int64_t d = 0; d < p.D; ++d) {
-            kn.push_back(in.k[size_t(ks.at(b, j, h) + d)]);
-            vn.push_back(in.v[size_t(ks.at(b, j, h) + d)]);
-          }
-    k_new_ = upload(p.dtype, kn);
-    v_new_ = upload(p.dtype, vn);
+  if (p.kv_cache) {  // the appended tokens, compact [tokens][Hk][D], and the slots they go to
+    const AppendedSlots a = appended_slots(p);
+    k_new_ = upload(p.dtype, a.gather(in.k));
+    v_new_ = upload(p.dtype, a.gather(in.v));
+    kv_rows_ = upload_as<int64_t>(a.row);
+    kv_tokens_ = a.tokens(), kv_head_ = a.head;
   }
   if (!p.serving_fields().empty()) {  // int32 on the device: lengths and pages fit (the gate's 2^31 rows)
     const ServingShape& sh = p.serving();
@@ -144,18 +160,17 @@ GpuExecution::~GpuExecution() {
 void GpuExecution::poison() {
   FA_GPU_CHECK(memset_async(o_.as<void>(), 0xff, o_bytes_, stream_));
   FA_GPU_CHECK(memset_async(lse_.as<void>(), 0xff, lse_bytes_, stream_));
-  if (p_.kv_cache) {  // the cache's new slots: each (batch, kv head) run of rows [offset, Sk)
-    const Strides ks = kv_strides(p_);
-    const int64_t off = p_.kv_cache_offset();
-    for (int64_t b = 0; b < p_.B; ++b)
-      for (int64_t h = 0; h < p_.Hk; ++h)
-        for (int64_t j = off; j < p_.Sk; ++j) {
-          const size_t e = size_t(dtype_bytes(p_.dtype)), at = size_t(ks.at(b, j, h)) * e;
-          FA_GPU_CHECK(memset_async(k_.as<char>() + at, 0xff, size_t(p_.D) * e, stream_));
-          FA_GPU_CHECK(memset_async(v_.as<char>() + at, 0xff, size_t(p_.D) * e, stream_));
-        }
-  }
+  write_kv_slots(/*poison=*/true);  // the cache's new slots
   FA_GPU_CHECK(stream_sync(stream_));
+}
+
+void GpuExecution::write_kv_slots(bool poison) {
+  if (!kv_tokens_) return;
+  const int row_bytes = int(p_.D) * dtype_bytes(p_.dtype);
+  kv_write_slots<<<dim3(unsigned(kv_tokens_), unsigned(p_.Hk)), row_bytes % 16 == 0 ? 32 : 128, 0, stream_>>>(
+      poison ? nullptr : k_new_.as<uint8_t>(), v_new_.as<uint8_t>(), k_.as<uint8_t>(), v_.as<uint8_t>(),
+      kv_rows_.as<int64_t>(), kv_head_, row_bytes, dtype_bytes(p_.dtype));
+  FA_GPU_CHECK_LAUNCH("kv_write_slots");
 }
 
 void GpuExecution::run() {

@@ -44,12 +44,15 @@ class GpuExecution : public Execution {
  protected:
   virtual void launch() = 0;   // enqueue the path's kernels on stream_
   virtual int g_used() const { return args_.G > 1 ? args_.G : 0; }
+  // kv_cache problems: enqueues the append of the new tokens into the cache's slots (every layout,
+  // varlen and pages included), the first step of a kv_cache path's launch(); nothing otherwise.
+  void append_kv() { write_kv_slots(/*poison=*/false); }
 
   Problem p_;
   AttnArgs args_{};
   Stream stream_ = nullptr;
   DeviceBuffer q_, k_, v_, o_, lse_, o_part_, lse_part_, flush_;
-  DeviceBuffer k_new_, v_new_;  // kv_cache problems: the tokens to append
+  DeviceBuffer k_new_, v_new_;  // kv_cache problems: the tokens to append, compact [tokens][Hk][D]
   // Serving problems: cu_seqlens, lengths, the page table and ALiBi slopes (AttnArgs points at them).
   DeviceBuffer cu_q_, cu_k_, q_len_, k_len_, table_, slopes_, serving_view_;
   size_t o_bytes_ = 0, lse_bytes_ = 0;  // O's and LSE's own bytes (the buffers may hold guards after)
@@ -58,6 +61,9 @@ class GpuExecution : public Execution {
  private:
   Event start_ = nullptr, stop_ = nullptr;
   double delay_ticks_per_call_ = 0;  // test only (--plant-slowdown): wall_ticks() to spin per call
+  DeviceBuffer kv_rows_;              // kv_cache: each new token's kv head 0 in K/V (AppendedSlots::row)
+  int64_t kv_tokens_ = 0, kv_head_ = 0;
+  void write_kv_slots(bool poison);   // the new tokens' K/V rows, or the poison pattern there
 };
 
 }  // namespace fa::gpu

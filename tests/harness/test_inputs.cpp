@@ -112,3 +112,40 @@ TEST(Inputs, Fp8InputsAreTheSameNormalsQuantisedPerTensorWithTheirDescales) {
   EXPECT_EQ(h.descale.q, 1.f);
   EXPECT_EQ(h.descale.v, 1.f);
 }
+
+// kv_cache's appended slots, counted by hand: the last q_len(b) keys of each sequence, in order.
+TEST(Inputs, AppendedSlotsAreTheLastQueriesKeysOfEverySequenceInEveryLayout) {
+  Problem p;
+  p.B = 2, p.H = 4, p.Hk = 2, p.S = 2, p.Sk = 5, p.D = 4, p.kv_cache = true;
+  // bshd [B][Sk][Hk][D]: sequence b's key j at b * 40 + j * 8; keys 3 and 4 are new.
+  AppendedSlots a = appended_slots(p);
+  EXPECT_EQ(a.row, (std::vector<int64_t>{24, 32, 64, 72}));
+  EXPECT_EQ(a.head, 4);
+  // bhsd [B][Hk][Sk][D]: key j of head 0 at b * 40 + j * 4; the heads 20 apart.
+  p.layout = Layout::bhsd;
+  a = appended_slots(p);
+  EXPECT_EQ(a.row, (std::vector<int64_t>{12, 16, 52, 56}));
+  EXPECT_EQ(a.head, 20);
+  // thd, keys 5|3 and queries 2|1: packed key rows 0-4 and 5-7 of 8 elements; new are 3, 4 and 7.
+  p.layout = Layout::thd, p.seqlens_q = "2|1", p.seqlens_k = "5|3";
+  a = appended_slots(p);
+  EXPECT_EQ(a.row, (std::vector<int64_t>{24, 32, 56}));
+  // Pages of 2 keys: key j of sequence b is slot j % 2 of pool page table[b][j / 2].
+  p.page_size = 2;
+  const auto& t = p.serving().table;
+  const int64_t row = p.serving().pages_per_seq;
+  a = appended_slots(p);
+  EXPECT_EQ(a.row, (std::vector<int64_t>{(t[1] * 2 + 1) * 8, (t[2] * 2 + 0) * 8, (t[row + 1] * 2 + 0) * 8}));
+  // Without kv_cache nothing is appended.
+  p.kv_cache = false;
+  EXPECT_TRUE(appended_slots(p).row.empty());
+}
+
+TEST(Inputs, AppendedTokensGatherCompactlyTokenByTokenThenHead) {
+  Problem p;
+  p.B = 1, p.H = 2, p.Hk = 2, p.S = 1, p.Sk = 3, p.D = 2, p.kv_cache = true, p.layout = Layout::bhsd;
+  std::vector<float> kv(size_t(p.kv_elements()));
+  for (size_t i = 0; i < kv.size(); ++i) kv[i] = float(i);
+  // bhsd [1][2][3][2]: the new key (j = 2) of head 0 at 4, of head 1 at 10.
+  EXPECT_EQ(appended_slots(p).gather(kv), (std::vector<float>{4, 5, 10, 11}));
+}

@@ -419,6 +419,69 @@ TEST(GpuPaths, ServingProblemsPassOnThePathsThatTakeThemAndTheOthersNameWhatThey
   }
 }
 
+// kv_cache serving problems (issue 20's serving step): the new tokens are appended sequence by
+// sequence (per-sequence lengths, thd, shuffled pages of odd sizes, bhsd) before attending, and
+// every record checks the cache after the append as well as O and LSE. mma takes every problem at
+// G = 0, 2 and 16; mma-decode the ones whose S x H/Hk fits its 16-row tile, except those with
+// per-sequence query lengths; kv-cache only the dense decode, refusing the others by their fields.
+TEST(GpuPaths, KvCacheProblemsAppendPerSequenceIntoPagesOnMmaAndMmaDecode) {
+  REQUIRE_GPU();
+  auto make = [](int64_t H, int64_t Hk, int64_t S, int64_t Sk, int64_t D) {
+    Problem p;
+    p.B = 4, p.H = H, p.Hk = Hk, p.S = S, p.Sk = Sk, p.D = D, p.causal = true, p.kv_cache = true, p.dtype = DType::bf16;
+    return p;
+  };
+  std::vector<Problem> ps;
+  ps.push_back(make(8, 2, 1, 333, 128));  // a dense decode: the kv-cache path's problem
+  ps.push_back(make(8, 2, 5, 300, 64));   // a dense 5-token append (speculative decoding)
+  {  // a serving step: a prefill chunk, decodes, an empty and a one-key sequence, over pages of 16
+    Problem p = make(8, 2, 37, 300, 128);
+    p.layout = Layout::thd, p.seqlens_q = "37|1|0|1", p.seqlens_k = "300|77|64|1", p.page_size = 16;
+    ps.push_back(p);
+  }
+  {  // decodes over pages of 7 with drawn lengths, a window and ALiBi
+    Problem p = make(8, 1, 1, 700, 64);
+    p.seqlens_k = "uniform:1:700", p.page_size = 7, p.window_left = 100, p.alibi = "1";
+    ps.push_back(p);
+  }
+  {  // bhsd, 3 new tokens of a group of 4 (12 rows: mma-decode's), per-sequence keys, softcap
+    Problem p = make(8, 2, 3, 200, 256);
+    p.layout = Layout::bhsd, p.seqlens_k = "200|3|150|64", p.softcap = 30;
+    ps.push_back(p);
+  }
+  {  // BLOOM-style: MHA decode over pages with ALiBi, fp16
+    Problem p = make(12, 12, 1, 260, 128);
+    p.page_size = 16, p.alibi = "1", p.dtype = DType::fp16;
+    ps.push_back(p);
+  }
+  Sweep s;
+  int decode_shaped = 0;
+  for (size_t i = 0; i < ps.size(); ++i) {
+    ASSERT_FALSE(validate(ps[i]).has_value()) << ps[i].label() << ": " << validate(ps[i])->reason;
+    decode_shaped += ps[i].S * ps[i].group_size() <= 16 && ps[i].seqlens_q.empty();
+    SweepRow r;
+    r.problem = ps[i];
+    r.where = SourceLoc{"kv", int(i) + 1};
+    r.splits = {SplitRequest{}, SplitRequest{false, 2}, SplitRequest{false, 16}, SplitRequest{true, 0}};
+    s.rows.push_back(r);
+  }
+  NullSink sink;
+  const auto recs = run_sweep(s, validate_only(), gpu().reg, gpu().ctx, {&sink});
+  std::map<std::string, int> ran;
+  for (const auto& r : recs) {
+    const std::string what = r.problem.label() + " " + r.path + " G=" + r.g_req.str() + ": " +
+                             std::string(status_name(r.status)) + ": " + r.reason;
+    EXPECT_TRUE(r.status == Status::pass || r.status == Status::skip) << what;
+    if (r.status == Status::pass && !r.g_req.is_auto) ++ran[r.path];
+    if (r.path == "kv-cache" && r.status == Status::skip && !r.problem.serving_fields().empty())
+      EXPECT_NE(r.reason.find(r.problem.serving_fields()[0]), std::string::npos) << what;
+  }
+  if (!gpu().ctx.device.has_mma_sm80) GTEST_SKIP() << "mma and mma-decode need sm_80+; the others were checked";
+  EXPECT_EQ(ran["mma"], 3 * int(ps.size())) << "mma appends and attends every kv_cache problem at G = 0, 2, 16";
+  EXPECT_EQ(ran["mma-decode"], decode_shaped) << "mma-decode takes the decode-shaped ones (G = 0 only)";
+  EXPECT_GE(ran["kv-cache"], 1) << "the dense decode still runs on kv-cache";
+}
+
 // FP8 inputs (issue 20) on the GPU paths that take them: edge and random problems in both formats,
 // some with serving fields, validated at G = 0 and 4 against the oracle with the paths' declared P
 // rounding. naive, tiled and splitk pass every one; every other GPU path refuses them by the dtype.
