@@ -316,7 +316,7 @@ std::string decode_gate_doc() {
 namespace {
 
 std::optional<std::string> decode_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
+  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache, mma and mma-decode paths");
   return decode_gate(p, G, ctx);
 }
 

@@ -114,7 +114,7 @@ class NaiveExecution : public GpuExecution {
 std::optional<std::string> naive_supports(const Problem& p, int G, const GateContext& ctx) {
   if (auto no = common_gpu_gate(p, ctx, /*takes_serving=*/true, /*takes_fp8=*/true)) return no;
   if (G > 1) return std::string("naive has no split-K (G must be 0)");
-  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
+  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache, mma and mma-decode paths");
   if (p.S > 65535) return std::string("S > 65535 exceeds the score grid");
   return std::nullopt;
 }

@@ -26,7 +26,7 @@ class SplitkExecution : public GpuExecution {
 std::optional<std::string> splitk_supports(const Problem& p, int G, const GateContext& ctx) {
   if (auto no = common_gpu_gate(p, ctx, /*takes_serving=*/true, /*takes_fp8=*/true)) return no;
   if (G < 2 || G > 16 || (G & (G - 1))) return fmt::format("splitk needs G in 2, 4, 8, 16 (got {})", G);
-  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
+  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache, mma and mma-decode paths");
   if (p.B * G > 65535 || p.H > 65535) return std::string("B*G or H exceeds the grid");
   return std::nullopt;
 }

@@ -89,7 +89,7 @@ class RowwiseExecution : public GpuExecution {
 std::optional<std::string> rowwise_supports(const Problem& p, int G, const GateContext& ctx) {
   if (auto no = common_gpu_gate(p, ctx)) return no;
   if (G > 1) return std::string("test-rowwise has no split-K (G must be 0)");
-  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
+  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache, mma and mma-decode paths");
   if (p.H > 65535 || p.B > 65535) return std::string("H or B exceeds the grid");
   return std::nullopt;
 }

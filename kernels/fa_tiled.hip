@@ -148,7 +148,7 @@ namespace {
 std::optional<std::string> tiled_supports(const Problem& p, int G, const GateContext& ctx) {
   if (auto no = common_gpu_gate(p, ctx, /*takes_serving=*/true, /*takes_fp8=*/true)) return no;
   if (G > 1) return std::string("tiled has no split-K (G must be 0; splitk runs tiled producers)");
-  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
+  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache, mma and mma-decode paths");
   if (p.H > 65535) return std::string("H > 65535 exceeds the grid");
   return std::nullopt;
 }

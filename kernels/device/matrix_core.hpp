@@ -65,7 +65,7 @@ inline std::optional<std::string> split_gate(const char* path, const Problem& p,
   if (G != 0 && (G < 2 || G > 16 || (G & (G - 1))))
     return fmt::format("{} needs G in 0, 2, 4, 8, 16 (got {})", path, G);
   if (p.B * (G > 1 ? G : 1) > 65535 || p.H > 65535) return std::string("B*G or H exceeds the grid");
-  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache path");
+  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache, mma and mma-decode paths");
   return std::nullopt;
 }
 

@@ -490,7 +490,7 @@ TEST(GpuPaths, Fp8InputsPassOnTheScalarPathsAndTheMatrixCorePathsRefuseThemByNam
   Sweep s;
   int i = 0;
   for (const Problem& base : test::edge_and_random_problems(12, 41)) {
-    if (base.kv_cache) continue;  // appends run on kv-cache, which takes fp16/bf16 only
+    if (base.kv_cache) continue;  // the paths that append (kv-cache, mma, mma-decode) take fp16/bf16 only
     Problem p = base;
     p.dtype = i % 2 ? DType::fp8_e5m2 : DType::fp8_e4m3;
     if (i % 3 == 0) p.window_left = 7, p.window_right = p.causal ? -1 : 3;
@@ -512,7 +512,7 @@ TEST(GpuPaths, Fp8InputsPassOnTheScalarPathsAndTheMatrixCorePathsRefuseThemByNam
     const bool takes = r.path == "naive" || r.path == "tiled" || r.path == "splitk" || r.path == "auto";
     if (!takes && r.status == Status::skip && !r.g_req.is_auto) {
       // A path that would take the problem's bf16 twin refuses it by the dtype's name (kv-cache, which
-      // takes kv_cache problems alone, refuses this one for that first).
+      // takes only kv_cache problems, refuses this one for that first).
       Problem twin = r.problem;
       twin.dtype = DType::bf16;
       if (gpu().reg.find(r.path)->supports(twin, r.g_req.value, gpu().ctx)) continue;
