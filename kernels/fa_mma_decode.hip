@@ -87,6 +87,7 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
 
   uint16_t* const ring = smem + warp * K::WARP_ELEMS;
   const int r0 = lane / K::CPR, ch = lane % K::CPR;
+  const KeyRows key_row = SERVE ? key_rows(a, b, hk) : KeyRows{};
   auto load_tile = [&](int i) {  // the warp's i-th tile (chunk tile warp + i * WARPS)
     uint16_t* ks = ring + (i % K::STAGES) * 2 * K::BN * K::LD + r0 * K::LD + ch * 8;
     uint16_t* vs = ks + K::BN * K::LD;
@@ -96,7 +97,7 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
       const int64_t key = kv0 + r0 + p * K::RPP;
       const bool in = key < k_end;
       if constexpr (SERVE) {  // the key's row through the serving view (the page table)
-        const int64_t at = in ? k_at(a, b, key, hk) + ch * 8 : 0;
+        const int64_t at = in ? key_row.at(key) + ch * 8 : 0;
         copy16_async<128>(ks + p * K::RPP * K::LD, a.k + at, in);
         copy16_async<128>(vs + p * K::RPP * K::LD, a.v + at, in);
       } else {

@@ -66,6 +66,7 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
   const int64_t pass_stride = int64_t(RPP) * a.k_ss;
   const uint16_t* const kt = kg + int64_t(r0) * a.k_ss + ch * 8;
   const uint16_t* const vt = vg + int64_t(r0) * a.k_ss + ch * 8;
+  const KeyRows key_row = SERVE ? key_rows(a, c.b, c.hk) : KeyRows{};
   auto load_tile = [&](int t) {  // tile t into its stage; keys past the range read as zeros
     uint16_t* ks = kv + (t % K::STAGES) * 2 * K::BN * K::LD + r0 * K::LD + ch * 8;
     uint16_t* vs = ks + K::BN * K::LD;
@@ -78,7 +79,7 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
       if (copier && (K::BN % RPP == 0 || r < K::BN)) {
         const bool in = kv0 + r < pl.kr.end;
         if constexpr (SERVE) {  // each key's row through the serving view (thd offsets, the page table)
-          const int64_t at = in ? k_at(a, c.b, kv0 + r, c.hk) + ch * 8 : 0;
+          const int64_t at = in ? key_row.at(kv0 + r) + ch * 8 : 0;
           copy16_async(ks + p * RPP * K::LD, a.k + at, in);
           copy16_async(vs + p * RPP * K::LD, a.v + at, in);
         } else {

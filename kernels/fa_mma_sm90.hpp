@@ -68,11 +68,12 @@ __global__ void __launch_bounds__(K::THREADS, K::MIN_BLOCKS) mma_wg_fwd(AttnArgs
   if (pl.past) return;
   const uint16_t* kg = a.k + c.b * a.k_sb + c.hk * a.k_sh;
   const uint16_t* vg = a.v + c.b * a.k_sb + c.hk * a.k_sh;
+  const KeyRows key_row = SERVE ? key_rows(a, c.b, c.hk) : KeyRows{};
   auto load = [&](unsigned char* dst, bool is_v, int t) {  // K_t or V_t into dst
     const int64_t kv0 = pl.kr.begin + int64_t(t) * K::BN;
-    if constexpr (SERVE) {  // each key's row through the serving view (thd offsets, the page table); V as K
+    if constexpr (SERVE) {  // through the serving view: the page table a key; thd offsets, V as K
       const uint16_t* base = is_v ? a.v : a.k;
-      copy_rows_wg<K::D, K::BN, K::THREADS>(dst, [&](int r) { return base + k_at(a, c.b, kv0 + r, c.hk); }, base,
+      copy_rows_wg<K::D, K::BN, K::THREADS>(dst, [&](int r) { return base + key_row.at(kv0 + r); }, base,
                                             pl.kr.end - kv0, tid);
     } else {
       copy_tile_wg<K::D, K::BN, K::THREADS>(dst, (is_v ? vg : kg) + kv0 * a.k_ss, a.k_ss, pl.kr.end - kv0, tid);

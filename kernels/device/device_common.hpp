@@ -56,15 +56,28 @@ __device__ inline int64_t q_at(const AttnArgs& a, int b, int s, int h) {
   const int64_t base = a.serving && a.serving->cu_q ? int64_t(a.serving->cu_q[b]) * a.q_ss : int64_t(b) * a.q_sb;
   return base + int64_t(s) * a.q_ss + int64_t(h) * a.q_sh;
 }
-__device__ inline int64_t k_at(const AttnArgs& a, int b, int64_t j, int hk) {
-  const ServingView* v = a.serving;
-  if (v && v->table) {
-    const int64_t page = v->table[int64_t(b) * v->table_row + j / v->page];
-    return (page * v->page + j % v->page) * a.k_ss + int64_t(hk) * a.k_sh;
+// Where the keys of sequence b, kv head hk live, read once a block: the serving view's pointers
+// and page size in registers, the page split in 32-bit arithmetic. Per key, k_at below re-reads
+// them through a.serving, and a kernel's barriers and async copies keep the compiler from hoisting
+// those loads (on the H100 a paged step row ran 20% slower than the same row unpaged that way).
+struct KeyRows {
+  const int32_t* table;  // this sequence's row of the page table; null: not paged
+  int64_t base;          // not paged: key 0 of the kv head; paged: the kv head's offset in a row
+  int64_t ss;            // elements from one key to the next (inside a page)
+  uint32_t page;         // keys a page (paged)
+  __device__ int64_t at(int64_t j) const {
+    if (!table) return base + j * ss;
+    const uint32_t u = uint32_t(j);  // a key index: under 2^31
+    return (int64_t(table[u / page]) * page + u % page) * ss + base;
   }
+};
+__device__ inline KeyRows key_rows(const AttnArgs& a, int b, int hk) {
+  const ServingView* v = a.serving;
+  if (v && v->table) return {v->table + int64_t(b) * v->table_row, int64_t(hk) * a.k_sh, a.k_ss, uint32_t(v->page)};
   const int64_t base = v && v->cu_k ? int64_t(v->cu_k[b]) * a.k_ss : int64_t(b) * a.k_sb;
-  return base + j * a.k_ss + int64_t(hk) * a.k_sh;
+  return {nullptr, base + int64_t(hk) * a.k_sh, a.k_ss, 1u};
 }
+__device__ inline int64_t k_at(const AttnArgs& a, int b, int64_t j, int hk) { return key_rows(a, b, hk).at(j); }
 // The keys row s of sequence b sees (causal, window), bottom-right aligned on its own lengths.
 __device__ inline KeyRange keys_of(const AttnArgs& a, int b, int s) {
   const int left = a.serving ? a.serving->window_left : -1, right = a.serving ? a.serving->window_right : -1;
