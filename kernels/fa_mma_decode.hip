@@ -72,6 +72,10 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
     row_s[hr] = r < rows ? r % a.S : a.S;  // s >= S marks a padding row
     row_h[hr] = hk * group + (r < rows ? r / a.S : 0);
   }
+  ScoreMod mod[2];  // SERVE: each row's head's softcap and ALiBi, read once
+  if constexpr (SERVE)
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) mod[hr] = score_mod(a, b, row_h[hr]);
 
   uint32_t qf[K::KD][4];  // Q as the A operand, straight from global memory; padding rows are 0
 #pragma unroll
@@ -141,8 +145,8 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
       if (transform || tile::tile_masked(unmasked, int(kv0), K::BN)) {  // scores transformed, or an edge tile
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr)
-          serve_quad_row<K::NT>([&](int nt, int e) -> float& { return s[nt][2 * hr + e]; }, lane, a, transform, b,
-                                row_h[hr], row_s[hr], int(kv0),
+          serve_quad_row<K::NT>([&](int nt, int e) -> float& { return s[nt][2 * hr + e]; }, lane, a.scale_log2,
+                                mod[hr], row_s[hr], int(kv0),
                                 tile::tile_cols(tile::row_keys_in(sh, row_s[hr], ck), int(kv0), K::BN));
       }
     } else if (kv0 + K::BN > k_end || (a.causal && a.S > 1)) {  // the chunk's end, or a causal short block

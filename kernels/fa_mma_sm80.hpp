@@ -160,8 +160,8 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
 #pragma unroll
           for (int hr = 0; hr < 2; ++hr) {
             const int row = c.q0 + wrow + mt * 16 + frag::mma_m16n8k16_c(lane, 2 * hr).row;
-            serve_quad_row<K::NT>([&](int nt, int e) -> float& { return s[mt][nt][2 * hr + e]; }, lane, a, pl.transform,
-                                  c.b, c.h, row, int(kv0),
+            serve_quad_row<K::NT>([&](int nt, int e) -> float& { return s[mt][nt][2 * hr + e]; }, lane, a.scale_log2,
+                                  pl.mod, row, int(kv0),
                                   tile::tile_cols(tile::row_keys_in(pl.sh, row, pl.kr), int(kv0), K::BN));
           }
       }

@@ -131,8 +131,8 @@ __global__ void __launch_bounds__(K::THREADS, K::MIN_BLOCKS) mma_wg_fwd(AttnArgs
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
           const int row = c.q0 + 64 * wgi + frag::wgmma_m64nNk16_c(wt, 2 * hr).row;
-          serve_quad_row<K::BN / 8>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, lane, a, pl.transform,
-                                    c.b, c.h, row, int(kv0),
+          serve_quad_row<K::BN / 8>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, lane, a.scale_log2,
+                                    pl.mod, row, int(kv0),
                                     tile::tile_cols(tile::row_keys_in(pl.sh, row, pl.kr), int(kv0), K::BN));
         }
       }

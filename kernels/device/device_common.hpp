@@ -86,11 +86,28 @@ __device__ inline KeyRange keys_of(const AttnArgs& a, int b, int s) {
 __device__ inline bool transforms_scores(const AttnArgs& a) {
   return a.serving && (a.serving->softcap > 0.f || a.serving->slopes);
 }
-// A score in the log2 domain the kernels keep (scale * log2(e) * q.k) after softcap and ALiBi,
-// which are defined on the natural-log score: back to natural units, transform, and forward again.
+// The score transform (softcap, ALiBi) of one sequence and query head, read once: a kernel that
+// reads it through a.serving on every score waits on those loads each time (on the H100 a 256-query
+// ALiBi prefill ran 5x slower than without ALiBi that way). apply(): a score in the log2 domain the
+// kernels keep (scale * log2(e) * q.k), transformed on the natural-log score and mapped back.
+struct ScoreMod {
+  bool on = false, alibi = false;
+  float softcap = 0.f, slope = 0.f;
+  int64_t off = 0;  // the sequence's keys minus its queries: row s sits at key s + off
+  __device__ float apply(float x_log2, int s, int64_t j) const {
+    return transformed_score(x_log2 * kLn2, softcap, alibi ? &slope : nullptr, s, off, j) * kLog2e;
+  }
+};
+__device__ inline ScoreMod score_mod(const AttnArgs& a, int b, int h) {
+  ScoreMod m;
+  if (!transforms_scores(a)) return m;
+  m.on = true, m.alibi = a.serving->slopes != nullptr, m.softcap = a.serving->softcap;
+  m.slope = m.alibi ? a.serving->slopes[h] : 0.f;
+  m.off = int64_t(seq_k(a, b)) - seq_q(a, b);
+  return m;
+}
 __device__ inline float transform_score(const AttnArgs& a, float x_log2, int b, int h, int s, int64_t j) {
-  const float* slope = a.serving->slopes ? a.serving->slopes + h : nullptr;
-  return transformed_score(x_log2 * kLn2, a.serving->softcap, slope, s, seq_k(a, b) - seq_q(a, b), j) * kLog2e;
+  return score_mod(a, b, h).apply(x_log2, s, j);
 }
 
 // Element traits: get() reads element i's bits from an input tensor (AttnArgs' q, k, v), load()

@@ -63,19 +63,19 @@ __device__ inline void mask_quad_row(At&& at, int lane, int n) {
 }
 
 // The serving form of a tile row's scores (the kernels' SERVE instances): softcap and ALiBi
-// (transform_score) on every column when the problem has them, which leaves the scores scaled into
-// the log2 domain (the row's softmax then runs with scale 1: serve_scale), then the columns outside
-// `cols` masked. Row s of sequence b, query head h; the tile's first key kv0.
+// (the block's ScoreMod, when on) on every column, which leaves the scores scaled into the log2
+// domain (the row's softmax then runs with scale 1: serve_scale), then the columns outside `cols`
+// masked. Row s of the block's sequence; the tile's first key kv0.
 template <int NT, typename At>
-__device__ inline void serve_quad_row(At&& at, int lane, const AttnArgs& a, bool transform, int b, int h, int s,
-                                      int kv0, tile::TileCols cols) {
-  if (transform) {
+__device__ inline void serve_quad_row(At&& at, int lane, float scale_log2, ScoreMod mod, int s, int kv0,
+                                      tile::TileCols cols) {
+  if (mod.on) {
 #pragma unroll
     for (int j = 0; j < NT; ++j)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int col = 8 * j + frag::mma_m16n8k16_c(lane, e).col;
-        at(j, e) = transform_score(a, at(j, e) * a.scale_log2, b, h, s, kv0 + col);
+        at(j, e) = mod.apply(at(j, e) * scale_log2, s, kv0 + col);
       }
   }
   mask_quad_cols<NT>(at, lane, cols.lo, cols.hi);
@@ -92,6 +92,7 @@ struct MmaBlockPlan {
   KeyRange kr{}, unmasked{};
   int64_t no_mask_end = 0;
   bool transform = false, past = false;
+  ScoreMod mod{};  // SERVE: the sequence and head's softcap and ALiBi (mod.on == transform)
   float scale_log2 = 0.f;
   int sq = 0, ntiles = 0;
 };
@@ -103,7 +104,8 @@ __device__ inline MmaBlockPlan mma_block_plan(const AttnArgs& a, const tile::Blo
     pl.past = c.q0 >= pl.sh.sq;
     pl.kr = tile::block_keys(a, pl.sh, c, block_m, block_n);
     pl.unmasked = tile::rows_unmasked(pl.sh, c.q0, block_m, pl.kr);
-    pl.transform = transforms_scores(a);
+    pl.mod = score_mod(a, c.b, c.h);
+    pl.transform = pl.mod.on;
     pl.scale_log2 = serve_scale(a, pl.transform);
     pl.sq = pl.sh.sq;
   } else {
