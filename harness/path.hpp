@@ -85,6 +85,10 @@ struct OutOfMemory : std::runtime_error {
 struct TileShape {
   int block_m = 64, block_n = 64;
   int resident = 1;  // blocks resident per SM/CU (occupancy); 1 where the path does not say
+  // Query heads one block's rows pack (a GQA group's heads x S in one tile, as FA3's PackGQA and
+  // flash-decoding do): a block covers block_m rows of (query, head) pairs of one kv head. 1: each
+  // block is one head's block_m queries.
+  int heads = 1;
 };
 
 struct PathRow {

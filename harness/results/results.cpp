@@ -73,6 +73,7 @@ std::vector<std::pair<std::string, std::string>> fields(const Record& r, const R
       {"tile_m", r.tile.block_m ? std::to_string(r.tile.block_m) : ""},
       {"tile_n", r.tile.block_n ? std::to_string(r.tile.block_n) : ""},
       {"resident", r.tile.resident ? std::to_string(r.tile.resident) : ""},
+      {"tile_heads", r.tile.resident ? std::to_string(r.tile.heads) : ""},
       {"status", status_name(r.status)},
       {"reason", r.reason},
       {"rule", r.rule},

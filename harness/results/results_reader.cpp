@@ -96,6 +96,8 @@ Record parse_record(const Row& row) {
   r.units = int(row.integer_or_zero("units"));
   r.tile = TileShape{int(row.integer_or_zero("tile_m")), int(row.integer_or_zero("tile_n")),
                      int(row.integer_or_zero("resident"))};
+  if (!row.empty("tile_heads")) r.tile.heads = int(row.integer("tile_heads"));  // schema < 8: one head a block
+  if (r.tile.heads < 1) row.fail("tile_heads", fmt::format("{} query heads a block", r.tile.heads));
   r.status = parse_status(row);
   r.reason = row.text("reason");
   r.rule = row.text("rule");

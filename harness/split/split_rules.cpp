@@ -98,16 +98,19 @@ ModelTerms model_terms(const SplitInputs& in, int G) {
   // Key tiles per row block and the longest split. A block's keys run from its first row's first
   // key (a window's left edge; rounded down to a tile) to its last row's end (causal, window), over
   // its own sequence's lengths (varlen); blocks past a sequence's queries exit at once and count
-  // nothing. Dense problems: every sequence alike, so one is counted B times.
+  // nothing. Dense problems: every sequence alike, so one is counted B times. A tile that packs
+  // `heads` query heads holds rows (query, head) query-major: sq x heads rows, one kv head's blocks.
   const ServingShape& sh = p.serving();
   const int64_t seqs = p.varlen() ? p.B : 1, copies = p.varlen() ? 1 : p.B;
+  const int64_t heads = std::max(t.heads, 1);
   double tiles = 0, live_blocks = 0;
   int64_t longest = 0;
   for (int64_t b = 0; b < seqs; ++b) {
-    const int64_t sq = sh.q_len[size_t(b)], sk = sh.k_len[size_t(b)], row_blocks = ceil_div(sq, t.block_m);
-    auto keys = [&](int64_t row) { return row_keys(row, sq, sk, p.causal, p.window_left, p.window_right); };
+    const int64_t sq = sh.q_len[size_t(b)], sk = sh.k_len[size_t(b)], rows = sq * heads;
+    const int64_t row_blocks = ceil_div(rows, t.block_m);
+    auto keys = [&](int64_t row) { return row_keys(row / heads, sq, sk, p.causal, p.window_left, p.window_right); };
     for (int64_t i = 0; i < row_blocks; ++i) {
-      const KeyRange first = keys(i * t.block_m), last = keys(std::min(sq, (i + 1) * t.block_m) - 1);
+      const KeyRange first = keys(i * t.block_m), last = keys(std::min(rows, (i + 1) * t.block_m) - 1);
       const int64_t begin = std::min(first.begin, last.begin) / t.block_n * t.block_n;
       const int64_t n = last.end > begin ? ceil_div(last.end - begin, t.block_n) : 0;
       tiles += double(copies) * double(n);
@@ -115,7 +118,7 @@ ModelTerms model_terms(const SplitInputs& in, int G) {
     }
     live_blocks += double(copies) * double(row_blocks);
   }
-  const double blocks = double(p.H) * live_blocks * double(s);
+  const double blocks = double(ceil_div(p.H, heads)) * live_blocks * double(s);
   const double mean = live_blocks > 0 ? tiles / (live_blocks * double(s)) : 0.0;
   const double slot_waves = std::ceil(blocks / (double(std::max(in.units, 1)) * std::max(t.resident, 1)));
   const double sm_waves = std::ceil(blocks / double(std::max(in.units, 1)));

@@ -39,6 +39,28 @@ TEST(ResultsReader, APluginRecordReadsBackItsLibraryAndDeclaredVersionAndABuiltI
   EXPECT_EQ(f.records[1].record.plugin_version, "");
 }
 
+TEST(ResultsReader, TheTileARuleCountedReadsBackWithThePackedHeadsAndAnOlderFileReadsOneHead) {
+  Record packed = timed("p", "mma", 1.0);
+  packed.units = 132;
+  packed.tile = TileShape{16, 32, 3, 8};
+  Record plain = timed("p", "tiled", 1.0);
+  plain.units = 132;
+  plain.tile = TileShape{64, 32, 2};
+  const ResultsFile f = test::written({packed, plain});
+  ASSERT_EQ(f.records.size(), 2u);
+  const TileShape a = f.records[0].record.tile, b = f.records[1].record.tile;
+  EXPECT_EQ(a.block_m, 16);
+  EXPECT_EQ(a.block_n, 32);
+  EXPECT_EQ(a.resident, 3);
+  EXPECT_EQ(a.heads, 8);
+  EXPECT_EQ(b.block_m, 64);
+  EXPECT_EQ(b.resident, 2);
+  EXPECT_EQ(b.heads, 1);
+  // The schema-3 fixture below has no tile_heads column (nor tiles): one head a block.
+  for (const auto& r : read_results_csv(test::source_dir() + "/tests/harness/results/sm_90-schema3.csv").records)
+    EXPECT_EQ(r.record.tile.heads, 1) << r.at.str();
+}
+
 // The fixture: the first 24 records of results/baselines/sm_90.csv as committed at 642296f (an
 // H100 run, results schema 3), kept here since the baseline itself moved to a newer schema.
 TEST(ResultsReader, ACommittedSchema3BaselineWithoutPluginColumnsReadsThemAsEmpty) {

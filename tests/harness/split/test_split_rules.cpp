@@ -164,6 +164,31 @@ TEST(SplitRules, ModelTermsCountOnlyTheKeysAWindowLetsABlockSeeAndEachSequencesO
   EXPECT_DOUBLE_EQ(model_terms(q, 0).work, 4 * 128 * 64 * 64 / 1e6);
 }
 
+TEST(SplitRules, ModelTermsCountOneBlockPerKvHeadWhereATilePacksTheGroupsHeads) {
+  // A GQA decode (8,32 query heads,4 kv heads,S=1,Sk=8192) on 132 SMs, 16 x 32 tiles packing the
+  // 8 heads of a group, 3 blocks an SM: one block per (batch, kv head) = 32 blocks of 256 tiles.
+  SplitInputs in = inputs(8, 32, 1, 8192, 132, {16, 32, 3, 8});
+  in.problem.Hk = 4;
+  const ModelTerms t0 = model_terms(in, 0);
+  EXPECT_DOUBLE_EQ(t0.waves, 1);
+  EXPECT_DOUBLE_EQ(t0.work, 256 * 16 * 32 * 64 / 1e6);
+  // G = 16: 512 blocks over 396 slots (2 waves) of 16 tiles; unpacked it would count 4096 blocks
+  // (11 waves).
+  EXPECT_DOUBLE_EQ(model_terms(in, 16).waves, 2);
+  EXPECT_DOUBLE_EQ(model_terms(in, 16).work, 2 * 16 * 16 * 32 * 64 / 1e6);
+  in.tiles.fill(TileShape{16, 32, 3, 1});
+  EXPECT_DOUBLE_EQ(model_terms(in, 16).waves, 11);
+  // S = 2, group 8: 16 packed rows, query-major: one block still sees both queries' keys (causal:
+  // query 0 sees 8191 keys, query 1 8192), so 256 tiles; S = 3 needs two row blocks a kv head, the
+  // second (rows 16..23: query 2) over 256 tiles too.
+  SplitInputs s2 = inputs(1, 8, 2, 8192, 132, {16, 32, 1, 8}, true);
+  s2.problem.Hk = 1;
+  EXPECT_DOUBLE_EQ(model_terms(s2, 0).work, 256 * 16 * 32 * 64 / 1e6);
+  s2.problem.S = 3;
+  EXPECT_DOUBLE_EQ(model_terms(s2, 0).waves, 1);
+  EXPECT_DOUBLE_EQ(model_terms(s2, 2).work, 128 * 16 * 32 * 64 / 1e6);
+}
+
 TEST(SplitRules, ModelPicksTheFastestPredictionAndTiesGoToTheSmallerG) {
   SplitInputs in = inputs(1, 16, 128, 65535, 132, {128, 64, 2});
   ModelParams m;
