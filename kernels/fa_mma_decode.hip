@@ -290,23 +290,40 @@ int64_t decode_span(const Problem& p) {
   return std::max<int64_t>(span, 1);
 }
 
+// Blocks of the kernel for (dtype, D) one SM holds; its dynamic shared memory is raised first.
+template <typename T, typename K>
+int decode_resident() {
+  FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, false>, K::SMEM));
+  FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, true>, K::SMEM));
+  int per_sm = 0;
+  FA_GPU_CHECK(max_active_blocks(&per_sm, mma_decode_fwd<T, K, false>, K::THREADS, K::SMEM));
+  return std::max(per_sm, 1);
+}
+
+// The keys a chunk holds when the span is cut into `chunks`: whole tiles, at least one per warp.
+template <typename K>
+int chunk_keys_for(const Problem& p, int64_t chunks) {
+  const int64_t min_keys = int64_t(K::WARPS) * K::BN;
+  const int64_t per = (decode_span(p) + chunks - 1) / std::max<int64_t>(chunks, 1);
+  return int(std::max(min_keys, (per + K::BN - 1) / K::BN * K::BN));
+}
+
 // One wave of blocks: the occupancy-sized count of resident blocks over B x Hk, at least one
-// tile per warp in each chunk.
-int decode_chunk_keys(const Problem& p, DType t, int units) {
+// tile per warp in each chunk (the decode-occupancy rule). splits > 0: the keys cut into that many
+// chunks instead (mma's G, where mma runs this kernel), fewer where a chunk would hold less than a
+// tile a warp.
+int decode_chunk_keys(const Problem& p, DType t, int units, int splits = 0) {
   int keys = 0;
   with_dtype(t, [&](auto tr) {
     using T = decltype(tr);
     with_traits(int(p.D), [&](auto k) {
       using K = decltype(k);
-      FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, false>, K::SMEM));
-      FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, true>, K::SMEM));
-      int per_sm = 0;
-      FA_GPU_CHECK(max_active_blocks(&per_sm, mma_decode_fwd<T, K, false>, K::THREADS, K::SMEM));
-      const int64_t slots = int64_t(std::max(per_sm, 1)) * std::max(units, 1);
-      const int64_t chunks = std::max<int64_t>(1, slots / (p.B * p.Hk));
-      const int64_t min_keys = int64_t(K::WARPS) * K::BN;
-      const int64_t per = (decode_span(p) + chunks - 1) / chunks;
-      keys = int(std::max(min_keys, (per + K::BN - 1) / K::BN * K::BN));
+      if (splits > 0) {
+        keys = chunk_keys_for<K>(p, splits);
+        return;
+      }
+      const int64_t slots = int64_t(decode_resident<T, K>()) * std::max(units, 1);
+      keys = chunk_keys_for<K>(p, std::max<int64_t>(1, slots / (p.B * p.Hk)));
     });
   });
   return keys;
@@ -350,19 +367,53 @@ class MmaDecodeExecution : public GpuExecution {
 // The serving fields mma-decode takes: its rows are the S dense queries of every head of a group.
 ServingTaken decode_serving_taken() { return {"seqlens_k", "page_size", "window", "alibi", "softcap"}; }
 
-std::optional<std::string> mma_decode_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx, decode_serving_taken())) return no;
-  if (!ctx.device.has_mma_sm80)
+// What the kernel itself needs of a problem that the common gate admits (mma asks this too).
+std::optional<std::string> decode_kernel_gate(const Problem& p, const DeviceFacts& device) {
+  if (!device.has_mma_sm80)
     return fmt::format("mma-decode needs an NVIDIA GPU with mma.sync (sm_80 or newer); this device is {}",
-                       ctx.device.arch);
+                       device.arch);
   if (!with_traits(p.D, [](auto) {}))
     return fmt::format("mma-decode has kernels for D in {} (got D={})", decode_head_dims(), p.D);
   if (p.S * p.group_size() > 16)
     return fmt::format("mma-decode packs S x H/Hk <= 16 query rows into a tile (got {})", p.S * p.group_size());
-  if (G != 0) return std::string("mma-decode sizes its own key chunks (reported as G_used); G must be 0");
+  for (const std::string& f : p.serving_fields())
+    if (!decode_serving_taken().takes(f)) return fmt::format("mma-decode does not take {}", f);
   if (p.Hk > 65535 || p.B > 65535) return std::string("Hk or B exceeds the grid");
   return std::nullopt;
 }
+
+std::optional<std::string> mma_decode_supports(const Problem& p, int G, const GateContext& ctx) {
+  if (auto no = common_gpu_gate(p, ctx, decode_serving_taken())) return no;
+  if (auto no = decode_kernel_gate(p, ctx.device)) return no;
+  if (G != 0) return std::string("mma-decode sizes its own key chunks (reported as G_used); G must be 0");
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool packs_gqa_decode(const Problem& p, const DeviceFacts& device) {
+  return (p.dtype == DType::fp16 || p.dtype == DType::bf16) && !decode_kernel_gate(p, device);
+}
+
+TileShape packed_decode_tile(const Problem& p, const DeviceFacts& device) {
+  TileShape tile{16, 32, 1, int(p.group_size())};
+  with_dtype(p.dtype, [&](auto tr) {
+    with_traits(int(p.D), [&](auto k) {
+      using K = decltype(k);
+      tile.block_n = K::BN;
+      tile.resident = decode_resident<decltype(tr), K>();
+    });
+  });
+  return tile;
+}
+
+std::unique_ptr<Execution> make_packed_decode(const Problem& p, const HostInputs& in, const GateContext& ctx,
+                                              int splits) {
+  return std::make_unique<MmaDecodeExecution>(p, in, ctx, decode_chunk_keys(p, p.dtype, ctx.device.units,
+                                                                            std::max(splits, 1)));
+}
+
+namespace {
 
 PathRow mma_decode_row(const DeviceFacts&) {
   PathRow r{"mma-decode", "gpu",
@@ -376,6 +427,7 @@ PathRow mma_decode_row(const DeviceFacts&) {
             }};
   r.auto_rank = 55;  // S*H/Hk <= 16: reads K/V once per group on tensor cores, ahead of the scalar decode
   r.tiles = TileShape{16, 32};
+  r.tile_at = [](const Problem& p, int, const DeviceFacts& d) { return packed_decode_tile(p, d); };
   r.own_split_rule = kDecodeSplitRule;
   r.rz_accumulate_keys = 16;  // PV through m16n8k16: a truncating fp32 add every 16 keys of a chunk
   return r;

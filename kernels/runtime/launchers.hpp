@@ -44,6 +44,16 @@ class DecodeExecution : public GpuExecution {
   DecodeChunks chunks_;
 };
 
+// mma-decode's kernel (kernels/fa_mma_decode.hip) as `mma` runs it on decode-shaped problems: the
+// query heads of a GQA group and the S queries packed into one 16-row tile, K/V read once per group
+// (FlashAttention-3's PackGQA for short S; flash-decoding's split). Whether it takes the problem
+// (16-bit, sm_80+, D in its table, S x H/Hk <= 16, its serving fields), the tile the split rules
+// count (16 rows, heads = the group), and an execution over `splits` key chunks (0: one).
+bool packs_gqa_decode(const Problem& p, const DeviceFacts& device);
+TileShape packed_decode_tile(const Problem& p, const DeviceFacts& device);
+std::unique_ptr<Execution> make_packed_decode(const Problem& p, const HostInputs& in, const GateContext& ctx,
+                                              int splits);
+
 // decode's gate without the kv_cache exclusion (kv-cache shares it), and what it admits in words.
 std::optional<std::string> decode_gate(const Problem& p, int G, const GateContext& ctx);
 std::string decode_gate_doc();
