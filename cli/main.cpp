@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "cli/commands.hpp"
+#include "harness/build_info.hpp"
 #include "harness/results/output_file.hpp"
 #include "harness/sweep/sweep.hpp"
 
@@ -29,7 +30,7 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbose, "More log output (-vv: trace)");
   app.add_flag("-q,--quiet", quiet, "Warnings and errors only");
   app.set_version_flag("--version", fmt::format("fa-bench {} (commit {}, backend {})", FABENCH_VERSION,
-                                                FABENCH_GIT_COMMIT, FABENCH_BACKEND));
+                                                fa::build_git_commit(), FABENCH_BACKEND));
   app.fallthrough();  // global flags also after the subcommand (`fa-bench sweep F -q`); set before adding them
   int status = 0;
   fa::cli::add_sweep(app, status);

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <random>
 
+#include "harness/build_info.hpp"
+
 namespace fa {
 
 std::string cpu_model() {
@@ -35,7 +37,7 @@ RunMeta collect_meta(const DeviceFacts& d, TimingMode mode) {
   m.sm_clock_mhz = d.sm_clock_mhz;
   m.mem_clock_mhz = d.mem_clock_mhz;
   m.backend = FABENCH_BACKEND;
-  m.git_commit = FABENCH_GIT_COMMIT;
+  m.git_commit = build_git_commit();
 #ifdef __VERSION__
   m.compiler = __VERSION__;
 #endif
