@@ -15,7 +15,7 @@
 // the window never visited) and rows and keys addressed through the serving view; on sm_90 those
 // with D = 64 and 128 run the tile loop on warpgroup MMA (wgmma, swizzled shared memory, the softmax
 // overlapped with P V). Dense problems the TMA cannot describe fall back the same way.
-// Decode-shaped problems (S x H/Hk <= 16 with D 64, 128, 256 and mma-decode's serving fields) run
+// Decode-shaped problems (S x H/Hk <= 16, a D in mma-decode's table, its serving fields only) run
 // mma-decode's kernel, FlashAttention-3's PackGQA for short S: a GQA group's heads and the S queries
 // in one 16-row tile, so K/V are read once per group rather than once per query head, at G key
 // chunks (G = 0: one). A 128-row tile of one head's 1..16 queries leaves 7/8 or more of the
@@ -140,16 +140,17 @@ bool use_ws(const Problem& p, const DeviceFacts& device) {
          !ws_tma_problem(p);
 }
 
-// Decode-shaped problems at G run the packed kernel where its grid (B x Hk x G blocks) fills at least
-// half the SMs or is no smaller than the one-head-a-block grid (B x H x G; S <= 16 is one row block).
+// Decode-shaped problems at G run the packed kernel where its grid (B x Hk x the chunks it runs at G)
+// fills at least half the SMs or is no smaller than the one-head-a-block grid (B x H x max(G, 1);
+// S <= 16 is one row block), which holds whenever H = Hk.
 // A memory-bound decode's rate grows with the blocks in flight until the SMs are full: on the H100
 // (bf16, 132 SMs), the packed kernel over (8,32,4,1,<=8192) paged reached 279 / 487 / 804 GB/s with
 // 32 / 64 / 128 blocks; over (4,32,8,1,8192) the one-head grid's 128 blocks reached 1222 GB/s at G = 0
 // (the group's heads share K/V through L2) and the packed kernel 2030 at 4 chunks (128 blocks).
 bool use_packed_decode(const Problem& p, int G, const DeviceFacts& device) {
   if (!packs_gqa_decode(p, device)) return false;
-  const int64_t splits = std::max(G, 1), packed = p.B * p.Hk * splits;
-  return 2 * packed >= device.units || packed >= p.B * p.H * splits;
+  const int64_t packed = p.B * p.Hk * packed_decode_chunks(p, G);
+  return 2 * packed >= device.units || packed >= p.B * p.H * std::max(G, 1);
 }
 
 template <typename F>
@@ -247,9 +248,9 @@ PathRow mma_row(const DeviceFacts&) {
   PathRow r{"mma", "gpu",
             fmt::format("tensor-core flash attention, split-K: on sm_90 a TMA producer warp + 2 ping-pong consumer "
                         "warpgroups (FA3-class, wgmma, setmaxnreg) for D {}; the wgmma kernel for serving problems at "
-                        "D {}; decode shapes (S*H/Hk <= 16) where B*Hk*G blocks fill half the SMs: mma-decode's "
-                        "kernel, the GQA group packed in one tile, G key chunks; mma.sync m16n8k16 with a cp.async K/V ring elsewhere; S/P "
-                        "in registers",
+                        "D {}; decode shapes (S*H/Hk <= 16) where B*Hk*G blocks fill half the SMs or H = Hk: "
+                        "mma-decode's kernel, the GQA group packed in one tile, G key chunks; mma.sync m16n8k16 "
+                        "with a cp.async K/V ring elsewhere; S/P in registers",
                         ws_head_dims(), wg_head_dims()),
             fmt::format("{}; sm_80+ (mma.sync); D in {}; G in 0, 2, 4, 8, 16; serving fields (varlen, thd, paged, "
                         "window, ALiBi, softcap); kv_cache (the append, per sequence and page, runs first)",

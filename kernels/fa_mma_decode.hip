@@ -5,7 +5,8 @@
 // w + WARPS, ...) through a private cp.async ring and keeps its own online softmax; the warps
 // fold their states through shared memory, and chunks write fp32 partials; the last block of a
 // (batch, kv head) to finish folds them (kernels/device/combine_row.hpp) in the same launch.
-// Chunks: one wave of blocks (occupancy x SMs / (B x Hk)), reported as G_used.
+// Chunks: one wave of blocks (occupancy x SMs / (B x Hk)), reported as G_used. `mma` runs this
+// kernel on decode-shaped problems too, with its G as the chunk count (kernels/fa_mma.hip).
 // fa-bench-isa: sm_90a: mma.sync.aligned.m16n8k16
 // fa-bench-isa: sm_90a.sass: HMMA
 #include <fmt/format.h>
@@ -300,30 +301,30 @@ int decode_resident() {
   return std::max(per_sm, 1);
 }
 
-// The keys a chunk holds when the span is cut into `chunks`: whole tiles, at least one per warp.
+// The keys a chunk holds when the span is cut into `chunks` (at least 1): whole tiles, at least one
+// per warp, so a short span runs fewer chunks than asked (chunks_of says how many).
 template <typename K>
 int chunk_keys_for(const Problem& p, int64_t chunks) {
+  chunks = std::max<int64_t>(chunks, 1);
   const int64_t min_keys = int64_t(K::WARPS) * K::BN;
-  const int64_t per = (decode_span(p) + chunks - 1) / std::max<int64_t>(chunks, 1);
+  const int64_t per = (decode_span(p) + chunks - 1) / chunks;
   return int(std::max(min_keys, (per + K::BN - 1) / K::BN * K::BN));
 }
+int chunks_of(const Problem& p, int chunk_keys) { return int((decode_span(p) + chunk_keys - 1) / chunk_keys); }
 
-// One wave of blocks: the occupancy-sized count of resident blocks over B x Hk, at least one
-// tile per warp in each chunk (the decode-occupancy rule). splits > 0: the keys cut into that many
-// chunks instead (mma's G, where mma runs this kernel), fewer where a chunk would hold less than a
-// tile a warp.
-int decode_chunk_keys(const Problem& p, DType t, int units, int splits = 0) {
+// The keys a chunk holds. splits = 0: one wave of blocks, the occupancy-sized count of resident
+// blocks over B x Hk (the decode-occupancy rule, mma-decode's own); splits > 0: the keys cut into
+// that many chunks (mma's G, where mma runs this kernel). Either way the kernel's shared-memory
+// limit is raised here, before any launch: an --isolate child prepares and launches with nothing
+// else having done so.
+int decode_chunk_keys(const Problem& p, DType t, int units, int splits) {
   int keys = 0;
   with_dtype(t, [&](auto tr) {
     using T = decltype(tr);
     with_traits(int(p.D), [&](auto k) {
       using K = decltype(k);
-      if (splits > 0) {
-        keys = chunk_keys_for<K>(p, splits);
-        return;
-      }
       const int64_t slots = int64_t(decode_resident<T, K>()) * std::max(units, 1);
-      keys = chunk_keys_for<K>(p, std::max<int64_t>(1, slots / (p.B * p.Hk)));
+      keys = chunk_keys_for<K>(p, splits > 0 ? splits : slots / (p.B * p.Hk));
     });
   });
   return keys;
@@ -332,8 +333,7 @@ int decode_chunk_keys(const Problem& p, DType t, int units, int splits = 0) {
 class MmaDecodeExecution : public GpuExecution {
  public:
   MmaDecodeExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int chunk_keys)
-      : GpuExecution(p, in, ctx, int((decode_span(p) + chunk_keys - 1) / chunk_keys)), chunk_keys_(chunk_keys) {
-    chunks_ = int((decode_span(p) + chunk_keys - 1) / chunk_keys);
+      : GpuExecution(p, in, ctx, chunks_of(p, chunk_keys)), chunk_keys_(chunk_keys), chunks_(chunks_of(p, chunk_keys)) {
     args_.G = chunks_ > 1 ? chunks_ : 0;
     if (args_.G > 1) {  // one arrival count a (batch, kv head), zero between launches
       counters_ = DeviceBuffer(size_t(p.B) * p.Hk * sizeof(int));
@@ -360,7 +360,7 @@ class MmaDecodeExecution : public GpuExecution {
   }
 
  private:
-  int chunk_keys_, chunks_ = 1;
+  int chunk_keys_, chunks_;
   DeviceBuffer counters_;
 };
 
@@ -407,10 +407,16 @@ TileShape packed_decode_tile(const Problem& p, const DeviceFacts& device) {
   return tile;
 }
 
+int packed_decode_chunks(const Problem& p, int splits) {
+  int chunks = 1;
+  with_traits(int(p.D), [&](auto k) { chunks = chunks_of(p, chunk_keys_for<decltype(k)>(p, splits)); });
+  return chunks;
+}
+
 std::unique_ptr<Execution> make_packed_decode(const Problem& p, const HostInputs& in, const GateContext& ctx,
                                               int splits) {
-  return std::make_unique<MmaDecodeExecution>(p, in, ctx, decode_chunk_keys(p, p.dtype, ctx.device.units,
-                                                                            std::max(splits, 1)));
+  return std::make_unique<MmaDecodeExecution>(p, in, ctx,
+                                              decode_chunk_keys(p, p.dtype, ctx.device.units, std::max(splits, 1)));
 }
 
 namespace {
@@ -423,7 +429,8 @@ PathRow mma_decode_row(const DeviceFacts&) {
                         common_gpu_gate_doc(), decode_head_dims()),
             false, mma_decode_supports,
             [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {
-              return std::make_unique<MmaDecodeExecution>(p, in, ctx, decode_chunk_keys(p, p.dtype, ctx.device.units));
+              return std::make_unique<MmaDecodeExecution>(p, in, ctx,
+                                                          decode_chunk_keys(p, p.dtype, ctx.device.units, 0));
             }};
   r.auto_rank = 55;  // S*H/Hk <= 16: reads K/V once per group on tensor cores, ahead of the scalar decode
   r.tiles = TileShape{16, 32};

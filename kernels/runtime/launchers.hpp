@@ -48,9 +48,11 @@ class DecodeExecution : public GpuExecution {
 // query heads of a GQA group and the S queries packed into one 16-row tile, K/V read once per group
 // (FlashAttention-3's PackGQA for short S; flash-decoding's split). Whether it takes the problem
 // (16-bit, sm_80+, D in its table, S x H/Hk <= 16, its serving fields), the tile the split rules
-// count (16 rows, heads = the group), and an execution over `splits` key chunks (0: one).
+// count (16 rows, heads = the group), the chunks it runs when asked for `splits` (fewer where a
+// chunk would hold under a key tile a warp; 0 or 1: one), and an execution over them.
 bool packs_gqa_decode(const Problem& p, const DeviceFacts& device);
 TileShape packed_decode_tile(const Problem& p, const DeviceFacts& device);
+int packed_decode_chunks(const Problem& p, int splits);
 std::unique_ptr<Execution> make_packed_decode(const Problem& p, const HostInputs& in, const GateContext& ctx,
                                               int splits);
 
