@@ -87,7 +87,9 @@ struct TileShape {
   int resident = 1;  // blocks resident per SM/CU (occupancy); 1 where the path does not say
   // Query heads one block's rows pack (a GQA group's heads x S in one tile, as FA3's PackGQA and
   // flash-decoding do): a block covers block_m rows of (query, head) pairs of one kv head. 1: each
-  // block is one head's block_m queries.
+  // block is one head's block_m queries. The split model takes the pairs query-major; mma-decode,
+  // the one kernel that packs, holds all of a kv head's S x heads rows in one block, where the
+  // order does not change which keys the block sees.
   int heads = 1;
 };
 

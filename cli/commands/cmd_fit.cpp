@@ -33,7 +33,7 @@ std::string arch_file_name(const std::string& arch, const std::string& file) {
 }
 
 std::string fit_csv(const FitData& d, const std::vector<std::pair<std::string, std::vector<int>>>& picks) {
-  std::string out = "name,B,H,Hk,S,Sk,D,causal,dtype,family,units,tile_m,tile_n,resident";
+  std::string out = "name,B,H,Hk,S,Sk,D,causal,dtype,family,units,tile_m,tile_n,resident,tile_heads";
   for (int g : kSplitChoices) out += fmt::format(",t_G{}", g);
   for (int g : kSplitChoices) out += fmt::format(",band_G{}", g);
   out += ",best_G,tie_set";
@@ -42,9 +42,9 @@ std::string fit_csv(const FitData& d, const std::vector<std::pair<std::string, s
   for (size_t i = 0; i < d.problems.size(); ++i) {
     const FitProblem& fp = d.problems[i];
     const Problem& p = fp.in.problem;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_escape(p.name), p.B, p.H, p.Hk, p.S, p.Sk, p.D,
-                       p.causal ? 1 : 0, dtype_name(p.dtype), csv_escape(fp.family), fp.in.units,
-                       fp.in.tiles[0].block_m, fp.in.tiles[0].block_n, fp.in.tiles[0].resident);
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_escape(p.name), p.B, p.H, p.Hk, p.S, p.Sk,
+                       p.D, p.causal ? 1 : 0, dtype_name(p.dtype), csv_escape(fp.family), fp.in.units,
+                       fp.in.tiles[0].block_m, fp.in.tiles[0].block_n, fp.in.tiles[0].resident, fp.in.tiles[0].heads);
     for (double t : fp.t) out += fmt::format(",{:.6g}", t);
     for (double b : fp.band) out += fmt::format(",{:.3g}", b);
     std::string ties;

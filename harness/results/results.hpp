@@ -17,7 +17,10 @@
 
 namespace fa {
 
-constexpr int kSchemaVersion = 8;  // 2: bias_ulp, bias_bound, repeat_*; 3: batch, timing_note, pct_peak, bound, clocks, shard, device_index; 4: split_rule, units, tile_m, tile_n, resident; 5: timed_check; 6: plugin, plugin_version; 7: seqlens_q, seqlens_k, page_size, window, alibi, softcap; 8: tile_heads
+// 2: bias_ulp, bias_bound, repeat_*; 3: batch, timing_note, pct_peak, bound, clocks, shard, device_index;
+// 4: split_rule, units, tile_m, tile_n, resident; 5: timed_check; 6: plugin, plugin_version;
+// 7: seqlens_q, seqlens_k, page_size, window, alibi, softcap; 8: tile_heads.
+constexpr int kSchemaVersion = 8;
 
 enum class Status { pass, fail, skip, invalid, error, oom };
 const char* status_name(Status s);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
@@ -96,8 +97,12 @@ Record parse_record(const Row& row) {
   r.units = int(row.integer_or_zero("units"));
   r.tile = TileShape{int(row.integer_or_zero("tile_m")), int(row.integer_or_zero("tile_n")),
                      int(row.integer_or_zero("resident"))};
-  if (!row.empty("tile_heads")) r.tile.heads = int(row.integer("tile_heads"));  // schema < 8: one head a block
-  if (r.tile.heads < 1) row.fail("tile_heads", fmt::format("{} query heads a block", r.tile.heads));
+  if (!row.empty("tile_heads")) {  // schema < 8 has no column: one head a block
+    const int64_t heads = row.integer("tile_heads");
+    if (heads < 1 || heads > std::max<int64_t>(r.problem.H, 1) || r.problem.H % heads)
+      row.fail("tile_heads", fmt::format("{} query heads a block, for H={}", heads, r.problem.H));
+    r.tile.heads = int(heads);
+  }
   r.status = parse_status(row);
   r.reason = row.text("reason");
   r.rule = row.text("rule");

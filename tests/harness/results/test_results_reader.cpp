@@ -42,7 +42,7 @@ TEST(ResultsReader, APluginRecordReadsBackItsLibraryAndDeclaredVersionAndABuiltI
 TEST(ResultsReader, TheTileARuleCountedReadsBackWithThePackedHeadsAndAnOlderFileReadsOneHead) {
   Record packed = timed("p", "mma", 1.0);
   packed.units = 132;
-  packed.tile = TileShape{16, 32, 3, 8};
+  packed.tile = TileShape{16, 32, 3, 2};  // the problem's GQA group: H 4, Hk 2
   Record plain = timed("p", "tiled", 1.0);
   plain.units = 132;
   plain.tile = TileShape{64, 32, 2};
@@ -52,10 +52,26 @@ TEST(ResultsReader, TheTileARuleCountedReadsBackWithThePackedHeadsAndAnOlderFile
   EXPECT_EQ(a.block_m, 16);
   EXPECT_EQ(a.block_n, 32);
   EXPECT_EQ(a.resident, 3);
-  EXPECT_EQ(a.heads, 8);
+  EXPECT_EQ(a.heads, 2);
   EXPECT_EQ(b.block_m, 64);
   EXPECT_EQ(b.resident, 2);
   EXPECT_EQ(b.heads, 1);
+  // A count that does not divide the problem's H (4) is refused, naming the column.
+  const auto good = test::temp_file(".csv", "");
+  { CsvWriter w(OutputFile(good, {}), RunMeta{}, false); w.write(packed); }
+  std::ifstream in(good);
+  std::string header, row;
+  std::getline(in, header), std::getline(in, row);
+  const auto col = header.find(",tile_heads,"), pos = row.find(",16,32,3,2,");  // tile_m .. tile_heads
+  ASSERT_NE(col, std::string::npos) << header;
+  ASSERT_NE(pos, std::string::npos) << row;
+  const auto bad = test::temp_file(".csv", header + "\n" + row.replace(pos, 11, ",16,32,3,3,") + "\n");
+  try {
+    read_results_csv(bad);
+    FAIL() << "3 heads a block of H=4 must be refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(bad + ":2: field 'tile_heads'"), std::string::npos) << e.what();
+  }
   // The schema-3 fixture below has no tile_heads column (nor tiles): one head a block.
   for (const auto& r : read_results_csv(test::source_dir() + "/tests/harness/results/sm_90-schema3.csv").records)
     EXPECT_EQ(r.record.tile.heads, 1) << r.at.str();

@@ -178,9 +178,9 @@ TEST(SplitRules, ModelTermsCountOneBlockPerKvHeadWhereATilePacksTheGroupsHeads) 
   EXPECT_DOUBLE_EQ(model_terms(in, 16).work, 2 * 16 * 16 * 32 * 64 / 1e6);
   in.tiles.fill(TileShape{16, 32, 3, 1});
   EXPECT_DOUBLE_EQ(model_terms(in, 16).waves, 11);
-  // S = 2, group 8: 16 packed rows, query-major: one block still sees both queries' keys (causal:
-  // query 0 sees 8191 keys, query 1 8192), so 256 tiles; S = 3 needs two row blocks a kv head, the
-  // second (rows 16..23: query 2) over 256 tiles too.
+  // S = 2, group 8: 16 packed rows: one block sees both queries' keys (causal: query 0 sees 8191
+  // keys, query 1 8192), so 256 tiles. S = 3 needs two row blocks a kv head (no kernel packs that
+  // today: the model's query-major order puts query 2 in rows 16..23), the second over 256 tiles too.
   SplitInputs s2 = inputs(1, 8, 2, 8192, 132, {16, 32, 1, 8}, true);
   s2.problem.Hk = 1;
   EXPECT_DOUBLE_EQ(model_terms(s2, 0).work, 256 * 16 * 32 * 64 / 1e6);
