@@ -348,28 +348,3 @@ TEST(Cli, ListNamesPrintsThePathsOfOneKindOneALine) {
   EXPECT_EQ(c.output.rfind("cpu-ref\ncpu-flash\n", 0), 0u) << c.output;
 }
 
-// The binary's commit is the checkout's at build time (cmake/git_stamp.cmake), worked out here from
-// git itself: a build folder configured at an older commit and rebuilt later must not report the
-// old one. Outside a git checkout both say "unknown".
-TEST(Cli, VersionNamesTheCommitTheSourcesWereBuiltFrom) {
-  const std::string src = fa::test::source_dir();
-  auto sh = [](const std::string& cmd) {
-    FILE* p = popen(cmd.c_str(), "r");
-    std::string out;
-    std::array<char, 256> buf;
-    while (fgets(buf.data(), int(buf.size()), p)) out += buf.data();
-    const int st = pclose(p);
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    return std::make_pair(WIFEXITED(st) ? WEXITSTATUS(st) : -1, out);
-  };
-  const auto head = sh("cd '" + src + "' && git rev-parse --short=12 HEAD 2>/dev/null");
-  std::string want = "unknown";
-  if (head.first == 0 && !head.second.empty()) {
-    want = head.second;
-    if (sh("cd '" + src + "' && git diff --quiet HEAD -- 2>/dev/null").first == 1) want += "-dirty";
-  }
-  const Result v = run("--version");
-  EXPECT_EQ(v.status, 0);
-  EXPECT_NE(v.output.find("(commit " + want + ","), std::string::npos)
-      << "want commit " << want << " (rebuild after changing the checkout)\n" << v.output;
-}
