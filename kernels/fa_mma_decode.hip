@@ -367,32 +367,24 @@ class MmaDecodeExecution : public GpuExecution {
 // The serving fields mma-decode takes: its rows are the S dense queries of every head of a group.
 ServingTaken decode_serving_taken() { return {"seqlens_k", "page_size", "window", "alibi", "softcap"}; }
 
-// What the kernel itself needs of a problem that the common gate admits (mma asks this too).
-std::optional<std::string> decode_kernel_gate(const Problem& p, const DeviceFacts& device) {
-  if (!device.has_mma_sm80)
+std::optional<std::string> mma_decode_supports(const Problem& p, int G, const GateContext& ctx) {
+  if (auto no = common_gpu_gate(p, ctx, decode_serving_taken())) return no;
+  if (!ctx.device.has_mma_sm80)
     return fmt::format("mma-decode needs an NVIDIA GPU with mma.sync (sm_80 or newer); this device is {}",
-                       device.arch);
+                       ctx.device.arch);
   if (!with_traits(p.D, [](auto) {}))
     return fmt::format("mma-decode has kernels for D in {} (got D={})", decode_head_dims(), p.D);
   if (p.S * p.group_size() > 16)
     return fmt::format("mma-decode packs S x H/Hk <= 16 query rows into a tile (got {})", p.S * p.group_size());
-  for (const std::string& f : p.serving_fields())
-    if (!decode_serving_taken().takes(f)) return fmt::format("mma-decode does not take {}", f);
-  if (p.Hk > 65535 || p.B > 65535) return std::string("Hk or B exceeds the grid");
-  return std::nullopt;
-}
-
-std::optional<std::string> mma_decode_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx, decode_serving_taken())) return no;
-  if (auto no = decode_kernel_gate(p, ctx.device)) return no;
   if (G != 0) return std::string("mma-decode sizes its own key chunks (reported as G_used); G must be 0");
+  if (p.Hk > 65535 || p.B > 65535) return std::string("Hk or B exceeds the grid");
   return std::nullopt;
 }
 
 }  // namespace
 
 bool packs_gqa_decode(const Problem& p, const DeviceFacts& device) {
-  return (p.dtype == DType::fp16 || p.dtype == DType::bf16) && !decode_kernel_gate(p, device);
+  return !mma_decode_supports(p, 0, GateContext{device});  // its own gate, at its own G
 }
 
 TileShape packed_decode_tile(const Problem& p, const DeviceFacts& device) {
