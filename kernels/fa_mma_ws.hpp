@@ -1,5 +1,5 @@
 // The host side of mma's sm_90 kernel (kernels/fa_mma_ws_sm90.hpp, mma_ws_fwd: FlashAttention-3's
-// forward structure: a TMA producer warp fills a K/V ring completed on mbarriers; two consumer
+// forward structure: a TMA producer warp fills a K/V ring completed on mbarriers; two or three consumer
 // warpgroups (setmaxnreg) ping-pong on the tensor cores with P in registers): the dispatch from D to
 // a row of the tile table (kernels/device/ws_tile_traits.hpp), the tensor maps (cuTensorMapEncodeTiled,
 // reached through the runtime's driver entry point so that nothing links libcuda), the launch, the

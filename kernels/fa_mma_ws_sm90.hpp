@@ -1,15 +1,16 @@
 // The mma path's sm_90 kernel (mma_ws_fwd): FlashAttention-3's forward structure on sm_90a, written
 // from its description and hopper/ sources (flash_fwd_kernel_sm90.h, mainloop_fwd_sm90_tma_gmma_ws.hpp)
-// without their code. A block of 384 threads owns BM = 128 query rows of one (batch, head, split):
-// - warpgroup 0 produces: setmaxnreg.dec to 24 registers, then one thread issues TMA copies of Q
+// without their code. A block of 128 (1 + WGS) threads owns BM = 64 WGS query rows of one (batch,
+// head, split), WGS (2 or 3) being its tile-table row's consumer warpgroups:
+// - warpgroup 0 produces: setmaxnreg.dec (24 registers beside two consumers, 32 beside three), then one thread issues TMA copies of Q
 //   (once) and of each K and V tile into a STAGES-deep ring (kernels/device/ws_pipeline.hpp: order,
 //   stages, parities), each tile completing on its stage's full mbarrier;
-// - warpgroups 1 and 2 consume, 64 rows each, with setmaxnreg.inc to 240: S = Q K^T from shared
+// - warpgroups 1 .. WGS consume, 64 rows each, with setmaxnreg.inc (to 240 or 160): S = Q K^T from shared
 //   memory (wgmma, both operands by descriptor), the online softmax in the exp2 domain on S's
 //   registers, P packed in registers as the A operand of O += P V (wgmma with A from registers);
 //   S_t and P_{t-1} V_{t-1} are issued together and the softmax of S_t runs under P_{t-1} V_{t-1}
-//   (intra-warpgroup overlap), and the two warpgroups take turns issuing (ping-pong on two named
-//   barriers) so that one's softmax runs under the other's GEMMs. A warp releases a stage (one
+//   (intra-warpgroup overlap), and the warpgroups take turns issuing (round robin on WGS named
+//   barriers) so that one's softmax runs under the others' GEMMs. A warp releases a stage (one
 //   arrival on its empty mbarrier) once its wgmma.wait_group shows every read of it done.
 // Shared memory (kernels/device/ws_layout.hpp): Q, the K ring, the V ring in the TMA's swizzle, which
 // is the layout the wgmma descriptors describe; then the mbarriers. Tile loop conventions (causal
@@ -30,14 +31,14 @@ namespace {
 template <int D_>
 struct WsTraits {
   static constexpr ws::WsTileRow ROW = ws::ws_tile_row(D_, 2);
-  static constexpr int D = D_, BM = ROW.BM, BN = ROW.BN, STAGES = ROW.stages;
-  static constexpr int THREADS = ws::kThreads;
+  static constexpr int D = D_, BM = ROW.BM, BN = ROW.BN, STAGES = ROW.stages, WGS = ROW.consumer_wgs;
+  static constexpr int THREADS = ws::block_threads(WGS);
   static constexpr int SW = ws::swizzle_bytes(D), BC = ws::block_cols(SW);  // swizzle bytes, columns a block
   static constexpr int KD = D / 16, KN = BN / 16;                            // k16 steps of Q K^T and of P V
   static constexpr ws::WsSmem layout() { return ws::ws_smem(BM, BN, D, STAGES); }
   static constexpr int SMEM = layout().total;
   static_assert(ROW.BM > 0, "no tile row for this head dim");
-  static_assert(ROW.consumer_wgs == ws::kConsumerWgs && BM == 64 * ws::kConsumerWgs, "one 64-row slice a consumer warpgroup");
+  static_assert(WGS >= 2 && WGS <= ws::kMaxConsumerWgs && BM == 64 * WGS, "one 64-row slice a consumer warpgroup");
   static_assert(SW > 0 && D % BC == 0 && BN % 16 == 0 && STAGES >= 2, "tile shape");
   static_assert(SMEM <= ws::kMaxDynamicSmem, "shared memory");
 };
@@ -91,7 +92,7 @@ __device__ inline void ws_produce(const sm90::TensorMap* mq, const sm90::TensorM
   }
 }
 
-// A consumer warpgroup `cw` (0 or 1: rows [64 cw, 64 cw + 64) of the block), thread `wt` of it.
+// A consumer warpgroup `cw` (0 .. WGS - 1: rows [64 cw, 64 cw + 64) of the block), thread `wt` of it.
 template <typename T, typename K>
 __device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c, const KeyRange& kr, int ntiles,
                                   uint32_t base, int cw, int wt) {
@@ -173,7 +174,8 @@ __device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c,
       wg::fence();  // O rescaled and P packed by ordinary instructions since the last wgmma
       issue_s(t);
       issue_pv(t - 1);
-      if (ws::sched_arrive_after(cw, t, ntiles)) sm90::bar_arrive(ws::sched_barrier(1 - cw), ws::kSchedThreads);
+      if (ws::sched_arrive_after(cw, t, ntiles, K::WGS))
+        sm90::bar_arrive(ws::sched_barrier(ws::sched_next(cw, K::WGS)), ws::kSchedThreads);
       wg::wait<1>();  // S_t landed; P_{t-1} V_{t-1} may still run
       wg::pin(s);
       release(L.k_empty(ks));
@@ -212,7 +214,7 @@ __device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c,
 #endif
 
 template <typename T, typename K>
-__global__ void __launch_bounds__(ws::kThreads, 1) mma_ws_fwd(const FA_GRID_CONSTANT WsMaps maps, AttnArgs a) {
+__global__ void __launch_bounds__(K::THREADS, 1) mma_ws_fwd(const FA_GRID_CONSTANT WsMaps maps, AttnArgs a) {
 #if FA_HAS_WGMMA_SM90
   extern __shared__ __align__(128) unsigned char ws_smem_raw[];
   const uint32_t base = (smem_addr(ws_smem_raw) + uint32_t(ws::kSmemAlign - 1)) & ~uint32_t(ws::kSmemAlign - 1);
@@ -227,17 +229,17 @@ __global__ void __launch_bounds__(ws::kThreads, 1) mma_ws_fwd(const FA_GRID_CONS
     for (int st = 0; st < K::STAGES; ++st) {
       sm90::mbar_init(base + L.k_full(st), 1);
       sm90::mbar_init(base + L.v_full(st), 1);
-      sm90::mbar_init(base + L.k_empty(st), ws::kEmptyArrivals);
-      sm90::mbar_init(base + L.v_empty(st), ws::kEmptyArrivals);
+      sm90::mbar_init(base + L.k_empty(st), ws::empty_arrivals(K::WGS));
+      sm90::mbar_init(base + L.v_empty(st), ws::empty_arrivals(K::WGS));
     }
     sm90::fence_mbar_init();
   }
   __syncthreads();  // the last block-wide barrier: the roles below sync only through mbarriers and bar 1, 2
   if (tid < 128) {
-    sm90::reg_dealloc<ws::kProducerRegs>();
+    sm90::reg_dealloc<ws::producer_regs(K::WGS)>();
     if (tid == 0 && ntiles > 0) ws_produce<K>(&maps.q, &maps.k, &maps.v, c, kr, ntiles, base);
   } else {
-    sm90::reg_alloc<ws::kConsumerRegs>();
+    sm90::reg_alloc<ws::consumer_regs(K::WGS)>();
     ws_consume<T, K>(a, c, kr, ntiles, base, tid / 128 - 1, tid % 128);
   }
 #else

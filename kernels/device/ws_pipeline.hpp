@@ -13,30 +13,33 @@ namespace fa::ws {
 
 // ---- roles ------------------------------------------------------------------------------------
 // Warpgroup 0 produces (one elected thread issues every TMA load; its other 127 threads exit at
-// once), warpgroups 1 and 2 consume: each owns 64 query rows of the block. FA3 does the same
-// (hopper/flash_fwd_kernel_sm90.h: NumLoadWarpGroups = 1, the producer's other warps return).
-constexpr int kConsumerWgs = 2;
-constexpr int kThreads = 128 * (1 + kConsumerWgs);
+// once), warpgroups 1 .. wgs consume: each owns 64 query rows of the block. FA3 does the same
+// (hopper/flash_fwd_kernel_sm90.h: NumLoadWarpGroups = 1, the producer's other warps return). The
+// consumer count `wgs` is a tile-table row's (ws_tile_traits.hpp): 2, or 3 where 64-wide GEMMs need
+// a third warpgroup to keep the tensor pipe fed (FA3's hdim-64 kBlockM = 192).
+constexpr int kMaxConsumerWgs = 3;
+FA_HD constexpr int block_threads(int wgs) { return 128 * (1 + wgs); }
 // setmaxnreg budgets (PTX: a multiple of 8 in [24, 256]): the producer gives its registers to the
-// consumers. FA3's numbers for 2 consumer warpgroups fed by TMA (flash_fwd_kernel_sm90.h:
-// LoadRegisterRequirement 24, MmaRegisterRequirement 240): 128 * 24 + 256 * 240 = 64512 <= 65536.
-// The kernel enters with 65536 / 384 registers a thread (__launch_bounds__(384, 1): 168 after
-// rounding), which is what makes setmaxnreg take effect (HOPPER.md).
-constexpr int kProducerRegs = 24;
-constexpr int kConsumerRegs = 240;
+// consumers. FA3's numbers for consumer warpgroups fed by TMA (flash_fwd_kernel_sm90.h:
+// LoadRegisterRequirement / MmaRegisterRequirement): 2 consumers 24 / 240 (128 * 24 + 256 * 240 =
+// 64512), 3 consumers 32 / 160 (128 * 32 + 384 * 160 = 65536). The kernel enters with 65536 /
+// threads registers a thread (__launch_bounds__(threads, 1): 168 at 384 threads, 128 at 512), which
+// is what makes setmaxnreg take effect (HOPPER.md).
+FA_HD constexpr int producer_regs(int wgs) { return wgs == 2 ? 24 : 32; }
+FA_HD constexpr int consumer_regs(int wgs) { return wgs == 2 ? 240 : 160; }
 constexpr int kRegisterFile = 65536;
 
 // ---- the K/V ring ---------------------------------------------------------------------------
 // Tile t of the block's key range lives in stage t % stages of the K ring and of the V ring. Each
 // stage has a full mbarrier (1 arrival: the producer's arrive.expect_tx, plus the TMA's bytes) and
-// an empty one (kEmptyArrivals: lane 0 of each consumer warp, after that warp's wgmma.wait_group
+// an empty one (empty_arrivals: lane 0 of each consumer warp, after that warp's wgmma.wait_group
 // has seen every wgmma reading the stage complete: each warp vouches for itself, no warpgroup-wide
 // sync needed; FA3's PipelineTmaAsyncNoCluster lets thread 0 of the warpgroup speak for all four).
 // Use u = t / stages of a stage completes phase u of its full barrier and, once consumed, phase u
 // of its empty one. mbarrier.try_wait.parity(P) returns true once the phase of parity P before the
 // current one has completed, so a fresh barrier (no phase completed) passes a wait on parity 1:
 // the producer's first pass through the ring waits for nothing (CUTLASS's producer start state).
-constexpr int kEmptyArrivals = 4 * kConsumerWgs;
+FA_HD constexpr int empty_arrivals(int wgs) { return 4 * wgs; }
 FA_HD constexpr int stage_of(int t, int stages) { return t % stages; }
 FA_HD constexpr uint32_t full_parity(int t, int stages) { return uint32_t(t / stages) & 1u; }       // consumers wait
 FA_HD constexpr uint32_t empty_parity(int t, int stages) { return (uint32_t(t / stages) & 1u) ^ 1u; }  // the producer waits
@@ -58,18 +61,21 @@ FA_HD constexpr Load producer_load(int i, int ntiles) {
 // ---- ping-pong between the consumer warpgroups ------------------------------------------------
 // Iterations t >= 1 issue S_t = Q K_t^T and O += P_{t-1} V_{t-1} back to back. Before issuing, a
 // warpgroup waits on its own named barrier (bar.sync, 256 threads); after issuing, it arrives on
-// the other's (bar.arrive): the two warpgroups' GEMMs alternate on the tensor cores while each one's
-// softmax runs during the other's GEMMs (FA3: warp_scheduler_barrier_sync/arrive and mma_init,
-// hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp; hopper/named_barrier.hpp's WarpSchedulerWG1/2).
+// the next one's (bar.arrive): the warpgroups' GEMMs take the tensor cores in turn, round robin,
+// while each one's softmax runs during the others' GEMMs (FA3: warp_scheduler_barrier_sync/arrive
+// and mma_init, hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp; hopper/named_barrier.hpp's
+// WarpSchedulerWG1..3). A barrier's 256 threads are its waiter's 128 and its arriver's 128.
 // Warpgroup 0 goes first: it arrives on its own barrier once before the loop. Barrier 0 is
-// __syncthreads's; the two ids here are the kernel's only named barriers.
-// Balance: barrier 0 sees the initial arrival plus warpgroup 1's arrivals after iterations
-// 1 .. n-2 against warpgroup 0's waits in iterations 1 .. n-1; barrier 1 sees warpgroup 0's arrivals
-// after 1 .. n-1 against warpgroup 1's waits in 1 .. n-1. So warpgroup 1 skips its arrival after the
-// last iteration, and with a single tile nobody arrives at all: no arrival is left pending at exit.
+// __syncthreads's; ids 1 .. wgs here are the kernel's only named barriers.
+// Balance: barrier 0 sees the initial arrival plus the last warpgroup's arrivals after iterations
+// 1 .. n-2 against warpgroup 0's waits in iterations 1 .. n-1; barrier k > 0 sees warpgroup k-1's
+// arrivals after 1 .. n-1 against warpgroup k's waits in 1 .. n-1. So the last warpgroup skips its
+// arrival after the last iteration, and with a single tile nobody arrives at all: no arrival is
+// left pending at exit.
 FA_HD constexpr int sched_barrier(int wg) { return 1 + wg; }
-constexpr int kSchedThreads = 128 * kConsumerWgs;
+FA_HD constexpr int sched_next(int wg, int wgs) { return wg + 1 == wgs ? 0 : wg + 1; }
+constexpr int kSchedThreads = 256;
 FA_HD constexpr bool sched_first_arrive(int wg, int ntiles) { return wg == 0 && ntiles > 1; }
-FA_HD constexpr bool sched_arrive_after(int wg, int t, int ntiles) { return !(wg == kConsumerWgs - 1 && t == ntiles - 1); }
+FA_HD constexpr bool sched_arrive_after(int wg, int t, int ntiles, int wgs) { return !(wg == wgs - 1 && t == ntiles - 1); }
 
 }  // namespace fa::ws

@@ -5,10 +5,10 @@
 // the CPU by tests/kernels/test_ws_tile_traits.cpp (shared memory fits, wgmma shapes exist, the
 // fragments fit the consumers' register budget).
 //
-// FA3's hopper/tile_size.h (tile_size_fwd_sm90, 16-bit elements) is the starting point, cut to two
-// consumer warpgroups and P kept in registers (RS) everywhere, and FA3's two stages
-// (hopper/flash_fwd_launch_template.h: kStages = 2 on sm90). Each row's numbers: one H100 call, cold
-// L2, medians, TFLOP/s, torch flash / cuDNN in the same call; no alternative row measured yet.
+// FA3's hopper/tile_size.h (tile_size_fwd_sm90, 16-bit elements) is the starting point, with P kept
+// in registers (RS) everywhere, and FA3's two stages (hopper/flash_fwd_launch_template.h: kStages = 2
+// on sm90). Each row's numbers: one H100 call, cold L2, medians, TFLOP/s, torch flash / cuDNN in the
+// same call, with the row it replaced where one was measured against it.
 #pragma once
 
 namespace fa::ws {
@@ -25,17 +25,20 @@ struct WsTileRow {
 constexpr WsTileRow ws_tile_row(int D, int elem_bytes) {
   if (elem_bytes != 2) return {};
   switch (D) {
-    // FA3: 192 x 192 (128 keys for causal) with three consumer warpgroups; with two, 128 rows and
-    // its causal 128-key tile. 8k 426 (288/458), 32k 434 (288/424), 40k 421 (257/406), S=512 228
-    // (mma's wgmma kernel 254; 156/148), whisper 1500 311 (wgmma 298).
-    case 64: return {64, 2, 128, 128, 2, 2};
+    // FA3: 192 x 192 (128 keys for causal) with three consumer warpgroups. Here three, and its causal
+    // 128-key tile for both (192 keys in registers would exceed the 160 a consumer gets beside two
+    // others). Measured against 128 x 128 with two warpgroups (2026-11-24; bf16 GEMM 761 in the same
+    // call): 8k 508 (was 426; 312/478), 32k 510 (426; 309/477), 40k 441 (414; 261/417), S=512 fp16 244
+    // (226; 191/253), whisper 1500 fp16 370 (307; 246/298). Under ncu the two-warpgroup kernel kept
+    // the tensor pipe 44% busy: 64-wide GEMMs leave too little matrix work per softmax for two.
+    case 64: return {64, 2, 192, 128, 2, 3};
     // FA3: 192 x 144 with P through shared memory (SS); here two warpgroups, P in registers, and the
     // 64-byte swizzle (96 is not a multiple of 64: ws_layout.hpp). Causal 364 (mma.sync 248; 243/334).
     case 96: return {96, 2, 128, 128, 2, 2};
-    // FA3: 128 x 176 (non-causal), 128 x 128 (causal, local); 128 keys for both until measured, with
-    // 176 for non-causal the first candidate. 8k 640 (354/626), causal 586 (312/564), Llama-3 GQA
-    // causal 589 (312/567), 64-head causal fp16 585 (305/561).
-    case 128: return {128, 2, 128, 128, 2, 2};
+    // FA3: 128 x 176 (non-causal), 128 x 128 (causal, local). Here 176 for both: against 128 x 128
+    // (2026-11-24) 8k 667 (was 645; 351/635), causal 606 (591; 312/574), Llama-3 GQA causal 610
+    // (595; 312/557), 64-head causal fp16 608 (598; 330/564): the wider tile pays on causal rows too.
+    case 128: return {128, 2, 128, 176, 2, 2};
     // FA3: 128 x 80 ("hits the limit of smem"): 64 KB of Q and 2 x 2 x 40 KB of K/V. Causal 555
     // (mma.sync 230; 269/549).
     case 256: return {256, 2, 128, 80, 2, 2};
@@ -49,10 +52,13 @@ constexpr bool ws_has_row(int D, int elem_bytes) { return ws_tile_row(D, elem_by
 constexpr bool wgmma_has_n(int N) { return N == 64 || N == 80 || N == 96 || N == 128 || N == 176 || N == 256; }
 
 // Accumulator and fragment registers a consumer thread holds through the loop: O (D / 2 floats), S
-// (BN / 2 floats) and P (BN / 4 packed pairs). What is left of its setmaxnreg budget goes to m, l,
-// addresses and loop state; the table's rows leave at least 48. What ptxas needs (nvcc 13.0, the
-// consumer budget lowered until it spills): D=64 no spill at 168, D=96 at 184, D=128 at 200, D=256
-// at 240 but 20 bytes at 232: D=256 x 80 keys is at the budget's edge, a wider tile there spills.
+// (BN / 2 floats) and P (BN / 4 packed pairs). What is left of its setmaxnreg budget
+// (ws_pipeline.hpp's consumer_regs) goes to m, l, addresses and loop state; the table's rows leave at
+// least kRegisterHeadroom. What ptxas needs (nvcc 13.0, the consumer budget lowered until it spills,
+// two consumers, 128-key rows): D=64 no spill at 168, D=96 at 184, D=128 at 200, D=256 at 240 but 20
+// bytes at 232: D=256 x 80 keys is at the budget's edge, a wider tile there spills. The rows with 32
+// left, D=64 192 x 128 at 160 and D=128 128 x 176 at 240, build without a spill.
 constexpr int ws_fragment_registers(const WsTileRow& r) { return r.D / 2 + r.BN / 2 + r.BN / 4; }
+constexpr int kRegisterHeadroom = 32;
 
 }  // namespace fa::ws

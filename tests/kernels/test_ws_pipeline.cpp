@@ -1,10 +1,10 @@
 // mma's sm_90 kernel's synchronisation protocol (kernels/device/ws_pipeline.hpp) on the CPU: a
-// simulation of its producer thread, its two consumer warpgroups and the TMA engine, under random
+// simulation of its producer thread, its consumer warpgroups (2 or 3) and the TMA engine, under random
 // interleavings, with mbarriers (arrivals, transaction bytes, phase parity) and named barriers
 // modelled after the PTX ISA. The op lists below follow kernels/fa_mma_ws_sm90.hpp step by step (keep
 // them in step with it); the checks: no deadlock, a consumer reads a stage only when it holds the
-// tile it expects, the TMA never overwrites a stage a warpgroup still reads, the two warpgroups'
-// GEMMs alternate, and every barrier ends balanced (no phase half done, no arrival pending).
+// tile it expects, the TMA never overwrites a stage a warpgroup still reads, the warpgroups'
+// GEMMs take turns round robin, and every barrier ends balanced (no phase half done, no arrival pending).
 // Run: ctest -R WsPipeline
 #include <gtest/gtest.h>
 
@@ -66,7 +66,7 @@ struct Sim {
   int stages, ntiles;
   MBar q_full;
   std::vector<MBar> k_full, k_empty, v_full, v_empty;
-  NamedBar named[3];
+  NamedBar named[1 + kMaxConsumerWgs];
   std::vector<int> k_tile, v_tile;      // the tile a stage holds (-1: none)
   std::vector<int> k_readers, v_readers;  // warpgroups reading a stage now
   struct Job {
@@ -77,11 +77,11 @@ struct Sim {
   std::vector<std::pair<int, int>> issues;  // (warpgroup, t) in the order the GEMMs were issued
   std::string error;
 
-  Sim(int s, int n)
+  Sim(int wgs, int s, int n)
       : stages(s), ntiles(n), k_full(s), k_empty(s), v_full(s), v_empty(s), k_tile(s, -1), v_tile(s, -1),
         k_readers(s, 0), v_readers(s, 0) {
     for (auto* v : {&k_empty, &v_empty})
-      for (MBar& b : *v) b.expected = b.pending = kEmptyArrivals;
+      for (MBar& b : *v) b.expected = b.pending = empty_arrivals(wgs);
   }
   MBar& bar(Kind k, int st, bool full) {
     if (k == Kind::q) return q_full;
@@ -115,7 +115,7 @@ std::vector<Op> producer_ops(int stages, int n) {
 
 // kernels/fa_mma_ws_sm90.hpp, ws_consume, for consumer warpgroup cw. A release is its 4 warps'
 // arrivals; a GEMM's reads of a stage last from its issue to the wait that shows them done.
-std::vector<Op> consumer_ops(int cw, int stages, int n) {
+std::vector<Op> consumer_ops(int cw, int wgs, int stages, int n) {
   std::vector<Op> ops;
   if (n == 0) return ops;
   auto wait_full = [&](Kind k, int t) { ops.push_back({Op::wait_mbar, k, stage_of(t, stages), t, 0, true, full_parity(t, stages)}); };
@@ -136,7 +136,7 @@ std::vector<Op> consumer_ops(int cw, int stages, int n) {
     ops.push_back({Op::issue, Kind::q, 0, t, cw});
     read(Op::begin_read, Kind::k, t);
     read(Op::begin_read, Kind::v, t - 1);
-    if (sched_arrive_after(cw, t, n)) ops.push_back({Op::bar_arrive, Kind::q, 0, 0, sched_barrier(1 - cw)});
+    if (sched_arrive_after(cw, t, n, wgs)) ops.push_back({Op::bar_arrive, Kind::q, 0, 0, sched_barrier(sched_next(cw, wgs))});
     read(Op::end_read, Kind::k, t);  // wgmma.wait_group 1: S_t done
     release(Kind::k, t);
     read(Op::end_read, Kind::v, t - 1);  // wgmma.wait_group 0: P V done
@@ -205,22 +205,31 @@ struct Outcome {
   std::vector<std::pair<int, int>> issues;  // (warpgroup, t) in GEMM issue order
 };
 
-// Runs one block to the end under a random interleaving of its actors and the TMA engine.
-Outcome run(int stages, int n, uint32_t seed) {
-  Sim s(stages, n);
-  std::vector<Actor> actors = {{producer_ops(stages, n)}, {consumer_ops(0, stages, n)}, {consumer_ops(1, stages, n)}};
+// The block's actors: the producer, then consumer warpgroups 0 .. wgs - 1.
+std::vector<Actor> block_actors(std::vector<Op> producer, int wgs, int stages, int n) {
+  std::vector<Actor> actors = {{std::move(producer)}};
+  for (int cw = 0; cw < wgs; ++cw) actors.push_back({consumer_ops(cw, wgs, stages, n)});
+  return actors;
+}
+
+// Runs one block of `wgs` consumer warpgroups to the end under a random interleaving of its actors
+// and the TMA engine.
+Outcome run(int wgs, int stages, int n, uint32_t seed) {
+  Sim s(wgs, stages, n);
+  std::vector<Actor> actors = block_actors(producer_ops(stages, n), wgs, stages, n);
+  const int tma = int(actors.size());  // the choice that lands a copy
   std::mt19937 rng(seed);
   auto fail = [&](std::string e) { return Outcome{std::move(e), s.issues}; };
   for (;;) {
-    std::vector<int> choices;  // actors 0..2, and 3 = the TMA engine landing a copy
-    for (int i = 0; i < 3; ++i)
+    std::vector<int> choices;  // the actors, and `tma` = the TMA engine landing a copy
+    for (int i = 0; i < tma; ++i)
       if (!actors[size_t(i)].done()) choices.push_back(i);
-    if (!s.tma.empty()) choices.push_back(3);
+    if (!s.tma.empty()) choices.push_back(tma);
     if (choices.empty()) break;
     std::shuffle(choices.begin(), choices.end(), rng);
     bool moved = false;
     for (int c : choices) {
-      if (c == 3) land(s, std::uniform_int_distribution<size_t>(0, s.tma.size() - 1)(rng)), moved = true;
+      if (c == tma) land(s, std::uniform_int_distribution<size_t>(0, s.tma.size() - 1)(rng)), moved = true;
       else moved = step(s, actors[size_t(c)]);
       if (!s.error.empty()) return fail(s.error);
       if (moved) break;
@@ -233,7 +242,7 @@ Outcome run(int stages, int n, uint32_t seed) {
       if (!b.error.empty()) return fail(b.error);
       if (b.pending != b.expected || b.tx != 0) return fail("an mbarrier ends with a phase half done");
     }
-  for (int id = 1; id <= 2; ++id)
+  for (int id = 1; id <= wgs; ++id)
     if (s.named[id].arrived != 0) return fail("named barrier " + std::to_string(id) + " ends with arrivals pending");
   return Outcome{"", s.issues};
 }
@@ -241,13 +250,17 @@ Outcome run(int stages, int n, uint32_t seed) {
 }  // namespace
 
 TEST(WsPipeline, RegisterBudgetsFitTheFileAndSetmaxnregsRules) {
-  EXPECT_EQ(kThreads, 384);
-  EXPECT_LE(128 * kProducerRegs + 128 * kConsumerWgs * kConsumerRegs, kRegisterFile);
-  for (int r : {kProducerRegs, kConsumerRegs}) EXPECT_TRUE(r % 8 == 0 && r >= 24 && r <= 256) << r;
-  const int entry = kRegisterFile / kThreads / 8 * 8;  // __launch_bounds__(384, 1): 168
-  EXPECT_EQ(entry, 168);
-  EXPECT_LE(kProducerRegs, entry) << "setmaxnreg.dec lowers";
-  EXPECT_GE(kConsumerRegs, entry) << "setmaxnreg.inc raises";
+  EXPECT_EQ(block_threads(2), 384);
+  EXPECT_EQ(block_threads(3), 512);
+  for (int wgs = 2; wgs <= kMaxConsumerWgs; ++wgs) {
+    const int prod = producer_regs(wgs), cons = consumer_regs(wgs);
+    EXPECT_LE(128 * prod + 128 * wgs * cons, kRegisterFile) << wgs << " consumers";
+    for (int r : {prod, cons}) EXPECT_TRUE(r % 8 == 0 && r >= 24 && r <= 256) << r;
+    const int entry = kRegisterFile / block_threads(wgs) / 8 * 8;  // __launch_bounds__(threads, 1)
+    EXPECT_EQ(entry, wgs == 2 ? 168 : 128);
+    EXPECT_LE(prod, entry) << "setmaxnreg.dec lowers";
+    EXPECT_GE(cons, entry) << "setmaxnreg.inc raises";
+  }
 }
 
 TEST(WsPipeline, TheProducerLoadsEveryTileOnceWithKOneTileAheadOfV) {
@@ -274,22 +287,26 @@ TEST(WsPipeline, StagesAndParitiesWalkTheRing) {
 }
 
 TEST(WsPipeline, RandomInterleavingsNeverDeadlockReadStaleTilesOrOverwriteOnesInUse) {
-  for (int stages : {2, 3, 4})
-    for (int n : {0, 1, 2, 3, 4, 5, 8, 13})
-      for (uint32_t seed = 1; seed <= 200; ++seed) {
-        ASSERT_EQ(run(stages, n, seed).error, "") << "stages " << stages << ", " << n << " tiles, seed " << seed;
-      }
+  for (int wgs = 2; wgs <= kMaxConsumerWgs; ++wgs)
+    for (int stages : {2, 3, 4})
+      for (int n : {0, 1, 2, 3, 4, 5, 8, 13})
+        for (uint32_t seed = 1; seed <= 200; ++seed) {
+          ASSERT_EQ(run(wgs, stages, n, seed).error, "")
+              << wgs << " consumers, stages " << stages << ", " << n << " tiles, seed " << seed;
+        }
 }
 
-TEST(WsPipeline, TheTwoWarpgroupsTakeTurnsOnTheTensorCores) {
-  for (int n : {2, 3, 7})
-    for (uint32_t seed = 1; seed <= 50; ++seed) {
-      const Outcome o = run(2, n, seed);
-      ASSERT_EQ(o.error, "");
-      std::vector<std::pair<int, int>> want;
-      for (int t = 1; t < n; ++t) want.push_back({0, t}), want.push_back({1, t});
-      EXPECT_EQ(o.issues, want) << n << " tiles, seed " << seed;
-    }
+TEST(WsPipeline, TheWarpgroupsTakeTurnsOnTheTensorCoresRoundRobin) {
+  for (int wgs = 2; wgs <= kMaxConsumerWgs; ++wgs)
+    for (int n : {2, 3, 7})
+      for (uint32_t seed = 1; seed <= 50; ++seed) {
+        const Outcome o = run(wgs, 2, n, seed);
+        ASSERT_EQ(o.error, "");
+        std::vector<std::pair<int, int>> want;
+        for (int t = 1; t < n; ++t)
+          for (int cw = 0; cw < wgs; ++cw) want.push_back({cw, t});
+        EXPECT_EQ(o.issues, want) << wgs << " consumers, " << n << " tiles, seed " << seed;
+      }
 }
 
 TEST(WsPipeline, TheSimulationCatchesABrokenProtocol) {
@@ -297,10 +314,10 @@ TEST(WsPipeline, TheSimulationCatchesABrokenProtocol) {
   // consumer read a later tile): the checks above can fail.
   int caught = 0;
   for (uint32_t seed = 1; seed <= 50; ++seed) {
-    Sim s(2, 6);
+    Sim s(2, 2, 6);
     std::vector<Op> prod = producer_ops(2, 6);
     prod.erase(std::remove_if(prod.begin(), prod.end(), [](const Op& o) { return o.type == Op::wait_mbar; }), prod.end());
-    std::vector<Actor> actors = {{prod}, {consumer_ops(0, 2, 6)}, {consumer_ops(1, 2, 6)}};
+    std::vector<Actor> actors = block_actors(prod, 2, 2, 6);
     std::mt19937 rng(seed);
     for (int guard = 0; guard < 100000 && s.error.empty(); ++guard) {
       const int c = int(rng() % 4);

@@ -27,7 +27,8 @@ TEST(WsTileTraits, EveryRowIsAShapeTheKernelCanRun) {
     const WsTileRow r = ws_tile_row(D, 2);
     EXPECT_EQ(r.D, D);
     EXPECT_EQ(r.elem_bytes, 2);
-    EXPECT_EQ(r.consumer_wgs, kConsumerWgs) << "D " << D << ": the kernel ping-pongs two consumer warpgroups";
+    EXPECT_TRUE(r.consumer_wgs >= 2 && r.consumer_wgs <= kMaxConsumerWgs)
+        << "D " << D << ": the kernel's round robin takes 2 or 3 consumer warpgroups";
     EXPECT_EQ(r.BM, 64 * r.consumer_wgs) << "D " << D << ": one wgmma M = 64 slice a warpgroup";
     EXPECT_EQ(r.BN % 16, 0) << "D " << D << ": P V takes BN in k16 steps";
     EXPECT_TRUE(wgmma_has_n(r.BN)) << "D " << D << ": S = Q K^T is m64n" << r.BN << "k16";
@@ -38,6 +39,7 @@ TEST(WsTileTraits, EveryRowIsAShapeTheKernelCanRun) {
     EXPECT_LE(r.BM, 256);
     EXPECT_GE(r.stages, 2);
     EXPECT_LE(ws_smem(r.BM, r.BN, D, r.stages).total, kMaxDynamicSmem) << "D " << D;
-    EXPECT_LE(ws_fragment_registers(r) + 48, kConsumerRegs) << "D " << D << ": room beside the fragments";
+    EXPECT_LE(ws_fragment_registers(r) + kRegisterHeadroom, consumer_regs(r.consumer_wgs))
+        << "D " << D << ": room beside the fragments";
   }
 }
