@@ -136,7 +136,7 @@ bool use_wgmma(int64_t D, const DeviceFacts& device) {
 // Dense problems on sm_90 run the ws kernel for D in its tile table, where the TMA can describe Q,
 // K and V; problems with serving fields keep the SERVE instances of the kernels above.
 bool use_ws(const Problem& p, const DeviceFacts& device) {
-  return kBuiltSm90a && device.has_wgmma_sm90a && p.serving_fields().empty() && with_ws_cfg(p.D, [](auto) {}) &&
+  return kBuiltSm90a && device.has_wgmma_sm90a && p.serving_fields().empty() && with_ws_cfg(p, [](auto) {}) &&
          !ws_tma_problem(p);
 }
 
@@ -211,7 +211,7 @@ class MmaExecution : public GpuExecution {
   MmaExecution(const Problem& p, const HostInputs& in, int G, const GateContext& ctx)
       : GpuExecution(p, in, ctx, G > 1 ? G : 0), ws_(use_ws(p, ctx.device)), wg_(use_wgmma(p.D, ctx.device)) {
     args_.G = G > 1 ? G : 0;
-    if (ws_ && !with_ws_cfg(p.D, [&](auto k) { maps_ = make_maps<decltype(k)>(args_, p.dtype); }))
+    if (ws_ && !with_ws_cfg(p, [&](auto k) { maps_ = make_maps<decltype(k)>(args_, p.dtype); }))
       throw std::logic_error(fmt::format("mma has no ws kernel for D={} (use_ws should have said so)", p.D));
   }
 
@@ -220,7 +220,7 @@ class MmaExecution : public GpuExecution {
     append_kv();  // kv_cache: the new tokens into their slots (pages, per-sequence offsets) first
     if (ws_) {
       with_dtype(p_.dtype, [&](auto tr) {
-        with_ws_cfg(p_.D, [&](auto k) { launch_ws_cfg<decltype(tr), decltype(k)>(maps_, args_, stream_); });
+        with_ws_cfg(p_, [&](auto k) { launch_ws_cfg<decltype(tr), decltype(k)>(maps_, args_, stream_); });
       });
     } else {
       launch_mma(args_, p_.dtype, wg_, stream_);

@@ -22,24 +22,35 @@
 namespace fa::gpu {
 namespace {
 
-// The dispatch: calls f(WsTraits<D>{}) for the table's row of D, or returns false. It walks the
-// multiples of 16 up to 256 and instantiates kernels for the D the table has rows for, so the table
-// is the one head-dim list (the gate and the row's words ask this too).
+// The dispatch: calls f(WsTraits<D, ...>{}) for the table's row of (D, causal), or returns false. It
+// walks the multiples of 16 up to 256 and instantiates kernels for the D the table has rows for (a
+// second instance where D's causal row differs), so the table is the one head-dim list (the gate
+// and the row's words ask this too).
 template <int DC = 16, typename F>
-bool with_ws_cfg(int64_t D, F&& f) {
+bool with_ws_cfg(int64_t D, bool causal, F&& f) {
   if constexpr (ws::ws_has_row(DC, 2)) {
     if (D == DC) {
+      if constexpr (ws::ws_causal_row_differs(DC, 2)) {
+        if (causal) {
+          f(WsTraits<DC, true>{});
+          return true;
+        }
+      }
       f(WsTraits<DC>{});
       return true;
     }
   }
-  if constexpr (DC < 256) return with_ws_cfg<DC + 16>(D, f);
+  if constexpr (DC < 256) return with_ws_cfg<DC + 16>(D, causal, f);
   else return false;
+}
+template <typename F>
+bool with_ws_cfg(const Problem& p, F&& f) {
+  return with_ws_cfg(p.D, p.causal, f);
 }
 std::string ws_head_dims() {
   std::string out;
   for (int64_t D = 8; D <= 256; D += 8)
-    if (with_ws_cfg(D, [](auto) {})) out += (out.empty() ? "" : ", ") + std::to_string(D);
+    if (with_ws_cfg(D, false, [](auto) {})) out += (out.empty() ? "" : ", ") + std::to_string(D);
   return out;
 }
 
@@ -125,7 +136,7 @@ TileShape ws_tile(const Problem& p, int, const DeviceFacts& device) {
   if (!device.has_wgmma_sm90a || (p.dtype != DType::fp16 && p.dtype != DType::bf16)) return tile;
   with_dtype(p.dtype, [&](auto tr) {
     using T = decltype(tr);
-    with_ws_cfg(p.D, [&](auto k) {
+    with_ws_cfg(p, [&](auto k) {
       using K = decltype(k);
       const auto kernel = mma_ws_fwd<T, K>;
       FA_GPU_CHECK(set_max_dynamic_smem(kernel, K::SMEM));
@@ -141,7 +152,7 @@ TileShape ws_tile(const Problem& p, int, const DeviceFacts& device) {
 // nothing: such problems stay on the other kernels. Asks the table's row of p.D; nothing without one.
 std::optional<std::string> ws_tma_problem(const Problem& p) {
   std::optional<std::string> tma;
-  with_ws_cfg(p.D, [&](auto k) {
+  with_ws_cfg(p, [&](auto k) {
     using K = decltype(k);
     const Strides qs = q_strides(p), ks = kv_strides(p);
     const ws::TmaTile q = ws::tma_tile(K::D, K::BM, p.S, p.H, p.B, qs.seq, qs.head, qs.batch);

@@ -27,10 +27,11 @@
 namespace fa::gpu {
 namespace {
 
-// One row of the tile table (kernels/device/ws_tile_traits.hpp) as compile-time constants.
-template <int D_>
+// One row of the tile table (kernels/device/ws_tile_traits.hpp) as compile-time constants: D's row,
+// or its causal row (CAUSAL_ROW; the kernel reads a.causal either way).
+template <int D_, bool CAUSAL_ROW = false>
 struct WsTraits {
-  static constexpr ws::WsTileRow ROW = ws::ws_tile_row(D_, 2);
+  static constexpr ws::WsTileRow ROW = ws::ws_tile_row(D_, 2, CAUSAL_ROW);
   static constexpr int D = D_, BM = ROW.BM, BN = ROW.BN, STAGES = ROW.stages, WGS = ROW.consumer_wgs;
   static constexpr int THREADS = ws::block_threads(WGS);
   static constexpr int SW = ws::swizzle_bytes(D), BC = ws::block_cols(SW);  // swizzle bytes, columns a block

@@ -1,5 +1,5 @@
 // The tile table of mma's sm_90 kernel (mma_ws_fwd, kernels/fa_mma_ws_sm90.hpp): per head dim and element size,
-// the query rows a block (BM = 64 per consumer warpgroup), the keys a K/V tile (BN), the K/V ring's
+// and causal or not, the query rows a block (BM = 64 per consumer warpgroup), the keys a K/V tile (BN), the K/V ring's
 // stages and the consumer warpgroups. The table is the kernel's head-dim list: the dispatch
 // (kernels/fa_mma_ws.hpp) and mma's use_ws (kernels/fa_mma.hip) instantiate and pick exactly the rows below. Plain C++; checked on
 // the CPU by tests/kernels/test_ws_tile_traits.cpp (shared memory fits, wgmma shapes exist, the
@@ -22,7 +22,7 @@ struct WsTileRow {
 // item 2) would add elem_bytes == 1 rows here, with FA3's fp8 shapes as the start (tile_size.h's
 // element_size == 1 branch: D128 128 x 224, D256 128 x 128) and V transposed in shared memory by
 // the producer warpgroup before the consumers read it (wgmma's fp8 B operand must be K-major).
-constexpr WsTileRow ws_tile_row(int D, int elem_bytes) {
+constexpr WsTileRow ws_tile_row(int D, int elem_bytes, bool causal = false) {
   if (elem_bytes != 2) return {};
   switch (D) {
     // FA3: 192 x 192 (128 keys for causal) with three consumer warpgroups. Here three, and its causal
@@ -35,10 +35,12 @@ constexpr WsTileRow ws_tile_row(int D, int elem_bytes) {
     // FA3: 192 x 144 with P through shared memory (SS); here two warpgroups, P in registers, and the
     // 64-byte swizzle (96 is not a multiple of 64: ws_layout.hpp). Causal 364 (mma.sync 248; 243/334).
     case 96: return {96, 2, 128, 128, 2, 2};
-    // FA3: 128 x 176 (non-causal), 128 x 128 (causal, local). Here 176 for both: against 128 x 128
-    // (2026-11-24) 8k 667 (was 645; 351/635), causal 606 (591; 312/574), Llama-3 GQA causal 610
-    // (595; 312/557), 64-head causal fp16 608 (598; 330/564): the wider tile pays on causal rows too.
-    case 128: return {128, 2, 128, 176, 2, 2};
+    // FA3: 128 x 176 (non-causal), 128 x 128 (causal, local); here the same. Measured 2026-11-24:
+    // non-causal 8k 667 with 176 keys against 645 with 128 (351/635). 176 for causal too won 2-3% on
+    // the 8k rows (causal 606 against 591, Llama-3 GQA 610 / 595, 64-head fp16 608 / 598), but in a
+    // later call lost 5-8% on short ones: sweeps/ci.yaml's causal-2k-d128 (1.051-1.057x the time)
+    // and gqa-prefill-1k (1.076-1.079x), where the diagonal tile's masked half is a larger share.
+    case 128: return causal ? WsTileRow{128, 2, 128, 128, 2, 2} : WsTileRow{128, 2, 128, 176, 2, 2};
     // FA3: 128 x 80 ("hits the limit of smem"): 64 KB of Q and 2 x 2 x 40 KB of K/V. Causal 555
     // (mma.sync 230; 269/549).
     case 256: return {256, 2, 128, 80, 2, 2};
@@ -46,6 +48,14 @@ constexpr WsTileRow ws_tile_row(int D, int elem_bytes) {
   }
 }
 constexpr bool ws_has_row(int D, int elem_bytes) { return ws_tile_row(D, elem_bytes).BM > 0; }
+constexpr bool same_row(const WsTileRow& a, const WsTileRow& b) {
+  return a.D == b.D && a.elem_bytes == b.elem_bytes && a.BM == b.BM && a.BN == b.BN && a.stages == b.stages &&
+         a.consumer_wgs == b.consumer_wgs;
+}
+// Whether causal problems of D have a row of their own (the kernel is instantiated for both).
+constexpr bool ws_causal_row_differs(int D, int elem_bytes) {
+  return !same_row(ws_tile_row(D, elem_bytes, true), ws_tile_row(D, elem_bytes, false));
+}
 
 // The wgmma N (m64nNk16) that kernels/device/async_sm90.hpp has operand lists for: a row's BN (S = Q K^T)
 // and D (O += P V) must be among them.

@@ -22,11 +22,12 @@ struct Case {
 std::vector<Case> table_cases() {
   std::vector<Case> cs;
   for (int D = 16; D <= 256; D += 16)
-    if (ws_has_row(D, 2)) {
-      const WsTileRow r = ws_tile_row(D, 2);
-      cs.push_back({D, r.BM});
-      cs.push_back({D, r.BN});
-    }
+    for (bool causal : {false, true})
+      if (ws_has_row(D, 2)) {
+        const WsTileRow r = ws_tile_row(D, 2, causal);
+        cs.push_back({D, r.BM});
+        cs.push_back({D, r.BN});
+      }
   return cs;
 }
 
@@ -117,44 +118,46 @@ TEST(WsLayout, WgmmaReadsOfQAndKThroughTheirDescriptorsAreTheTilesElements) {
   // S = Q K^T: A = the warpgroup's 64 rows of Q (rows 64 cw ..), B = all BN rows of K, K-major, at
   // each k16 step kk. A nonzero tile base checks that only offsets, not absolute addresses, matter.
   const uint32_t base = 3 * 1024;
-  for (int D = 16; D <= 256; D += 16) {
-    if (!ws_has_row(D, 2)) continue;
-    const WsTileRow row = ws_tile_row(D, 2);
-    const int sw = swizzle_bytes(D);
-    const DescStrides st = kmajor_strides(sw);
-    for (int kk = 0; kk < D / 16; ++kk) {
-      for (int cw = 0; cw < row.BM / 64; ++cw) {
-        const uint64_t da = gmma_desc(base + uint32_t(kmajor_start(64 * cw, kk, row.BM, sw)), st.lbo, st.sbo, sw);
-        for (int i = 0; i < 64; ++i)
+  for (int D = 16; D <= 256; D += 16)
+    for (bool causal : {false, true}) {
+      if (!ws_has_row(D, 2)) continue;
+      const WsTileRow row = ws_tile_row(D, 2, causal);
+      const int sw = swizzle_bytes(D);
+      const DescStrides st = kmajor_strides(sw);
+      for (int kk = 0; kk < D / 16; ++kk) {
+        for (int cw = 0; cw < row.BM / 64; ++cw) {
+          const uint64_t da = gmma_desc(base + uint32_t(kmajor_start(64 * cw, kk, row.BM, sw)), st.lbo, st.sbo, sw);
+          for (int i = 0; i < 64; ++i)
+            for (int k = 0; k < 16; ++k)
+              ASSERT_EQ(kmajor_read(da, i, k), base + uint32_t(sw_offset(64 * cw + i, 16 * kk + k, row.BM, sw)))
+                  << "Q: D " << D << " cw " << cw << " kk " << kk << " (" << i << ", " << k << ")";
+        }
+        const uint64_t db = gmma_desc(base + uint32_t(kmajor_start(0, kk, row.BN, sw)), st.lbo, st.sbo, sw);
+        for (int n = 0; n < row.BN; ++n)
           for (int k = 0; k < 16; ++k)
-            ASSERT_EQ(kmajor_read(da, i, k), base + uint32_t(sw_offset(64 * cw + i, 16 * kk + k, row.BM, sw)))
-                << "Q: D " << D << " cw " << cw << " kk " << kk << " (" << i << ", " << k << ")";
+            ASSERT_EQ(kmajor_read(db, n, k), base + uint32_t(sw_offset(n, 16 * kk + k, row.BN, sw)))
+                << "K: D " << D << " kk " << kk << " (" << n << ", " << k << ")";
       }
-      const uint64_t db = gmma_desc(base + uint32_t(kmajor_start(0, kk, row.BN, sw)), st.lbo, st.sbo, sw);
-      for (int n = 0; n < row.BN; ++n)
-        for (int k = 0; k < 16; ++k)
-          ASSERT_EQ(kmajor_read(db, n, k), base + uint32_t(sw_offset(n, 16 * kk + k, row.BN, sw)))
-              << "K: D " << D << " kk " << kk << " (" << n << ", " << k << ")";
     }
-  }
 }
 
 TEST(WsLayout, WgmmaReadsOfVThroughItsDescriptorAreTheTilesElements) {
   // O += P V: B = V's key rows [16 kn, 16 kn + 16) by all D columns, MN-major (N = D contiguous).
   const uint32_t base = 5 * 1024;
-  for (int D = 16; D <= 256; D += 16) {
-    if (!ws_has_row(D, 2)) continue;
-    const WsTileRow row = ws_tile_row(D, 2);
-    const int sw = swizzle_bytes(D);
-    const DescStrides st = mnmajor_strides(row.BN, sw);
-    for (int kn = 0; kn < row.BN / 16; ++kn) {
-      const uint64_t db = gmma_desc(base + uint32_t(mnmajor_start(kn, row.BN, sw)), st.lbo, st.sbo, sw);
-      for (int n = 0; n < D; ++n)
-        for (int k = 0; k < 16; ++k)
-          ASSERT_EQ(mnmajor_read(db, n, k), base + uint32_t(sw_offset(16 * kn + k, n, row.BN, sw)))
-              << "V: D " << D << " kn " << kn << " (" << n << ", " << k << ")";
+  for (int D = 16; D <= 256; D += 16)
+    for (bool causal : {false, true}) {
+      if (!ws_has_row(D, 2)) continue;
+      const WsTileRow row = ws_tile_row(D, 2, causal);
+      const int sw = swizzle_bytes(D);
+      const DescStrides st = mnmajor_strides(row.BN, sw);
+      for (int kn = 0; kn < row.BN / 16; ++kn) {
+        const uint64_t db = gmma_desc(base + uint32_t(mnmajor_start(kn, row.BN, sw)), st.lbo, st.sbo, sw);
+        for (int n = 0; n < D; ++n)
+          for (int k = 0; k < 16; ++k)
+            ASSERT_EQ(mnmajor_read(db, n, k), base + uint32_t(sw_offset(16 * kn + k, n, row.BN, sw)))
+                << "V: D " << D << " kn " << kn << " (" << n << ", " << k << ")";
+      }
     }
-  }
 }
 
 TEST(WsLayout, TmaBoxesTileATileExactlyInItsColumnBlocks) {
@@ -196,30 +199,31 @@ TEST(WsLayout, TmaTilesTakeBshdAndBhsdStridesAndNameWhatTheEncoderWouldRefuse) {
 }
 
 TEST(WsLayout, OneBlocksSharedMemoryHoldsQTheRingAndTheBarriersAlignedAndApart) {
-  for (int D = 16; D <= 256; D += 16) {
-    if (!ws_has_row(D, 2)) continue;
-    const WsTileRow r = ws_tile_row(D, 2);
-    const WsSmem L = ws_smem(r.BM, r.BN, D, r.stages);
-    EXPECT_LE(L.total, kMaxDynamicSmem) << "D " << D;
-    EXPECT_EQ(L.total - L.used, kSmemAlign) << "room to round the dynamic base up to 1024";
-    std::vector<std::pair<int, int>> regions = {{L.q, L.q_bytes}};  // [begin, bytes)
-    for (int s = 0; s < r.stages; ++s) regions.push_back({L.k(s), L.stage_bytes}), regions.push_back({L.v(s), L.stage_bytes});
-    for (const auto& [b, n] : regions) {
-      EXPECT_EQ(b % kSmemAlign, 0) << "D " << D << ": a tile at " << b << " is off the swizzle period";
-      EXPECT_LE(b + n, L.bar);
+  for (int D = 16; D <= 256; D += 16)
+    for (bool causal : {false, true}) {
+      if (!ws_has_row(D, 2)) continue;
+      const WsTileRow r = ws_tile_row(D, 2, causal);
+      const WsSmem L = ws_smem(r.BM, r.BN, D, r.stages);
+      EXPECT_LE(L.total, kMaxDynamicSmem) << "D " << D;
+      EXPECT_EQ(L.total - L.used, kSmemAlign) << "room to round the dynamic base up to 1024";
+      std::vector<std::pair<int, int>> regions = {{L.q, L.q_bytes}};  // [begin, bytes)
+      for (int s = 0; s < r.stages; ++s) regions.push_back({L.k(s), L.stage_bytes}), regions.push_back({L.v(s), L.stage_bytes});
+      for (const auto& [b, n] : regions) {
+        EXPECT_EQ(b % kSmemAlign, 0) << "D " << D << ": a tile at " << b << " is off the swizzle period";
+        EXPECT_LE(b + n, L.bar);
+      }
+      for (size_t i = 0; i < regions.size(); ++i)
+        for (size_t j = i + 1; j < regions.size(); ++j)
+          EXPECT_TRUE(regions[i].first + regions[i].second <= regions[j].first ||
+                      regions[j].first + regions[j].second <= regions[i].first)
+              << "D " << D << ": tiles overlap";
+      std::set<int> bars = {L.q_full()};
+      for (int s = 0; s < r.stages; ++s)
+        for (int b : {L.k_full(s), L.k_empty(s), L.v_full(s), L.v_empty(s)}) EXPECT_TRUE(bars.insert(b).second);
+      for (int b : bars) {
+        EXPECT_EQ(b % 8, 0) << "an mbarrier is 8-byte aligned";
+        EXPECT_LE(b + 8, L.used);
+        EXPECT_GE(b, L.bar);
+      }
     }
-    for (size_t i = 0; i < regions.size(); ++i)
-      for (size_t j = i + 1; j < regions.size(); ++j)
-        EXPECT_TRUE(regions[i].first + regions[i].second <= regions[j].first ||
-                    regions[j].first + regions[j].second <= regions[i].first)
-            << "D " << D << ": tiles overlap";
-    std::set<int> bars = {L.q_full()};
-    for (int s = 0; s < r.stages; ++s)
-      for (int b : {L.k_full(s), L.k_empty(s), L.v_full(s), L.v_empty(s)}) EXPECT_TRUE(bars.insert(b).second);
-    for (int b : bars) {
-      EXPECT_EQ(b % 8, 0) << "an mbarrier is 8-byte aligned";
-      EXPECT_LE(b + 8, L.used);
-      EXPECT_GE(b, L.bar);
-    }
-  }
 }

@@ -22,24 +22,32 @@ TEST(WsTileTraits, TheTableCoversD64_96_128And256In16BitTypesOnly) {
 }
 
 TEST(WsTileTraits, EveryRowIsAShapeTheKernelCanRun) {
-  for (int D = 16; D <= 256; D += 16) {
-    if (!ws_has_row(D, 2)) continue;
-    const WsTileRow r = ws_tile_row(D, 2);
-    EXPECT_EQ(r.D, D);
-    EXPECT_EQ(r.elem_bytes, 2);
-    EXPECT_TRUE(r.consumer_wgs >= 2 && r.consumer_wgs <= kMaxConsumerWgs)
-        << "D " << D << ": the kernel's round robin takes 2 or 3 consumer warpgroups";
-    EXPECT_EQ(r.BM, 64 * r.consumer_wgs) << "D " << D << ": one wgmma M = 64 slice a warpgroup";
-    EXPECT_EQ(r.BN % 16, 0) << "D " << D << ": P V takes BN in k16 steps";
-    EXPECT_TRUE(wgmma_has_n(r.BN)) << "D " << D << ": S = Q K^T is m64n" << r.BN << "k16";
-    EXPECT_TRUE(wgmma_has_n(D)) << "O += P V is m64n" << D << "k16";
-    EXPECT_EQ(D % 16, 0);
-    EXPECT_GT(swizzle_bytes(D), 0) << "D " << D << " has a swizzle span";
-    EXPECT_LE(r.BN, 256) << "a TMA box is at most 256 rows";
-    EXPECT_LE(r.BM, 256);
-    EXPECT_GE(r.stages, 2);
-    EXPECT_LE(ws_smem(r.BM, r.BN, D, r.stages).total, kMaxDynamicSmem) << "D " << D;
-    EXPECT_LE(ws_fragment_registers(r) + kRegisterHeadroom, consumer_regs(r.consumer_wgs))
-        << "D " << D << ": room beside the fragments";
-  }
+  for (int D = 16; D <= 256; D += 16)
+    for (bool causal : {false, true}) {
+      if (!ws_has_row(D, 2)) continue;
+      const WsTileRow r = ws_tile_row(D, 2, causal);
+      EXPECT_EQ(r.D, D);
+      EXPECT_EQ(r.elem_bytes, 2);
+      EXPECT_TRUE(r.consumer_wgs >= 2 && r.consumer_wgs <= kMaxConsumerWgs)
+          << "D " << D << ": the kernel's round robin takes 2 or 3 consumer warpgroups";
+      EXPECT_EQ(r.BM, 64 * r.consumer_wgs) << "D " << D << ": one wgmma M = 64 slice a warpgroup";
+      EXPECT_EQ(r.BN % 16, 0) << "D " << D << ": P V takes BN in k16 steps";
+      EXPECT_TRUE(wgmma_has_n(r.BN)) << "D " << D << ": S = Q K^T is m64n" << r.BN << "k16";
+      EXPECT_TRUE(wgmma_has_n(D)) << "O += P V is m64n" << D << "k16";
+      EXPECT_EQ(D % 16, 0);
+      EXPECT_GT(swizzle_bytes(D), 0) << "D " << D << " has a swizzle span";
+      EXPECT_LE(r.BN, 256) << "a TMA box is at most 256 rows";
+      EXPECT_LE(r.BM, 256);
+      EXPECT_GE(r.stages, 2);
+      EXPECT_LE(ws_smem(r.BM, r.BN, D, r.stages).total, kMaxDynamicSmem) << "D " << D;
+      EXPECT_LE(ws_fragment_registers(r) + kRegisterHeadroom, consumer_regs(r.consumer_wgs))
+          << "D " << D << ": room beside the fragments";
+    }
+}
+
+TEST(WsTileTraits, D128TakesFA3sCausalTileAndOnlyItsCausalRowDiffers) {
+  EXPECT_EQ(ws_tile_row(128, 2, false).BN, 176);
+  EXPECT_EQ(ws_tile_row(128, 2, true).BN, 128) << "short causal rows lost 5-8% with 176 keys";
+  for (int D : {64, 96, 256}) EXPECT_FALSE(ws_causal_row_differs(D, 2)) << D;
+  EXPECT_TRUE(ws_causal_row_differs(128, 2));
 }
