@@ -23,7 +23,7 @@
 // This file: the traits table, the dispatch from (D, keys, G, arch) to a row, the gate (which asks
 // that dispatch, so the head-dim list is written once: the table) and the registry row. The
 // kernels: mma_fwd in fa_mma_sm80.hpp, mma_wg_fwd in fa_mma_sm90.hpp, mma_ws_fwd in fa_mma_ws_sm90.hpp.
-// fa-bench-isa: sm_90a: mma.sync.aligned.m16n8k16 wgmma.mma_async cp.async.bulk.tensor mbarrier setmaxnreg
+// fa-bench-isa: sm_90a: mma.sync.aligned.m16n8k16 wgmma.mma_async cp.async.bulk.tensor mbarrier setmaxnreg wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 cvt.rn.satfinite.e4m3x2.f32
 // fa-bench-isa: sm_90a.sass: HMMA HGMMA UTMALDG
 #include <fmt/format.h>
 
@@ -219,13 +219,11 @@ class MmaExecution : public GpuExecution {
   void launch() override {
     append_kv();  // kv_cache: the new tokens into their slots (pages, per-sequence offsets) first
     if (ws_) {
-      with_dtype(p_.dtype, [&](auto tr) {
-        with_ws_cfg(p_, [&](auto k) { launch_ws_cfg<decltype(tr), decltype(k)>(maps_, args_, stream_); });
-      });
+      with_ws_kernel(p_, [&](auto tr, auto k) { launch_ws_cfg<decltype(tr), decltype(k)>(maps_, args_, stream_); });
     } else {
       launch_mma(args_, p_.dtype, wg_, stream_);
     }
-    if (args_.G > 1) launch_combine(args_, p_.dtype, stream_);
+    if (args_.G > 1) launch_combine(args_, out_dtype(p_.dtype), stream_);  // FP8 inputs: O in bf16
   }
 
  private:
@@ -234,9 +232,14 @@ class MmaExecution : public GpuExecution {
 };
 
 std::optional<std::string> mma_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx, /*takes_serving=*/true)) return no;
+  if (auto no = common_gpu_gate(p, ctx, /*takes_serving=*/true, /*takes_fp8=*/true)) return no;
   if (!ctx.device.has_mma_sm80)
     return fmt::format("mma needs an NVIDIA GPU with mma.sync (sm_80 or newer); this device is {}", ctx.device.arch);
+  if (is_fp8(p.dtype) && !use_ws(p, ctx.device))  // wgmma's 8-bit path: the sm_90a kernel alone
+    return fmt::format("mma takes {} inputs on its sm_90a kernel only: dense problems, D in {}, sm_90 with 90a "
+                       "built (this device is {}{})",
+                       dtype_name(p.dtype), ws_head_dims(1), ctx.device.arch,
+                       p.serving_fields().empty() ? "" : "; the problem has serving fields");
   if (!with_sync_cfg(p.D, p.Sk, G, [](auto) {}))
     return fmt::format("mma has kernels for D in {} (got D={})", sync_head_dims(), p.D);
   if (G == 1 || G > 16 || (G & (G - 1))) return fmt::format("mma needs G in 0, 2, 4, 8, 16 (got {})", G);
@@ -247,14 +250,15 @@ std::optional<std::string> mma_supports(const Problem& p, int G, const GateConte
 PathRow mma_row(const DeviceFacts&) {
   PathRow r{"mma", "gpu",
             fmt::format("tensor-core flash attention, split-K: on sm_90 a TMA producer warp + 2 or 3 round-robin "
-                        "consumer warpgroups (FA3-class, wgmma, setmaxnreg) for D {}; the wgmma kernel for serving problems at "
-                        "D {}; decode shapes (S*H/Hk <= 16) where B*Hk*G blocks fill half the SMs or H = Hk: "
+                        "consumer warpgroups (FA3-class, wgmma, setmaxnreg) for D {} (FP8 inputs at D {}: wgmma's 8-bit "
+                        "path, V transposed in shared memory); the wgmma kernel for serving problems at D {}; decode shapes (S*H/Hk <= 16) where B*Hk*G blocks fill half the SMs or H = Hk: "
                         "mma-decode's kernel, the GQA group packed in one tile, G key chunks; mma.sync m16n8k16 "
                         "with a cp.async K/V ring elsewhere; S/P in registers",
-                        ws_head_dims(), wg_head_dims()),
+                        ws_head_dims(), ws_head_dims(1), wg_head_dims()),
             fmt::format("{}; sm_80+ (mma.sync); D in {}; G in 0, 2, 4, 8, 16; serving fields (varlen, thd, paged, "
-                        "window, ALiBi, softcap); kv_cache (the append, per sequence and page, runs first)",
-                        common_gpu_gate_doc(), sync_head_dims()),
+                        "window, ALiBi, softcap); kv_cache (the append, per sequence and page, runs first); FP8 "
+                        "inputs (e4m3, e5m2; P in e4m3, O in bf16) on sm_90 with 90a built, dense, D in {}",
+                        common_gpu_gate_doc(), sync_head_dims(), ws_head_dims(1)),
             false, mma_supports,
             [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
               if (use_packed_decode(p, G, ctx.device)) return make_packed_decode(p, in, ctx, G);

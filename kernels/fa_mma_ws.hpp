@@ -26,42 +26,67 @@ namespace {
 // walks the multiples of 16 up to 256 and instantiates kernels for the D the table has rows for (a
 // second instance where D's causal row differs), so the table is the one head-dim list (the gate
 // and the row's words ask this too).
-template <int DC = 16, typename F>
+template <int EB, int DC = 16, typename F>
 bool with_ws_cfg(int64_t D, bool causal, F&& f) {
-  if constexpr (ws::ws_has_row(DC, 2)) {
+  if constexpr (ws::ws_has_row(DC, EB)) {
     if (D == DC) {
-      if constexpr (ws::ws_causal_row_differs(DC, 2)) {
+      if constexpr (ws::ws_causal_row_differs(DC, EB)) {
         if (causal) {
-          f(WsTraits<DC, true>{});
+          f(WsTraits<DC, true, EB>{});
           return true;
         }
       }
-      f(WsTraits<DC>{});
+      f(WsTraits<DC, false, EB>{});
       return true;
     }
   }
-  if constexpr (DC < 256) return with_ws_cfg<DC + 16>(D, causal, f);
+  if constexpr (DC < 256) return with_ws_cfg<EB, DC + 16>(D, causal, f);
   else return false;
 }
+// The row of p (its D, causal and element size: FP8 inputs take the 1-byte rows).
 template <typename F>
 bool with_ws_cfg(const Problem& p, F&& f) {
-  return with_ws_cfg(p.D, p.causal, f);
+  return is_fp8(p.dtype) ? with_ws_cfg<1>(p.D, p.causal, f) : with_ws_cfg<2>(p.D, p.causal, f);
 }
-std::string ws_head_dims() {
+// Calls f(T{}, K{}) for p's dtype traits and tile row, or returns false: the pairs that exist only
+// (an FP8 dtype with the 1-byte rows, fp16/bf16 with the 2-byte ones).
+template <typename F>
+bool with_ws_kernel(const Problem& p, F&& f) {
+  bool found = false;
+  with_any_dtype(p.dtype, [&](auto tr) {
+    using T = decltype(tr);
+    constexpr int eb = std::is_same_v<T, E4M3> || std::is_same_v<T, E5M2> ? 1 : 2;
+    found = with_ws_cfg<eb>(p.D, p.causal, [&](auto k) { f(tr, k); });
+  });
+  return found;
+}
+std::string ws_head_dims(int elem_bytes = 2) {
   std::string out;
   for (int64_t D = 8; D <= 256; D += 8)
-    if (with_ws_cfg(D, false, [](auto) {})) out += (out.empty() ? "" : ", ") + std::to_string(D);
+    if (elem_bytes == 1 ? with_ws_cfg<1>(D, false, [](auto) {}) : with_ws_cfg<2>(D, false, [](auto) {}))
+      out += (out.empty() ? "" : ", ") + std::to_string(D);
   return out;
 }
 
-// The TMA's view of Q (rows S, heads H) and of K and V (rows Sk, heads Hk), from AttnArgs's strides.
+// The TMA's view of Q (rows S, heads H) and of K and V (rows Sk, heads Hk), from element strides, in
+// 16-bit columns: an FP8 tensor is one of half as many 2-byte columns (its strides halve; odd ones
+// have no such view, and ws_tma_problem says so).
+template <typename K>
+ws::TmaTile ws_view(int tile_rows, int64_t rows, int64_t heads, int64_t batch, int64_t s_row, int64_t s_head,
+                    int64_t s_batch) {
+  return ws::tma_tile(K::DE, tile_rows, rows, heads, batch, s_row * K::EB / 2, s_head * K::EB / 2, s_batch * K::EB / 2);
+}
+template <typename K>
+bool ws_strides_fit(int64_t s_row, int64_t s_head, int64_t s_batch) {
+  return K::EB == 2 || (s_row % 2 == 0 && s_head % 2 == 0 && s_batch % 2 == 0);
+}
 template <typename K>
 ws::TmaTile q_tile(const AttnArgs& a) {
-  return ws::tma_tile(K::D, K::BM, a.S, a.H, a.B, a.q_ss, a.q_sh, a.q_sb);
+  return ws_view<K>(K::BM, a.S, a.H, a.B, a.q_ss, a.q_sh, a.q_sb);
 }
 template <typename K>
 ws::TmaTile kv_tile(const AttnArgs& a) {
-  return ws::tma_tile(K::D, K::BN, a.Sk, a.Hk, a.B, a.k_ss, a.k_sh, a.k_sb);
+  return ws_view<K>(K::BN, a.Sk, a.Hk, a.B, a.k_ss, a.k_sh, a.k_sb);
 }
 
 #if FA_CUDA
@@ -81,7 +106,7 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
 }
 #endif
 
-// Encodes one tensor map: 16-bit elements, the tile's swizzle, out-of-bounds boxes filled with zeros
+// Encodes one tensor map: 16-bit elements (FP8 tensors as pairs of bytes), the tile's swizzle, out-of-bounds boxes filled with zeros
 // (rows past S or Sk), L2 promotion of 128 bytes (CUTLASS's default for its TMA copies).
 sm90::TensorMap encode_map(DType t, const uint16_t* base, const ws::TmaTile& g, const char* what) {
   if (const char* why = ws::tma_tile_problem(g))
@@ -93,7 +118,11 @@ sm90::TensorMap encode_map(DType t, const uint16_t* base, const ws::TmaTile& g, 
   const cuuint64_t stride[3] = {g.stride[0], g.stride[1], g.stride[2]};
   const cuuint32_t box[4] = {g.box[0], g.box[1], g.box[2], g.box[3]}, unit[4] = {1, 1, 1, 1};
   const CUresult r = encode_tiled()(
-      &m, t == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
+      &m,
+      t == DType::bf16   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+      : t == DType::fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                         : CU_TENSOR_MAP_DATA_TYPE_UINT16,  // FP8: the TMA moves bytes, two a column
+      4,
       const_cast<uint16_t*>(base), dim, stride, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
       g.swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -133,17 +162,15 @@ void launch_ws_cfg(const WsMaps& maps, const AttnArgs& a, Stream st) {
 // The tile and occupancy a run uses, for the split rules.
 TileShape ws_tile(const Problem& p, int, const DeviceFacts& device) {
   TileShape tile{128, 128, 1};
-  if (!device.has_wgmma_sm90a || (p.dtype != DType::fp16 && p.dtype != DType::bf16)) return tile;
-  with_dtype(p.dtype, [&](auto tr) {
+  if (!device.has_wgmma_sm90a || p.dtype == DType::fp32) return tile;
+  with_ws_kernel(p, [&](auto tr, auto k) {
     using T = decltype(tr);
-    with_ws_cfg(p, [&](auto k) {
-      using K = decltype(k);
-      const auto kernel = mma_ws_fwd<T, K>;
-      FA_GPU_CHECK(set_max_dynamic_smem(kernel, K::SMEM));
-      int per_sm = 0;
-      FA_GPU_CHECK(max_active_blocks(&per_sm, kernel, K::THREADS, K::SMEM));
-      tile = TileShape{K::BM, K::BN, std::max(per_sm, 1)};
-    });
+    using K = decltype(k);
+    const auto kernel = mma_ws_fwd<T, K>;
+    FA_GPU_CHECK(set_max_dynamic_smem(kernel, K::SMEM));
+    int per_sm = 0;
+    FA_GPU_CHECK(max_active_blocks(&per_sm, kernel, K::THREADS, K::SMEM));
+    tile = TileShape{K::BM, K::BN, std::max(per_sm, 1)};
   });
   return tile;
 }
@@ -155,9 +182,11 @@ std::optional<std::string> ws_tma_problem(const Problem& p) {
   with_ws_cfg(p, [&](auto k) {
     using K = decltype(k);
     const Strides qs = q_strides(p), ks = kv_strides(p);
-    const ws::TmaTile q = ws::tma_tile(K::D, K::BM, p.S, p.H, p.B, qs.seq, qs.head, qs.batch);
-    const ws::TmaTile kv = ws::tma_tile(K::D, K::BN, p.Sk, p.Hk, p.B, ks.seq, ks.head, ks.batch);
-    if (const char* why = ws::tma_tile_problem(q)) tma = fmt::format("the TMA cannot describe Q: {}", why);
+    const ws::TmaTile q = ws_view<K>(K::BM, p.S, p.H, p.B, qs.seq, qs.head, qs.batch);
+    const ws::TmaTile kv = ws_view<K>(K::BN, p.Sk, p.Hk, p.B, ks.seq, ks.head, ks.batch);
+    if (!ws_strides_fit<K>(qs.seq, qs.head, qs.batch) || !ws_strides_fit<K>(ks.seq, ks.head, ks.batch))
+      tma = std::string("the TMA's 2-byte view of FP8 inputs needs even strides");
+    else if (const char* why = ws::tma_tile_problem(q)) tma = fmt::format("the TMA cannot describe Q: {}", why);
     else if (const char* why2 = ws::tma_tile_problem(kv)) tma = fmt::format("the TMA cannot describe K and V: {}", why2);
   });
   return tma;

@@ -2,12 +2,16 @@
 // from its description and hopper/ sources (flash_fwd_kernel_sm90.h, mainloop_fwd_sm90_tma_gmma_ws.hpp)
 // without their code. A block of 128 (1 + WGS) threads owns BM = 64 WGS query rows of one (batch,
 // head, split), WGS (2 or 3) being its tile-table row's consumer warpgroups:
-// - warpgroup 0 produces: setmaxnreg.dec (24 registers beside two consumers, 32 beside three), then one thread issues TMA copies of Q
-//   (once) and of each K and V tile into a STAGES-deep ring (kernels/device/ws_pipeline.hpp: order,
-//   stages, parities), each tile completing on its stage's full mbarrier;
-// - warpgroups 1 .. WGS consume, 64 rows each, with setmaxnreg.inc (to 240 or 160): S = Q K^T from shared
-//   memory (wgmma, both operands by descriptor), the online softmax in the exp2 domain on S's
-//   registers, P packed in registers as the A operand of O += P V (wgmma with A from registers);
+// - warpgroup 0 produces: setmaxnreg.dec (24 registers beside two consumers, 32 beside three, 40
+//   with FP8 inputs), then one thread issues TMA copies of Q (once) and of each K and V tile into a
+//   STAGES-deep ring (kernels/device/ws_pipeline.hpp: order, stages, parities), each tile
+//   completing on its stage's full mbarrier;
+// - FP8 inputs: warps 1-3 of warpgroup 0 transpose each V tile into V^T, wgmma's K-major 8-bit B
+//   operand (kernels/device/ws_fp8.hpp), on a second pair of barriers a stage;
+// - warpgroups 1 .. WGS consume, 64 rows each, with setmaxnreg.inc (to 240, 160, or 232 with FP8):
+//   S = Q K^T from shared memory (wgmma, both operands by descriptor), the online softmax in the
+//   exp2 domain on S's registers, P packed in registers as the A operand of O += P V (wgmma with A
+//   from registers; E4M3 with FP8 inputs, O scaled by v's descale with 1/l);
 //   S_t and P_{t-1} V_{t-1} are issued together and the softmax of S_t runs under P_{t-1} V_{t-1}
 //   (intra-warpgroup overlap), and the warpgroups take turns issuing (round robin on WGS named
 //   barriers) so that one's softmax runs under the others' GEMMs. A warp releases a stage (one
@@ -20,6 +24,7 @@
 #include "kernels/device/async_sm90.hpp"
 #include "kernels/device/fragment_layout.hpp"
 #include "kernels/device/tile_loop.hpp"
+#include "kernels/device/ws_fp8.hpp"
 #include "kernels/device/ws_layout.hpp"
 #include "kernels/device/ws_pipeline.hpp"
 #include "kernels/device/ws_tile_traits.hpp"
@@ -28,27 +33,29 @@ namespace fa::gpu {
 namespace {
 
 // One row of the tile table (kernels/device/ws_tile_traits.hpp) as compile-time constants: D's row,
-// or its causal row (CAUSAL_ROW; the kernel reads a.causal either way).
-template <int D_, bool CAUSAL_ROW = false>
+// or its causal row (CAUSAL_ROW; the kernel reads a.causal either way), for EB-byte elements. An FP8
+// row (EB = 1) goes through the layout arithmetic as 16-bit columns, DE = D / 2 of them a row
+// (kernels/device/ws_fp8.hpp); its tensor maps are encoded the same way.
+template <int D_, bool CAUSAL_ROW = false, int EB_ = 2>
 struct WsTraits {
-  static constexpr ws::WsTileRow ROW = ws::ws_tile_row(D_, 2, CAUSAL_ROW);
-  static constexpr int D = D_, BM = ROW.BM, BN = ROW.BN, STAGES = ROW.stages, WGS = ROW.consumer_wgs;
+  static constexpr ws::WsTileRow ROW = ws::ws_tile_row(D_, EB_, CAUSAL_ROW);
+  static constexpr int D = D_, BM = ROW.BM, BN = ROW.BN, STAGES = ROW.stages, WGS = ROW.consumer_wgs, EB = EB_;
+  static constexpr bool FP8 = EB == 1;
+  static constexpr int DE = D * EB / 2;                  // 16-bit columns a Q/K/V row
   static constexpr int THREADS = ws::block_threads(WGS);
-  static constexpr int SW = ws::swizzle_bytes(D), BC = ws::block_cols(SW);  // swizzle bytes, columns a block
-  static constexpr int KD = D / 16, KN = BN / 16;                            // k16 steps of Q K^T and of P V
-  static constexpr ws::WsSmem layout() { return ws::ws_smem(BM, BN, D, STAGES); }
+  static constexpr int SW = ws::swizzle_bytes(DE), BC = ws::block_cols(SW);  // swizzle bytes, columns a block
+  static constexpr int KD = DE / 16;                     // k steps (32 bytes each) of Q K^T
+  static constexpr int KN = BN * EB / 32;                // k steps of P V: 16 keys (16-bit), 32 keys (FP8)
+  static constexpr int SWT = FP8 ? ws::swizzle_bytes(BN / 2) : 0;  // FP8: V^T's rows are BN bytes
+  static constexpr ws::WsSmem layout() { return ws::ws_smem(BM, BN, D, STAGES, EB); }
   static constexpr int SMEM = layout().total;
   static_assert(ROW.BM > 0, "no tile row for this head dim");
   static_assert(WGS >= 2 && WGS <= ws::kMaxConsumerWgs && BM == 64 * WGS, "one 64-row slice a consumer warpgroup");
-  static_assert(SW > 0 && D % BC == 0 && BN % 16 == 0 && STAGES >= 2, "tile shape");
+  static_assert(!FP8 || WGS == 2, "the FP8 register budgets are for two consumer warpgroups");
+  static_assert(SW > 0 && DE % BC == 0 && BN % (32 / EB) == 0 && STAGES >= 2, "tile shape");
+  static_assert(!FP8 || (SWT > 0 && (D == 64 || D == 128) && BN % 32 == 0), "FP8 tile shape");
   static_assert(SMEM <= ws::kMaxDynamicSmem, "shared memory");
 };
-
-// FP8 (issue 18, item 2) would enter here: e4m3 tensor maps (1-byte elements: a 128-byte span is 128
-// columns), wgmma m64nNk32 with both operands K-major, so the producer warpgroup would keep more
-// registers and transpose each V tile in shared memory (ldmatrix.trans / stmatrix, as FA3's
-// Transpose_V) between the TMA's full barrier and a second one the consumers wait on; the Q/K/V
-// descales fold into scale_log2 and the epilogue. Its tile rows go in ws_tile_traits.hpp.
 
 // The three tensor maps, encoded on the host (kernels/fa_mma_ws.hpp), read by the TMA in place.
 struct WsMaps {
@@ -68,7 +75,7 @@ __device__ inline void ws_produce(const sm90::TensorMap* mq, const sm90::TensorM
   sm90::prefetch_tensor_map(mv);
   sm90::mbar_arrive_expect_tx(base + L.q_full(), uint32_t(L.q_bytes));
 #pragma unroll
-  for (int j = 0; j < K::D / K::BC; ++j)  // box j: columns [j BC, (j + 1) BC) into column block j
+  for (int j = 0; j < K::DE / K::BC; ++j)  // box j: columns [j BC, (j + 1) BC) into column block j
     sm90::tma_load_4d(base + L.q + j * K::BM * K::SW, mq, base + L.q_full(), j * K::BC, c.q0, c.h, c.b);
   for (int i = 0; i < 2 * ntiles; ++i) {
     const ws::Load ld = ws::producer_load(i, ntiles);
@@ -80,7 +87,7 @@ __device__ inline void ws_produce(const sm90::TensorMap* mq, const sm90::TensorM
     sm90::mbar_wait_or_trap(base + (ld.is_v ? L.v_empty(st) : L.k_empty(st)), ws::empty_parity(ld.tile, K::STAGES));
     sm90::mbar_arrive_expect_tx(full, uint32_t(L.stage_bytes));
 #pragma unroll
-    for (int j = 0; j < K::D / K::BC; ++j) sm90::tma_load_4d(dst + j * K::BN * K::SW, map, full, j * K::BC, kv0, c.hk, c.b);
+    for (int j = 0; j < K::DE / K::BC; ++j) sm90::tma_load_4d(dst + j * K::BN * K::SW, map, full, j * K::BC, kv0, c.hk, c.b);
   }
   // Stay until the last copy into each stage has landed: a copy that never lands (a bad tensor map)
   // then traps here (mbar_wait_or_trap) instead of leaving the consumers to wait forever. Those
@@ -93,12 +100,57 @@ __device__ inline void ws_produce(const sm90::TensorMap* mq, const sm90::TensorM
   }
 }
 
+// FP8: warp `tw / 32` (0 .. 2) of the producer warpgroup's transposing warps, lane tw % 32. For each
+// tile: once V landed (v_full) and the consumers released the stage's V^T (vt_empty), it writes its
+// share of V^T (kernels/device/ws_fp8.hpp: 8 x 4-byte items, 64-bit loads, byte permutes, 32-bit
+// stores), fences the writes for wgmma's reads (the async proxy), and its lane 0 arrives on vt_full
+// and on v_empty.
+__device__ inline void lds64(uint32_t addr, uint32_t& lo, uint32_t& hi) {
+  asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n" : "=r"(lo), "=r"(hi) : "r"(addr) : "memory");
+}
+__device__ inline void sts32(uint32_t addr, uint32_t v) {
+  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+template <typename K>
+__device__ inline void ws_transpose_v(int ntiles, uint32_t base, int tw) {
+  constexpr ws::WsSmem L = K::layout();
+  constexpr int kThreads = 32 * ws::kTransposeWarps;
+  for (int t = 0; t < ntiles; ++t) {
+    const int st = ws::stage_of(t, K::STAGES);
+    sm90::mbar_wait_or_trap(base + L.v_full(st), ws::full_parity(t, K::STAGES));
+    sm90::mbar_wait_or_trap(base + L.vt_empty(st), ws::empty_parity(t, K::STAGES));
+    const uint32_t src = base + L.v(st), dst = base + L.vt(st);
+    for (int i = tw; i < ws::fp8_items(K::BN, K::D); i += kThreads) {
+      const ws::Fp8Item it = ws::fp8_item(i, K::BN);
+      uint32_t lo[4], hi[4], out[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) lds64(src + ws::fp8_v_offset(ws::fp8_item_src_key(it, j), 8 * it.d8, K::BN, K::D), lo[j], hi[j]);
+      ws::transpose_4x4_bytes(lo, out);
+#pragma unroll
+      for (int r = 0; r < 4; ++r) sts32(dst + ws::fp8_vt_offset(8 * it.d8 + r, 4 * it.c4, K::BN, K::D), out[r]);
+      ws::transpose_4x4_bytes(hi, out);
+#pragma unroll
+      for (int r = 0; r < 4; ++r) sts32(dst + ws::fp8_vt_offset(8 * it.d8 + 4 + r, 4 * it.c4, K::BN, K::D), out[r]);
+    }
+    sm90::fence_proxy_async();
+    __syncwarp();
+    if (tw % 32 == 0) {
+      sm90::mbar_arrive(base + L.vt_full(st));
+      sm90::mbar_arrive(base + L.v_empty(st));
+    }
+  }
+}
+
 // A consumer warpgroup `cw` (0 .. WGS - 1: rows [64 cw, 64 cw + 64) of the block), thread `wt` of it.
 template <typename T, typename K>
 __device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c, const KeyRange& kr, int ntiles,
                                   uint32_t base, int cw, int wt) {
   constexpr ws::WsSmem L = K::layout();
   constexpr ws::DescStrides kd = ws::kmajor_strides(K::SW), vd = ws::mnmajor_strides(K::BN, K::SW);
+  constexpr ws::DescStrides td = ws::kmajor_strides(K::FP8 ? K::SWT : 128);  // FP8: V^T, K-major
+  // The V stage the consumers read, its barriers: V itself, or with FP8 its transpose.
+  auto v_ready = [&](int st) { return base + (K::FP8 ? L.vt_full(st) : L.v_full(st)); };
+  auto v_free = [&](int st) { return K::FP8 ? L.vt_empty(st) : L.v_empty(st); };
   const int lane = wt % 32;
   const int64_t no_mask_end = tile::unmasked_end(a, c, kr);
   float o[K::D / 2], s[K::BN / 2], alpha[2];
@@ -111,19 +163,32 @@ __device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c,
   // group a register read waits for.
   auto issue_s = [&](int t) {  // S = Q K_t^T over this warpgroup's 64 rows
     const uint32_t kt = base + L.k(ws::stage_of(t, K::STAGES)), q = base + L.q;
-    sm90::ss<T, K::BN, 0>(s, ws::gmma_desc(q + ws::kmajor_start(64 * cw, 0, K::BM, K::SW), kd.lbo, kd.sbo, K::SW),
-                          ws::gmma_desc(kt + ws::kmajor_start(0, 0, K::BN, K::SW), kd.lbo, kd.sbo, K::SW));
+    auto qd = [&](int kk) { return ws::gmma_desc(q + ws::kmajor_start(64 * cw, kk, K::BM, K::SW), kd.lbo, kd.sbo, K::SW); };
+    auto kdesc = [&](int kk) { return ws::gmma_desc(kt + ws::kmajor_start(0, kk, K::BN, K::SW), kd.lbo, kd.sbo, K::SW); };
+    if constexpr (K::FP8) {
+      sm90::ss8<std::is_same_v<T, E4M3>, K::BN, 0>(s, qd(0), kdesc(0));
 #pragma unroll
-    for (int kk = 1; kk < K::KD; ++kk)
-      sm90::ss<T, K::BN, 1>(s, ws::gmma_desc(q + ws::kmajor_start(64 * cw, kk, K::BM, K::SW), kd.lbo, kd.sbo, K::SW),
-                            ws::gmma_desc(kt + ws::kmajor_start(0, kk, K::BN, K::SW), kd.lbo, kd.sbo, K::SW));
+      for (int kk = 1; kk < K::KD; ++kk) sm90::ss8<std::is_same_v<T, E4M3>, K::BN, 1>(s, qd(kk), kdesc(kk));
+    } else {
+      sm90::ss<T, K::BN, 0>(s, qd(0), kdesc(0));
+#pragma unroll
+      for (int kk = 1; kk < K::KD; ++kk) sm90::ss<T, K::BN, 1>(s, qd(kk), kdesc(kk));
+    }
     wg::commit();
   };
   auto issue_pv = [&](int t) {  // O += P V_t
-    const uint32_t vt = base + L.v(ws::stage_of(t, K::STAGES));
+    if constexpr (K::FP8) {  // B = V^T (D rows of BN key bytes), K-major; k step kn is its bytes [32 kn, 32 kn + 32)
+      const uint32_t vtt = base + L.vt(ws::stage_of(t, K::STAGES));
 #pragma unroll
-    for (int kn = 0; kn < K::KN; ++kn)
-      sm90::rs<T, K::D>(o, p[kn], ws::gmma_desc(vt + ws::mnmajor_start(kn, K::BN, K::SW), vd.lbo, vd.sbo, K::SW));
+      for (int kn = 0; kn < K::KN; ++kn)
+        sm90::rs8<std::is_same_v<T, E4M3>, K::D>(
+            o, p[kn], ws::gmma_desc(vtt + ws::kmajor_start(0, kn, K::D, K::SWT), td.lbo, td.sbo, K::SWT));
+    } else {
+      const uint32_t vt = base + L.v(ws::stage_of(t, K::STAGES));
+#pragma unroll
+      for (int kn = 0; kn < K::KN; ++kn)
+        sm90::rs<T, K::D>(o, p[kn], ws::gmma_desc(vt + ws::mnmajor_start(kn, K::BN, K::SW), vd.lbo, vd.sbo, K::SW));
+    }
     wg::commit();
   };
   auto release = [&](int bar) {  // this warp's wgmma reads of the stage are done (ws_pipeline.hpp)
@@ -144,13 +209,22 @@ __device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c,
       alpha[hr] = softmax_quad_row<K::BN / 8>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, m[hr],
                                               l[hr], a.scale_log2);
   };
-  auto pack_p = [&] {  // S's column blocks 2kn, 2kn + 1 are P's k16 step kn
+  auto pack_p = [&] {
+    if constexpr (K::FP8) {  // E4M3 P: k32 step kn's register r packs the slots ws_fp8.hpp names (V^T matches)
 #pragma unroll
-    for (int kn = 0; kn < K::KN; ++kn) {
-      p[kn][0] = pack2<T>(s[8 * kn + 0], s[8 * kn + 1]);
-      p[kn][1] = pack2<T>(s[8 * kn + 2], s[8 * kn + 3]);
-      p[kn][2] = pack2<T>(s[8 * kn + 4], s[8 * kn + 5]);
-      p[kn][3] = pack2<T>(s[8 * kn + 6], s[8 * kn + 7]);
+      for (int kn = 0; kn < K::KN; ++kn)
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+          p[kn][r] = sm90::pack4_e4m3(s[ws::fp8_p_source(kn, r, 0)], s[ws::fp8_p_source(kn, r, 1)],
+                                      s[ws::fp8_p_source(kn, r, 2)], s[ws::fp8_p_source(kn, r, 3)]);
+    } else {  // S's column blocks 2kn, 2kn + 1 are P's k16 step kn
+#pragma unroll
+      for (int kn = 0; kn < K::KN; ++kn) {
+        p[kn][0] = pack2<T>(s[8 * kn + 0], s[8 * kn + 1]);
+        p[kn][1] = pack2<T>(s[8 * kn + 2], s[8 * kn + 3]);
+        p[kn][2] = pack2<T>(s[8 * kn + 4], s[8 * kn + 5]);
+        p[kn][3] = pack2<T>(s[8 * kn + 6], s[8 * kn + 7]);
+      }
     }
   };
 
@@ -170,7 +244,7 @@ __device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c,
       // Both tiles landed before either GEMM issues: a wait loop between the two issues makes ptxas
       // serialise every wgmma of the kernel (C7520, nvcc 13.0), where FA3 waits for V in between.
       sm90::mbar_wait(base + L.k_full(ks), ws::full_parity(t, K::STAGES));
-      sm90::mbar_wait(base + L.v_full(vs), ws::full_parity(t - 1, K::STAGES));
+      sm90::mbar_wait(v_ready(vs), ws::full_parity(t - 1, K::STAGES));
       sm90::bar_sync(ws::sched_barrier(cw), ws::kSchedThreads);  // this warpgroup's turn on the tensor cores
       wg::fence();  // O rescaled and P packed by ordinary instructions since the last wgmma
       issue_s(t);
@@ -183,18 +257,18 @@ __device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c,
       softmax(t);
       wg::wait<0>();  // O and P are free
       wg::pin(o);
-      release(L.v_empty(vs));
+      release(v_free(vs));
 #pragma unroll
       for (int i = 0; i < K::D / 2; ++i) o[i] *= alpha[(i % 4) / 2];
       pack_p();
     }
     const int vs = ws::stage_of(ntiles - 1, K::STAGES);
-    sm90::mbar_wait(base + L.v_full(vs), ws::full_parity(ntiles - 1, K::STAGES));
+    sm90::mbar_wait(v_ready(vs), ws::full_parity(ntiles - 1, K::STAGES));
     wg::fence();
     issue_pv(ntiles - 1);
     wg::wait<0>();
     wg::pin(o);
-    release(L.v_empty(vs));
+    release(v_free(vs));
   }
 
 #pragma unroll
@@ -202,7 +276,8 @@ __device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c,
     float lsum = l[hr];
     lsum += shfl_xor(lsum, 1, 4);
     lsum += shfl_xor(lsum, 2, 4);
-    const tile::RowEnd e = tile::row_end(m[hr], lsum, a.scale_log2);
+    tile::RowEnd e = tile::row_end(m[hr], lsum, a.scale_log2);
+    if constexpr (K::FP8) e.inv_l *= a.v_descale;  // v's descale, with 1/l (q's and k's are in scale_log2)
     const frag::Coord at = frag::wgmma_m64nNk16_c(wt, 2 * hr);
     const int s_row = c.q0 + 64 * cw + at.row;
     if (s_row >= a.S) continue;
@@ -231,16 +306,22 @@ __global__ void __launch_bounds__(K::THREADS, 1) mma_ws_fwd(const FA_GRID_CONSTA
       sm90::mbar_init(base + L.k_full(st), 1);
       sm90::mbar_init(base + L.v_full(st), 1);
       sm90::mbar_init(base + L.k_empty(st), ws::empty_arrivals(K::WGS));
-      sm90::mbar_init(base + L.v_empty(st), ws::empty_arrivals(K::WGS));
+      sm90::mbar_init(base + L.v_empty(st), ws::v_empty_arrivals(K::WGS, K::FP8));
+      if constexpr (K::FP8) {
+        sm90::mbar_init(base + L.vt_full(st), ws::kTransposeWarps);
+        sm90::mbar_init(base + L.vt_empty(st), ws::empty_arrivals(K::WGS));
+      }
     }
     sm90::fence_mbar_init();
   }
   __syncthreads();  // the last block-wide barrier: the roles below sync only through mbarriers and bar 1, 2
   if (tid < 128) {
-    sm90::reg_dealloc<ws::producer_regs(K::WGS)>();
+    sm90::reg_dealloc<ws::producer_regs(K::WGS, K::FP8)>();
     if (tid == 0 && ntiles > 0) ws_produce<K>(&maps.q, &maps.k, &maps.v, c, kr, ntiles, base);
+    if constexpr (K::FP8)
+      if (tid >= 32) ws_transpose_v<K>(ntiles, base, tid - 32);
   } else {
-    sm90::reg_alloc<ws::consumer_regs(K::WGS)>();
+    sm90::reg_alloc<ws::consumer_regs(K::WGS, K::FP8)>();
     ws_consume<T, K>(a, c, kr, ntiles, base, tid / 128 - 1, tid % 128);
   }
 #else

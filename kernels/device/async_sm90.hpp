@@ -195,6 +195,52 @@ __device__ inline void rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db
     if constexpr (bf) FA_WS_RS(256, 128, 128, 129, 130, 131, 132, "bf16"); else FA_WS_RS(256, 128, 128, 129, 130, 131, 132, "f16");
   }
 }
+// ---- wgmma.mma_async m64nNk32 with 8-bit inputs (.e4m3 / .e5m2): both operands K-major (the 8-bit
+// forms have no transpose), so V comes as its transpose (kernels/device/ws_fp8.hpp). A from shared
+// memory (S = Q K^T) or from registers (O += P V; frag::wgmma_m64nNk32_a8). N = 64 or 128.
+#define FA_WS_SS8(N, R, I0, I1, I2, TY)                                                                 \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #I2 ", 0;\n"                                      \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32." TY "." TY " {" FA_WS_REGS_##R "}, %" #I0 \
+               ", %" #I1 ", p, 1, 1;\n}\n"                                                              \
+               : FA_WS_ACC_##R                                                                          \
+               : "l"(da), "l"(db), "n"(SCALE_D))
+#define FA_WS_RS8(N, R, I0, I1, I2, I3, I4, TB)                                                          \
+  asm volatile("wgmma.mma_async.sync.aligned.m64n" #N "k32.f32.e4m3." TB " {" FA_WS_REGS_##R "}, {%" #I0  \
+               ", %" #I1 ", %" #I2 ", %" #I3 "}, %" #I4 ", 1, 1, 1;\n"                                   \
+               : FA_WS_ACC_##R                                                                          \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db))
+
+// D (64 x N) (+)= A (64 x 32) B (32 x N), both E4M3 or both E5M2 (E4M3 true / false).
+template <bool E4M3, int N, int SCALE_D>
+__device__ inline void ss8(float (&d)[N / 2], uint64_t da, uint64_t db) {
+  static_assert(N == 64 || N == 128, "8-bit wgmma N without an operand list here");
+  if constexpr (N == 64) {
+    if constexpr (E4M3) FA_WS_SS8(64, 32, 32, 33, 34, "e4m3"); else FA_WS_SS8(64, 32, 32, 33, 34, "e5m2");
+  } else {
+    if constexpr (E4M3) FA_WS_SS8(128, 64, 64, 65, 66, "e4m3"); else FA_WS_SS8(128, 64, 64, 65, 66, "e5m2");
+  }
+}
+// D (64 x N) += P (64 x 32, E4M3 in registers) B (32 x N, E4M3 or E5M2, shared, K-major).
+template <bool E4M3_B, int N>
+__device__ inline void rs8(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db) {
+  static_assert(N == 64 || N == 128, "8-bit wgmma N without an operand list here");
+  if constexpr (N == 64) {
+    if constexpr (E4M3_B) FA_WS_RS8(64, 32, 32, 33, 34, 35, 36, "e4m3"); else FA_WS_RS8(64, 32, 32, 33, 34, 35, 36, "e5m2");
+  } else {
+    if constexpr (E4M3_B) FA_WS_RS8(128, 64, 64, 65, 66, 67, 68, "e4m3"); else FA_WS_RS8(128, 64, 64, 65, 66, 67, 68, "e5m2");
+  }
+}
+// Four fp32 values as four E4M3 bytes, x0 in the low byte (satfinite, round to nearest even).
+__device__ inline uint32_t pack4_e4m3(float x0, float x1, float x2, float x3) {
+  uint16_t lo, hi;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(lo) : "f"(x1), "f"(x0));  // the first source is the upper byte
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(hi) : "f"(x3), "f"(x2));
+  return uint32_t(lo) | (uint32_t(hi) << 16);
+}
+// Orders this thread's ordinary shared-memory writes before the async proxy's reads (wgmma's).
+__device__ inline void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+#undef FA_WS_SS8
+#undef FA_WS_RS8
 #undef FA_WS_SS
 #undef FA_WS_RS
 #endif

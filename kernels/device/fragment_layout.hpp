@@ -41,6 +41,11 @@ FA_HD constexpr Coord wgmma_m64nNk16_c(int thread, int i) {
 FA_HD constexpr Coord wgmma_m64nNk16_a(int thread, int i) {
   return {16 * (thread / 32) + (thread % 32) / 4 + 8 * ((i >> 1) & 1), 2 * (thread % 4) + (i & 1) + 8 * (i >> 2)};
 }
+// A (64 x 32) of 8-bit inputs (wgmma m64nNk32 .e4m3/.e5m2) from registers: 4 registers of 4 bytes,
+// slot i = 0..15 (register i / 4, byte i % 4, low byte first): mma.m16n8k32's 8-bit A layout a warp.
+FA_HD constexpr Coord wgmma_m64nNk32_a8(int thread, int i) {
+  return {16 * (thread / 32) + (thread % 32) / 4 + 8 * ((i >> 2) & 1), 4 * (thread % 4) + (i & 3) + 16 * (i >> 3)};
+}
 // Shared memory with the 128-byte swizzle ("Shared Memory Matrix Layout", canonical layouts;
 // CUTLASS cute/atom/mma_traits_sm90_gmma.hpp, make_gmma_desc, B128): a tile of `rows` rows of
 // 16-bit elements is stored as blocks of 64 columns; within a block, row r is 128 contiguous

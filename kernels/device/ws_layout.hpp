@@ -117,35 +117,41 @@ inline const char* tma_tile_problem(const TmaTile& t) {
 
 // ---- one block's shared memory --------------------------------------------------------------
 // From a base aligned to 1024 bytes (the kernel rounds the dynamic base up, hence `align` spare
-// bytes): Q (BM rows), then K stages 0..S-1, then V stages 0..S-1 (BN rows each), then the
-// mbarriers, 8 bytes each: q_full, k_full[S], k_empty[S], v_full[S], v_empty[S]. Every tile starts
-// on a multiple of 1024 (tile sizes are multiples of 8 rows * SW bytes, SW = 128 or 64: 1024 or 512).
+// bytes): Q (BM rows), then K stages 0..S-1, then V stages 0..S-1 (BN rows each), with 1-byte
+// elements (FP8) then V's transposes stages 0..S-1 (D rows of BN bytes: the K-major B operand of P V),
+// then the mbarriers, 8 bytes each: q_full, k_full[S], k_empty[S], v_full[S], v_empty[S],
+// vt_full[S], vt_empty[S] (the last two FP8 only). Every tile starts on a multiple of 1024 (tile
+// sizes are multiples of 8 rows * SW bytes, SW = 128 or 64: 1024 or 512).
 struct WsSmem {
-  int q, k0, v0, stage_bytes, q_bytes;
-  int bar;    // q_full; then k_full, k_empty, v_full, v_empty, `stages` each
+  int q, k0, v0, vt0, stage_bytes, q_bytes;
+  int bar;    // q_full; then k_full, k_empty, v_full, v_empty, vt_full, vt_empty, `stages` each
   int stages;
   int used;   // bytes past the aligned base
   int total;  // bytes to ask for: used + the alignment slack
   FA_HD constexpr int k(int s) const { return k0 + s * stage_bytes; }
   FA_HD constexpr int v(int s) const { return v0 + s * stage_bytes; }
+  FA_HD constexpr int vt(int s) const { return vt0 + s * stage_bytes; }
   FA_HD constexpr int q_full() const { return bar; }
   FA_HD constexpr int k_full(int s) const { return bar + 8 * (1 + s); }
   FA_HD constexpr int k_empty(int s) const { return bar + 8 * (1 + stages + s); }
   FA_HD constexpr int v_full(int s) const { return bar + 8 * (1 + 2 * stages + s); }
   FA_HD constexpr int v_empty(int s) const { return bar + 8 * (1 + 3 * stages + s); }
+  FA_HD constexpr int vt_full(int s) const { return bar + 8 * (1 + 4 * stages + s); }
+  FA_HD constexpr int vt_empty(int s) const { return bar + 8 * (1 + 5 * stages + s); }
 };
 constexpr int kSmemAlign = 1024;
 constexpr int kMaxDynamicSmem = 232448;  // sm_90's opt-in limit a block (227 KB, cudaFuncSetAttribute)
-FA_HD constexpr WsSmem ws_smem(int BM, int BN, int D, int stages) {
+FA_HD constexpr WsSmem ws_smem(int BM, int BN, int D, int stages, int elem_bytes = 2) {
   WsSmem s{};
   s.q = 0;
-  s.q_bytes = BM * D * 2;
-  s.stage_bytes = BN * D * 2;
+  s.q_bytes = BM * D * elem_bytes;
+  s.stage_bytes = BN * D * elem_bytes;
   s.stages = stages;
   s.k0 = s.q + s.q_bytes;
   s.v0 = s.k0 + stages * s.stage_bytes;
-  s.bar = s.v0 + stages * s.stage_bytes;
-  s.used = s.bar + 8 * (1 + 4 * stages);
+  s.vt0 = s.v0 + stages * s.stage_bytes;
+  s.bar = s.vt0 + (elem_bytes == 1 ? stages * s.stage_bytes : 0);
+  s.used = s.bar + 8 * (1 + (elem_bytes == 1 ? 6 : 4) * stages);
   s.total = s.used + kSmemAlign;
   return s;
 }

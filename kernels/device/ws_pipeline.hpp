@@ -12,8 +12,8 @@
 namespace fa::ws {
 
 // ---- roles ------------------------------------------------------------------------------------
-// Warpgroup 0 produces (one elected thread issues every TMA load; its other 127 threads exit at
-// once), warpgroups 1 .. wgs consume: each owns 64 query rows of the block. FA3 does the same
+// Warpgroup 0 produces (one elected thread issues every TMA load; its other warps exit at once, or
+// with FP8 inputs transpose V: kTransposeWarps below), warpgroups 1 .. wgs consume: each owns 64 query rows of the block. FA3 does the same
 // (hopper/flash_fwd_kernel_sm90.h: NumLoadWarpGroups = 1, the producer's other warps return). The
 // consumer count `wgs` is a tile-table row's (ws_tile_traits.hpp): 2, or 3 where 64-wide GEMMs need
 // a third warpgroup to keep the tensor pipe fed (FA3's hdim-64 kBlockM = 192).
@@ -25,8 +25,15 @@ FA_HD constexpr int block_threads(int wgs) { return 128 * (1 + wgs); }
 // 64512), 3 consumers 32 / 160 (128 * 32 + 384 * 160 = 65536). The kernel enters with 65536 /
 // threads registers a thread (__launch_bounds__(threads, 1): 168 at 384 threads, 128 at 512), which
 // is what makes setmaxnreg take effect (HOPPER.md).
-FA_HD constexpr int producer_regs(int wgs) { return wgs == 2 ? 24 : 32; }
-FA_HD constexpr int consumer_regs(int wgs) { return wgs == 2 ? 240 : 160; }
+// With FP8 inputs the producer warpgroup's other three warps transpose V (ws_fp8.hpp), so it keeps
+// 40 (FA3's producer budget where its warps do more than issue TMA): 128 * 40 + 256 * 232 = 64512.
+FA_HD constexpr int producer_regs(int wgs, bool fp8 = false) { return fp8 ? 40 : wgs == 2 ? 24 : 32; }
+FA_HD constexpr int consumer_regs(int wgs, bool fp8 = false) { return fp8 ? 232 : wgs == 2 ? 240 : 160; }
+// FP8: warps 1 .. 3 of the producer warpgroup transpose each V tile once it lands (v_full), into
+// the stage's V^T once the consumers released it (vt_empty); each warp then arrives on vt_full and
+// on v_empty (the raw V stage is free for the next copy). So with FP8 the raw V stage's empty
+// barrier counts the transposing warps, and vt_empty counts the consumer warps.
+constexpr int kTransposeWarps = 3;
 constexpr int kRegisterFile = 65536;
 
 // ---- the K/V ring ---------------------------------------------------------------------------
@@ -40,6 +47,7 @@ constexpr int kRegisterFile = 65536;
 // current one has completed, so a fresh barrier (no phase completed) passes a wait on parity 1:
 // the producer's first pass through the ring waits for nothing (CUTLASS's producer start state).
 FA_HD constexpr int empty_arrivals(int wgs) { return 4 * wgs; }
+FA_HD constexpr int v_empty_arrivals(int wgs, bool fp8) { return fp8 ? kTransposeWarps : empty_arrivals(wgs); }
 FA_HD constexpr int stage_of(int t, int stages) { return t % stages; }
 FA_HD constexpr uint32_t full_parity(int t, int stages) { return uint32_t(t / stages) & 1u; }       // consumers wait
 FA_HD constexpr uint32_t empty_parity(int t, int stages) { return (uint32_t(t / stages) & 1u) ^ 1u; }  // the producer waits

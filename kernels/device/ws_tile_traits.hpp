@@ -18,11 +18,21 @@ struct WsTileRow {
   int BM = 0, BN = 0, stages = 0, consumer_wgs = 0;
 };
 
-// fp16 and bf16 share rows (FA3 keys its table on the element size, not the type). FP8 (issue 18,
-// item 2) would add elem_bytes == 1 rows here, with FA3's fp8 shapes as the start (tile_size.h's
-// element_size == 1 branch: D128 128 x 224, D256 128 x 128) and V transposed in shared memory by
-// the producer warpgroup before the consumers read it (wgmma's fp8 B operand must be K-major).
+// fp16 and bf16 share rows (FA3 keys its table on the element size, not the type), and so do the
+// two FP8 formats (elem_bytes 1). FP8 rows: V is transposed in shared memory by the producer
+// warpgroup before the consumers read it (wgmma's fp8 B operand must be K-major), into a third
+// buffer a stage. FA3's fp8 shapes (tile_size.h's element_size == 1 branch: D128 128 x 224, D256
+// 128 x 128) are the start; here 128 keys, one 128-byte swizzle span of the transposed V, until
+// measured.
+constexpr WsTileRow ws_fp8_row(int D) {
+  switch (D) {
+    case 64: return {64, 1, 128, 128, 2, 2};
+    case 128: return {128, 1, 128, 128, 2, 2};
+    default: return {};
+  }
+}
 constexpr WsTileRow ws_tile_row(int D, int elem_bytes, bool causal = false) {
+  if (elem_bytes == 1) return ws_fp8_row(D);
   if (elem_bytes != 2) return {};
   switch (D) {
     // FA3: 192 x 192 (128 keys for causal) with three consumer warpgroups. Here three, and its causal
@@ -62,13 +72,13 @@ constexpr bool ws_causal_row_differs(int D, int elem_bytes) {
 constexpr bool wgmma_has_n(int N) { return N == 64 || N == 80 || N == 96 || N == 128 || N == 176 || N == 256; }
 
 // Accumulator and fragment registers a consumer thread holds through the loop: O (D / 2 floats), S
-// (BN / 2 floats) and P (BN / 4 packed pairs). What is left of its setmaxnreg budget
+// (BN / 2 floats) and P (BN / 2 values packed, 2 a register in 16 bits, 4 in FP8). What is left of its setmaxnreg budget
 // (ws_pipeline.hpp's consumer_regs) goes to m, l, addresses and loop state; the table's rows leave at
 // least kRegisterHeadroom. What ptxas needs (nvcc 13.0, the consumer budget lowered until it spills,
 // two consumers, 128-key rows): D=64 no spill at 168, D=96 at 184, D=128 at 200, D=256 at 240 but 20
 // bytes at 232: D=256 x 80 keys is at the budget's edge, a wider tile there spills. The rows with 32
 // left, D=64 192 x 128 at 160 and D=128 128 x 176 at 240, build without a spill.
-constexpr int ws_fragment_registers(const WsTileRow& r) { return r.D / 2 + r.BN / 2 + r.BN / 4; }
+constexpr int ws_fragment_registers(const WsTileRow& r) { return r.D / 2 + r.BN / 2 + r.BN * r.elem_bytes / 8; }
 constexpr int kRegisterHeadroom = 32;
 
 }  // namespace fa::ws

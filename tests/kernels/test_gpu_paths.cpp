@@ -200,21 +200,25 @@ TEST(GpuPaths, MmaPassesEveryWsHeadDimOnLongAndRaggedKeyRanges) {
     GTEST_SKIP() << "mma's ws kernel needs an NVIDIA sm_90 GPU with 90a built; this device is " << gpu().ctx.device.arch;
   Sweep s;
   int line = 0;
+  std::vector<std::pair<int64_t, DType>> kinds;  // the tile table's rows: 16-bit, and FP8 (wgmma's 8-bit path)
   for (int64_t D : {64, 96, 128, 256})
-    for (DType t : {DType::fp16, DType::bf16})
-      for (bool causal : {false, true})
-        for (int shape = 0; shape < 3; ++shape) {
-          SweepRow r;
-          Problem& p = r.problem;
-          p.D = D, p.dtype = t, p.causal = causal;
-          if (shape == 0) p.B = 2, p.H = 4, p.Hk = 2, p.S = 200, p.Sk = 333;            // GQA, ragged
-          else if (shape == 1) p.B = 1, p.H = 2, p.Hk = 2, p.S = 130, p.Sk = 2431;      // long: the ring wraps
-          else p.B = 1, p.H = 8, p.Hk = 1, p.S = 77, p.Sk = 61, p.layout = Layout::bhsd;  // MQA, S > Sk, BHSD
-          p.seed = uint64_t(1000 + line);
-          r.where = SourceLoc{"ws-head-dims", ++line};
-          r.splits = {SplitRequest{}, SplitRequest{false, 2}, SplitRequest{false, 16}};
-          s.rows.push_back(r);
-        }
+    for (DType t : {DType::fp16, DType::bf16}) kinds.push_back({D, t});
+  for (int64_t D : {64, 128})
+    for (DType t : {DType::fp8_e4m3, DType::fp8_e5m2}) kinds.push_back({D, t});
+  for (const auto& [D, t] : kinds)
+    for (bool causal : {false, true})
+      for (int shape = 0; shape < 3; ++shape) {
+        SweepRow r;
+        Problem& p = r.problem;
+        p.D = D, p.dtype = t, p.causal = causal;
+        if (shape == 0) p.B = 2, p.H = 4, p.Hk = 2, p.S = 200, p.Sk = 333;            // GQA, ragged
+        else if (shape == 1) p.B = 1, p.H = 2, p.Hk = 2, p.S = 130, p.Sk = 2431;      // long: the ring wraps
+        else p.B = 1, p.H = 8, p.Hk = 1, p.S = 77, p.Sk = 61, p.layout = Layout::bhsd;  // MQA, S > Sk, BHSD
+        p.seed = uint64_t(1000 + line);
+        r.where = SourceLoc{"ws-head-dims", ++line};
+        r.splits = {SplitRequest{}, SplitRequest{false, 2}, SplitRequest{false, 16}};
+        s.rows.push_back(r);
+      }
   RunOptions o = validate_only();
   o.paths = {"mma"};
   NullSink sink;
@@ -226,7 +230,7 @@ TEST(GpuPaths, MmaPassesEveryWsHeadDimOnLongAndRaggedKeyRanges) {
                                       << " G=" << r.g_req.str() << ": " << status_name(r.status) << ": " << r.reason;
     passes += r.path == "mma" && r.status == Status::pass;
   }
-  EXPECT_EQ(passes, 4 * 2 * 2 * 3 * 3);
+  EXPECT_EQ(passes, int(kinds.size()) * 2 * 3 * 3);
 }
 
 // mma's gate asked about a made-up H100 and A100: it reads DeviceFacts only, so this runs on any
@@ -262,10 +266,18 @@ TEST(GpuPaths, MmaGateAdmitsItsHeadDimsOnSm90AndSm80AndNamesWhatItRefuses) {
   }
   p.D = 128;
   EXPECT_NE(refusal(p, 3, h100).find("G in 0, 2, 4, 8, 16"), std::string::npos);
-  for (DType t : {DType::fp32, DType::fp8_e4m3, DType::fp8_e5m2}) {
+  Problem f32 = p;
+  f32.dtype = DType::fp32;
+  EXPECT_NE(refusal(f32, 0, h100), "(admitted)") << "fp32: 16-bit and FP8 inputs only";
+  // FP8 runs on the sm_90a kernel alone (dense, D in its FP8 rows): elsewhere refused by the dtype's name.
+  for (DType t : {DType::fp8_e4m3, DType::fp8_e5m2}) {
     Problem q = p;
     q.dtype = t;
-    EXPECT_NE(refusal(q, 0, h100), "(admitted)") << dtype_name(t) << ": fp16/bf16 only";
+    EXPECT_NE(refusal(q, 0, a100).find(dtype_name(t)), std::string::npos) << refusal(q, 0, a100);
+    Problem d256 = q, windowed = q;
+    d256.D = 256, windowed.window_left = 7;
+    EXPECT_NE(refusal(d256, 0, h100).find(dtype_name(t)), std::string::npos) << refusal(d256, 0, h100);
+    EXPECT_NE(refusal(windowed, 0, h100).find("serving fields"), std::string::npos) << refusal(windowed, 0, h100);
   }
 #endif
 }
@@ -484,7 +496,9 @@ TEST(GpuPaths, KvCacheProblemsAppendPerSequenceIntoPagesOnMmaAndMmaDecode) {
 
 // FP8 inputs (issue 20) on the GPU paths that take them: edge and random problems in both formats,
 // some with serving fields, validated at G = 0 and 4 against the oracle with the paths' declared P
-// rounding. naive, tiled and splitk pass every one; every other GPU path refuses them by the dtype.
+// rounding. naive, tiled and splitk pass every one; mma passes those its sm_90a kernel takes
+// (MmaPassesEveryWsHeadDimOnLongAndRaggedKeyRanges has its own); every other GPU path, and mma
+// elsewhere, refuses them by the dtype.
 TEST(GpuPaths, Fp8InputsPassOnTheScalarPathsAndTheMatrixCorePathsRefuseThemByName) {
   REQUIRE_GPU();
   Sweep s;

@@ -1,5 +1,6 @@
 // mma's sm_90 kernel's synchronisation protocol (kernels/device/ws_pipeline.hpp) on the CPU: a
-// simulation of its producer thread, its consumer warpgroups (2 or 3) and the TMA engine, under random
+// simulation of its producer thread, its consumer warpgroups (2 or 3), with FP8 inputs its three
+// V-transposing warps, and the TMA engine, under random
 // interleavings, with mbarriers (arrivals, transaction bytes, phase parity) and named barriers
 // modelled after the PTX ISA. The op lists below follow kernels/fa_mma_ws_sm90.hpp step by step (keep
 // them in step with it); the checks: no deadlock, a consumer reads a stage only when it holds the
@@ -52,10 +53,10 @@ struct NamedBar {
   }
 };
 
-enum class Kind { q, k, v };
+enum class Kind { q, k, v, vt };  // vt: FP8's transposed V (ws_transpose_v)
 
 struct Op {
-  enum Type { wait_mbar, arrive_mbar, load, begin_read, end_read, bar_sync, bar_arrive, issue } type;
+  enum Type { wait_mbar, arrive_mbar, load, begin_read, end_read, begin_write, end_write, bar_sync, bar_arrive, issue } type;
   Kind kind = Kind::k;
   int stage = 0, tile = 0, id = 0;
   bool full = true;  // wait_mbar / arrive_mbar: the stage's full or empty barrier
@@ -65,10 +66,11 @@ struct Op {
 struct Sim {
   int stages, ntiles;
   MBar q_full;
-  std::vector<MBar> k_full, k_empty, v_full, v_empty;
+  std::vector<MBar> k_full, k_empty, v_full, v_empty, vt_full, vt_empty;
   NamedBar named[1 + kMaxConsumerWgs];
-  std::vector<int> k_tile, v_tile;      // the tile a stage holds (-1: none)
-  std::vector<int> k_readers, v_readers;  // warpgroups reading a stage now
+  std::vector<int> k_tile, v_tile, vt_tile;          // the tile a stage holds (-1: none)
+  std::vector<int> k_readers, v_readers, vt_readers;  // warpgroups (or transposing warps) reading a stage now
+  std::vector<int> vt_writers;                       // transposing warps writing a V^T stage now
   struct Job {
     Kind kind;
     int stage, tile;
@@ -77,19 +79,22 @@ struct Sim {
   std::vector<std::pair<int, int>> issues;  // (warpgroup, t) in the order the GEMMs were issued
   std::string error;
 
-  Sim(int wgs, int s, int n)
-      : stages(s), ntiles(n), k_full(s), k_empty(s), v_full(s), v_empty(s), k_tile(s, -1), v_tile(s, -1),
-        k_readers(s, 0), v_readers(s, 0) {
-    for (auto* v : {&k_empty, &v_empty})
-      for (MBar& b : *v) b.expected = b.pending = empty_arrivals(wgs);
+  Sim(int wgs, int s, int n, bool fp8 = false)
+      : stages(s), ntiles(n), k_full(s), k_empty(s), v_full(s), v_empty(s), vt_full(s), vt_empty(s), k_tile(s, -1),
+        v_tile(s, -1), vt_tile(s, -1), k_readers(s, 0), v_readers(s, 0), vt_readers(s, 0), vt_writers(s, 0) {
+    for (MBar& b : k_empty) b.expected = b.pending = empty_arrivals(wgs);
+    for (MBar& b : v_empty) b.expected = b.pending = v_empty_arrivals(wgs, fp8);
+    for (MBar& b : vt_full) b.expected = b.pending = kTransposeWarps;
+    for (MBar& b : vt_empty) b.expected = b.pending = empty_arrivals(wgs);
   }
   MBar& bar(Kind k, int st, bool full) {
     if (k == Kind::q) return q_full;
     if (k == Kind::k) return full ? k_full[st] : k_empty[st];
+    if (k == Kind::vt) return full ? vt_full[st] : vt_empty[st];
     return full ? v_full[st] : v_empty[st];
   }
-  std::vector<int>& tiles(Kind k) { return k == Kind::k ? k_tile : v_tile; }
-  std::vector<int>& readers(Kind k) { return k == Kind::k ? k_readers : v_readers; }
+  std::vector<int>& tiles(Kind k) { return k == Kind::k ? k_tile : k == Kind::vt ? vt_tile : v_tile; }
+  std::vector<int>& readers(Kind k) { return k == Kind::k ? k_readers : k == Kind::vt ? vt_readers : v_readers; }
 };
 
 constexpr int kTileBytes = 4096;  // any positive number: only its balance matters
@@ -113,11 +118,32 @@ std::vector<Op> producer_ops(int stages, int n) {
   return ops;
 }
 
+// kernels/fa_mma_ws_sm90.hpp, ws_transpose_v (FP8), for one of the kTransposeWarps warps: per tile,
+// wait for V to land and for the consumers' release of the stage's V^T, read V and write V^T, then
+// arrive on vt_full and on V's empty barrier.
+std::vector<Op> transposer_ops(int stages, int n) {
+  std::vector<Op> ops;
+  for (int t = 0; t < n; ++t) {
+    const int st = stage_of(t, stages);
+    ops.push_back({Op::wait_mbar, Kind::v, st, t, 0, true, full_parity(t, stages)});
+    ops.push_back({Op::wait_mbar, Kind::vt, st, t, 0, false, empty_parity(t, stages)});
+    ops.push_back({Op::begin_read, Kind::v, st, t});
+    ops.push_back({Op::begin_write, Kind::vt, st, t});
+    ops.push_back({Op::end_write, Kind::vt, st, t});
+    ops.push_back({Op::end_read, Kind::v, st, t});
+    ops.push_back({Op::arrive_mbar, Kind::vt, st, t, 0, true});
+    ops.push_back({Op::arrive_mbar, Kind::v, st, t, 0, false});
+  }
+  return ops;
+}
+
 // kernels/fa_mma_ws_sm90.hpp, ws_consume, for consumer warpgroup cw. A release is its 4 warps'
-// arrivals; a GEMM's reads of a stage last from its issue to the wait that shows them done.
-std::vector<Op> consumer_ops(int cw, int wgs, int stages, int n) {
+// arrivals; a GEMM's reads of a stage last from its issue to the wait that shows them done. With FP8
+// inputs the consumers read V^T (Kind::vt) where they would read V.
+std::vector<Op> consumer_ops(int cw, int wgs, int stages, int n, bool fp8 = false) {
   std::vector<Op> ops;
   if (n == 0) return ops;
+  const Kind vk = fp8 ? Kind::vt : Kind::v;
   auto wait_full = [&](Kind k, int t) { ops.push_back({Op::wait_mbar, k, stage_of(t, stages), t, 0, true, full_parity(t, stages)}); };
   auto release = [&](Kind k, int t) {
     for (int w = 0; w < 4; ++w) ops.push_back({Op::arrive_mbar, k, stage_of(t, stages), t, 0, false});
@@ -131,21 +157,21 @@ std::vector<Op> consumer_ops(int cw, int wgs, int stages, int n) {
   if (sched_first_arrive(cw, n)) ops.push_back({Op::bar_arrive, Kind::q, 0, 0, sched_barrier(0)});
   for (int t = 1; t < n; ++t) {
     wait_full(Kind::k, t);
-    wait_full(Kind::v, t - 1);
+    wait_full(vk, t - 1);
     ops.push_back({Op::bar_sync, Kind::q, 0, 0, sched_barrier(cw)});
     ops.push_back({Op::issue, Kind::q, 0, t, cw});
     read(Op::begin_read, Kind::k, t);
-    read(Op::begin_read, Kind::v, t - 1);
+    read(Op::begin_read, vk, t - 1);
     if (sched_arrive_after(cw, t, n, wgs)) ops.push_back({Op::bar_arrive, Kind::q, 0, 0, sched_barrier(sched_next(cw, wgs))});
     read(Op::end_read, Kind::k, t);  // wgmma.wait_group 1: S_t done
     release(Kind::k, t);
-    read(Op::end_read, Kind::v, t - 1);  // wgmma.wait_group 0: P V done
-    release(Kind::v, t - 1);
+    read(Op::end_read, vk, t - 1);  // wgmma.wait_group 0: P V done
+    release(vk, t - 1);
   }
-  wait_full(Kind::v, n - 1);
-  read(Op::begin_read, Kind::v, n - 1);
-  read(Op::end_read, Kind::v, n - 1);
-  release(Kind::v, n - 1);
+  wait_full(vk, n - 1);
+  read(Op::begin_read, vk, n - 1);
+  read(Op::end_read, vk, n - 1);
+  release(vk, n - 1);
   return ops;
 }
 
@@ -180,6 +206,13 @@ bool step(Sim& s, Actor& a) {
       ++s.readers(op.kind)[op.stage];
       break;
     case Op::end_read: --s.readers(op.kind)[op.stage]; break;
+    case Op::begin_write:  // a transposing warp writes its share of V^T stage op.stage for tile op.tile
+      if (s.vt_readers[size_t(op.stage)] > 0) s.error = "a transposing warp overwrites a V^T stage a warpgroup still reads";
+      if (s.vt_writers[size_t(op.stage)]++ == 0) s.vt_tile[size_t(op.stage)] = -1;  // half written: no tile
+      break;
+    case Op::end_write:
+      if (--s.vt_writers[size_t(op.stage)] == 0) s.vt_tile[size_t(op.stage)] = op.tile;  // the last share done
+      break;
     case Op::bar_arrive: s.named[op.id].arrive(128); break;
     case Op::bar_sync:
       if (a.waiting_generation < 0) a.waiting_generation = s.named[op.id].arrive(128);
@@ -206,17 +239,19 @@ struct Outcome {
 };
 
 // The block's actors: the producer, then consumer warpgroups 0 .. wgs - 1.
-std::vector<Actor> block_actors(std::vector<Op> producer, int wgs, int stages, int n) {
+std::vector<Actor> block_actors(std::vector<Op> producer, int wgs, int stages, int n, bool fp8 = false) {
   std::vector<Actor> actors = {{std::move(producer)}};
-  for (int cw = 0; cw < wgs; ++cw) actors.push_back({consumer_ops(cw, wgs, stages, n)});
+  for (int cw = 0; cw < wgs; ++cw) actors.push_back({consumer_ops(cw, wgs, stages, n, fp8)});
+  if (fp8)
+    for (int w = 0; w < kTransposeWarps; ++w) actors.push_back({transposer_ops(stages, n)});
   return actors;
 }
 
 // Runs one block of `wgs` consumer warpgroups to the end under a random interleaving of its actors
 // and the TMA engine.
-Outcome run(int wgs, int stages, int n, uint32_t seed) {
-  Sim s(wgs, stages, n);
-  std::vector<Actor> actors = block_actors(producer_ops(stages, n), wgs, stages, n);
+Outcome run(int wgs, int stages, int n, uint32_t seed, bool fp8 = false) {
+  Sim s(wgs, stages, n, fp8);
+  std::vector<Actor> actors = block_actors(producer_ops(stages, n), wgs, stages, n, fp8);
   const int tma = int(actors.size());  // the choice that lands a copy
   std::mt19937 rng(seed);
   auto fail = [&](std::string e) { return Outcome{std::move(e), s.issues}; };
@@ -237,7 +272,7 @@ Outcome run(int wgs, int stages, int n, uint32_t seed) {
     if (!moved) return fail("deadlock");
   }
   if (!s.q_full.error.empty()) return fail(s.q_full.error);
-  for (auto* v : {&s.k_full, &s.k_empty, &s.v_full, &s.v_empty})
+  for (auto* v : {&s.k_full, &s.k_empty, &s.v_full, &s.v_empty, &s.vt_full, &s.vt_empty})
     for (const MBar& b : *v) {
       if (!b.error.empty()) return fail(b.error);
       if (b.pending != b.expected || b.tx != 0) return fail("an mbarrier ends with a phase half done");
@@ -252,8 +287,9 @@ Outcome run(int wgs, int stages, int n, uint32_t seed) {
 TEST(WsPipeline, RegisterBudgetsFitTheFileAndSetmaxnregsRules) {
   EXPECT_EQ(block_threads(2), 384);
   EXPECT_EQ(block_threads(3), 512);
-  for (int wgs = 2; wgs <= kMaxConsumerWgs; ++wgs) {
-    const int prod = producer_regs(wgs), cons = consumer_regs(wgs);
+  const std::pair<int, bool> cases[] = {{2, false}, {3, false}, {2, true}};  // consumers, FP8 inputs
+  for (const auto& [wgs, fp8] : cases) {
+    const int prod = producer_regs(wgs, fp8), cons = consumer_regs(wgs, fp8);
     EXPECT_LE(128 * prod + 128 * wgs * cons, kRegisterFile) << wgs << " consumers";
     for (int r : {prod, cons}) EXPECT_TRUE(r % 8 == 0 && r >= 24 && r <= 256) << r;
     const int entry = kRegisterFile / block_threads(wgs) / 8 * 8;  // __launch_bounds__(threads, 1)
@@ -294,6 +330,39 @@ TEST(WsPipeline, RandomInterleavingsNeverDeadlockReadStaleTilesOrOverwriteOnesIn
           ASSERT_EQ(run(wgs, stages, n, seed).error, "")
               << wgs << " consumers, stages " << stages << ", " << n << " tiles, seed " << seed;
         }
+}
+
+TEST(WsPipeline, WithFp8InputsTheTransposingWarpsNeitherDeadlockNorServeAStaleOrHalfWrittenVt) {
+  for (int stages : {2, 3})
+    for (int n : {0, 1, 2, 3, 5, 8, 13})
+      for (uint32_t seed = 1; seed <= 200; ++seed) {
+        const Outcome o = run(2, stages, n, seed, /*fp8=*/true);
+        ASSERT_EQ(o.error, "") << "stages " << stages << ", " << n << " tiles, seed " << seed;
+      }
+}
+
+TEST(WsPipeline, TheSimulationCatchesATransposerThatIgnoresTheConsumersRelease) {
+  int caught = 0;
+  for (uint32_t seed = 1; seed <= 100; ++seed) {
+    Sim s(2, 2, 6, true);
+    std::vector<Actor> actors = block_actors(producer_ops(2, 6), 2, 2, 6, true);
+    for (size_t a = actors.size() - kTransposeWarps; a < actors.size(); ++a) {
+      auto& ops = actors[a].ops;  // drop the wait on vt_empty
+      ops.erase(std::remove_if(ops.begin(), ops.end(), [](const Op& o) { return o.type == Op::wait_mbar && o.kind == Kind::vt; }),
+                ops.end());
+    }
+    std::mt19937 rng(seed);
+    for (int guard = 0; guard < 100000 && s.error.empty(); ++guard) {
+      const size_t c = rng() % (actors.size() + 1);
+      if (c == actors.size()) {
+        if (!s.tma.empty()) land(s, 0);
+      } else if (!actors[c].done()) {
+        step(s, actors[c]);
+      }
+    }
+    caught += !s.error.empty();
+  }
+  EXPECT_GT(caught, 0);
 }
 
 TEST(WsPipeline, TheWarpgroupsTakeTurnsOnTheTensorCoresRoundRobin) {

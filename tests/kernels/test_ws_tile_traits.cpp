@@ -12,13 +12,35 @@
 
 using namespace fa::ws;
 
-TEST(WsTileTraits, TheTableCoversD64_96_128And256In16BitTypesOnly) {
-  std::vector<int> dims;
-  for (int D = 8; D <= 512; D += 8)
+TEST(WsTileTraits, TheTableCoversD64_96_128And256In16BitTypesAnd64_128InFp8) {
+  std::vector<int> dims, fp8;
+  for (int D = 8; D <= 512; D += 8) {
     if (ws_has_row(D, 2)) dims.push_back(D);
+    if (ws_has_row(D, 1)) fp8.push_back(D);
+  }
   EXPECT_EQ(dims, (std::vector<int>{64, 96, 128, 256}));
-  for (int D : {64, 96, 128, 256}) EXPECT_FALSE(ws_has_row(D, 1)) << "fp8 rows come with the fp8 dtype (issue 18 item 2)";
+  EXPECT_EQ(fp8, (std::vector<int>{64, 128})) << "D=256 FP8 would need V, its transpose and Q in 227 KB";
   EXPECT_FALSE(ws_has_row(80, 2));
+  EXPECT_FALSE(ws_has_row(128, 4));
+}
+
+TEST(WsTileTraits, Fp8RowsAreShapesTheKernelCanRun) {
+  for (int D : {64, 128})
+    for (bool causal : {false, true}) {
+      const WsTileRow r = ws_tile_row(D, 1, causal);
+      EXPECT_EQ(r.elem_bytes, 1);
+      EXPECT_EQ(r.consumer_wgs, 2) << "the FP8 register budgets are for two consumers";
+      EXPECT_EQ(r.BM, 64 * r.consumer_wgs);
+      EXPECT_EQ(r.BN % 32, 0) << "P V takes BN in k32 steps";
+      EXPECT_EQ(r.BN, 128) << "V^T's rows are one 128-byte swizzle span";
+      EXPECT_TRUE(wgmma_has_n(r.BN) && wgmma_has_n(D));
+      const WsSmem L = ws_smem(r.BM, r.BN, D, r.stages, 1);
+      EXPECT_EQ(L.vt(0) - L.v(0), r.stages * L.stage_bytes) << "the transposes follow the V ring";
+      EXPECT_EQ(L.stage_bytes, r.BN * D);
+      EXPECT_LE(L.total, kMaxDynamicSmem) << "D " << D;
+      EXPECT_LE(ws_fragment_registers(r) + kRegisterHeadroom, consumer_regs(r.consumer_wgs, true)) << "D " << D;
+      EXPECT_EQ(ws_fragment_registers(r), D / 2 + r.BN / 2 + r.BN / 8) << "P: four E4M3 values a register";
+    }
 }
 
 TEST(WsTileTraits, EveryRowIsAShapeTheKernelCanRun) {

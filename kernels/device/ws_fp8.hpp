@@ -1,0 +1,74 @@
+// The FP8 pieces of mma's sm_90 kernel (kernels/fa_mma_ws_sm90.hpp), plain C++ (FA_HD) checked on the
+// CPU by tests/kernels/test_ws_fp8.cpp: how P's fp32 scores become the 8-bit A operand of O += P V
+// without leaving their registers, and where the producer warpgroup writes V's transpose.
+//
+// wgmma's 8-bit forms (m64nNk32 .e4m3/.e5m2) take B K-major only, so V (keys x D, D contiguous, as
+// the TMA brings it) is transposed in shared memory into V^T (D rows x BN key bytes), as FA3 does
+// (hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp, Transpose_V). A thread's S accumulator holds, per
+// 8-column block, the columns 2q, 2q + 1 of its rows (q = thread % 4), where the 8-bit A layout wants
+// 4q .. 4q + 3: so the k32 step's 32 keys are relabelled instead of moved. A slot c of the A operand
+// stands for key fp8_key_of_slot(c), and the transpose writes V^T's column c from that key's row:
+// P V sums the same products in another order. (FA3 permutes P's registers with permute_Cregs_fp8
+// to the same end.)
+//
+// 1-byte tiles go through ws_layout.hpp's 16-bit arithmetic as tiles of half as many columns: a row
+// of D fp8 values is D / 2 16-bit columns (the same bytes, swizzle, TMA box bytes and descriptors;
+// a k32 step of 8-bit elements is the 32 bytes of a k16 step).
+#pragma once
+#include <cstdint>
+
+#include "kernels/device/ws_layout.hpp"
+
+namespace fa::ws {
+
+// The key (0..31 inside its k32 step) that A slot column c (0..31) stands for.
+FA_HD constexpr int fp8_key_of_slot(int c) {
+  const int e = c % 4;
+  return 16 * (c / 16) + 2 * ((c % 16) / 4) + (e & 1) + 8 * (e >> 1);
+}
+// P register r (0..3) of k32 step kn, byte j (0..3): the S accumulator slot it packs (the
+// frag::wgmma_m64nNk16_c numbering: slot 4 b + e is column block b's entry e).
+FA_HD constexpr int fp8_p_source(int kn, int r, int j) { return 16 * kn + 8 * (r / 2) + 2 * (r % 2) + (j & 1) + 4 * (j >> 1); }
+
+// Byte offsets inside the tiles: V as the TMA writes it (BN key rows of D bytes) and V^T as the
+// consumers' descriptors read it (D rows of BN bytes), both swizzled.
+FA_HD constexpr int fp8_v_offset(int key, int d, int BN, int D) {
+  return sw_offset(key, d / 2, BN, swizzle_bytes(D / 2)) + d % 2;
+}
+FA_HD constexpr int fp8_vt_offset(int d, int c, int BN, int D) {
+  return sw_offset(d, c / 2, D, swizzle_bytes(BN / 2)) + c % 2;
+}
+
+// The transpose, in items of 8 x 4 bytes: item i covers V^T rows 8 d8 .. 8 d8 + 7 and columns
+// 4 c4 .. 4 c4 + 3 (c4 fastest, so a warp's 32 stores of a row fill it whole; with BN = 128 a thread
+// keeps one c4 and its source rows for every item). Its sources are V's rows fp8_item_src_key(it, j),
+// j = 0..3, at bytes 8 d8 .. 8 d8 + 7 (one 64-bit load each: 8 bytes never straddle a 16-byte
+// chunk); output word r (row 8 d8 + r) takes byte r of each.
+struct Fp8Item {
+  int d8, c4;
+};
+FA_HD constexpr Fp8Item fp8_item(int i, int BN) { return {i / (BN / 4), i % (BN / 4)}; }
+FA_HD constexpr int fp8_items(int BN, int D) { return (BN / 4) * (D / 8); }
+FA_HD constexpr int fp8_item_src_key(const Fp8Item& it, int j) { return 32 * (it.c4 / 8) + fp8_key_of_slot(4 * (it.c4 % 8) + j); }
+
+// PTX prmt (CUDA's __byte_perm) on the device; the same selection on the host: byte k of the result
+// is byte (s >> 4k) & 7 of the 8 bytes {y:x}.
+FA_HD inline uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
+#if defined(__CUDA_ARCH__)
+  return __byte_perm(x, y, s);
+#else
+  const uint64_t xy = uint64_t(y) << 32 | x;
+  uint32_t r = 0;
+  for (int k = 0; k < 4; ++k) r |= uint32_t((xy >> (8 * ((s >> (4 * k)) & 7))) & 0xFFu) << (8 * k);
+  return r;
+#endif
+}
+// 4 x 4 bytes: out[r] byte j = in[j] byte r, in eight byte permutes (pairs interleaved, then halves).
+FA_HD inline void transpose_4x4_bytes(const uint32_t (&in)[4], uint32_t (&out)[4]) {
+  const uint32_t a = byte_perm(in[0], in[1], 0x5140), b = byte_perm(in[0], in[1], 0x7362);  // {0.0 1.0 0.1 1.1}, {0.2 1.2 0.3 1.3}
+  const uint32_t c = byte_perm(in[2], in[3], 0x5140), d = byte_perm(in[2], in[3], 0x7362);
+  out[0] = byte_perm(a, c, 0x5410), out[1] = byte_perm(a, c, 0x7632);
+  out[2] = byte_perm(b, d, 0x5410), out[3] = byte_perm(b, d, 0x7632);
+}
+
+}  // namespace fa::ws
