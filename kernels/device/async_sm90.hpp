@@ -144,19 +144,23 @@ __device__ inline void bar_arrive(int id, int threads) {
 #define FA_WS_ACC_88 FA_WS_ACC_64, FA_WS_D8(64), FA_WS_D8(72), FA_WS_D8(80)
 #define FA_WS_ACC_128 FA_WS_ACC_88, FA_WS_D8(88), FA_WS_D8(96), FA_WS_D8(104), FA_WS_D8(112), FA_WS_D8(120)
 
-// D (64 x N) (+)= A (64 x 16, shared, K-major) B (16 x N, shared, K-major); SCALE_D 0 ignores D.
-#define FA_WS_SS(N, R, I0, I1, I2, TY)                                                                  \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #I2 ", 0;\n"                                       \
-               "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY " {" FA_WS_REGS_##R "}, %" #I0 \
-               ", %" #I1 ", p, 1, 1, 0, 0;\n}\n"                                                         \
-               : FA_WS_ACC_##R                                                                          \
+// D (64 x N) (+)= A (64 x K, shared, K-major) B (K x N, shared, K-major); SCALE_D 0 ignores D. TAIL
+// ends the immediates: the 16-bit forms' transpose flags (0, 0: both K-major); the 8-bit forms have none.
+#define FA_WS_SS_K(N, K, R, I0, I1, I2, TY, TAIL)                                                                  \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #I2 ", 0;\n"                                                 \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k" #K ".f32." TY "." TY " {" FA_WS_REGS_##R "}, %" #I0       \
+               ", %" #I1 ", p, 1, 1" TAIL ";\n}\n"                                                                 \
+               : FA_WS_ACC_##R                                                                                     \
                : "l"(da), "l"(db), "n"(SCALE_D))
-// D (64 x N) += A (64 x 16 in registers, the m16n8k16 A layout a warp) B (16 x N, shared, MN-major).
-#define FA_WS_RS(N, R, I0, I1, I2, I3, I4, TY)                                                           \
-  asm volatile("wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY " {" FA_WS_REGS_##R "}, {%" #I0 \
-               ", %" #I1 ", %" #I2 ", %" #I3 "}, %" #I4 ", 1, 1, 1, 1;\n"                                \
-               : FA_WS_ACC_##R                                                                          \
+#define FA_WS_SS(N, R, I0, I1, I2, TY) FA_WS_SS_K(N, 16, R, I0, I1, I2, TY, ", 0, 0")
+// D (64 x N) += A (64 x K in registers: the m16n8k16 / m16n8k32 A layout a warp) B (K x N, shared);
+// TAIL: the 16-bit forms' B transpose flag (1: MN-major V); the 8-bit forms have none (K-major V^T).
+#define FA_WS_RS_K(N, K, R, I0, I1, I2, I3, I4, TA, TB, TAIL)                                                     \
+  asm volatile("wgmma.mma_async.sync.aligned.m64n" #N "k" #K ".f32." TA "." TB " {" FA_WS_REGS_##R "}, {%" #I0    \
+               ", %" #I1 ", %" #I2 ", %" #I3 "}, %" #I4 ", 1, 1, 1" TAIL ";\n"                                     \
+               : FA_WS_ACC_##R                                                                                     \
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db))
+#define FA_WS_RS(N, R, I0, I1, I2, I3, I4, TY) FA_WS_RS_K(N, 16, R, I0, I1, I2, I3, I4, TY, TY, ", 1")
 
 template <typename T, int N, int SCALE_D>
 __device__ inline void ss(float (&d)[N / 2], uint64_t da, uint64_t db) {
@@ -198,17 +202,8 @@ __device__ inline void rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db
 // ---- wgmma.mma_async m64nNk32 with 8-bit inputs (.e4m3 / .e5m2): both operands K-major (the 8-bit
 // forms have no transpose), so V comes as its transpose (kernels/device/ws_fp8.hpp). A from shared
 // memory (S = Q K^T) or from registers (O += P V; frag::wgmma_m64nNk32_a8). N = 64 or 128.
-#define FA_WS_SS8(N, R, I0, I1, I2, TY)                                                                 \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #I2 ", 0;\n"                                      \
-               "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32." TY "." TY " {" FA_WS_REGS_##R "}, %" #I0 \
-               ", %" #I1 ", p, 1, 1;\n}\n"                                                              \
-               : FA_WS_ACC_##R                                                                          \
-               : "l"(da), "l"(db), "n"(SCALE_D))
-#define FA_WS_RS8(N, R, I0, I1, I2, I3, I4, TB)                                                          \
-  asm volatile("wgmma.mma_async.sync.aligned.m64n" #N "k32.f32.e4m3." TB " {" FA_WS_REGS_##R "}, {%" #I0  \
-               ", %" #I1 ", %" #I2 ", %" #I3 "}, %" #I4 ", 1, 1, 1;\n"                                   \
-               : FA_WS_ACC_##R                                                                          \
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db))
+#define FA_WS_SS8(N, R, I0, I1, I2, TY) FA_WS_SS_K(N, 32, R, I0, I1, I2, TY, "")
+#define FA_WS_RS8(N, R, I0, I1, I2, I3, I4, TB) FA_WS_RS_K(N, 32, R, I0, I1, I2, I3, I4, "e4m3", TB, "")
 
 // D (64 x N) (+)= A (64 x 32) B (32 x N), both E4M3 or both E5M2 (E4M3 true / false).
 template <bool E4M3, int N, int SCALE_D>
@@ -243,6 +238,8 @@ __device__ inline void fence_proxy_async() { asm volatile("fence.proxy.async.sha
 #undef FA_WS_RS8
 #undef FA_WS_SS
 #undef FA_WS_RS
+#undef FA_WS_SS_K
+#undef FA_WS_RS_K
 #endif
 
 }  // namespace fa::gpu::sm90
