@@ -23,7 +23,8 @@
 // This file: the traits table, the dispatch from (D, keys, G, arch) to a row, the gate (which asks
 // that dispatch, so the head-dim list is written once: the table) and the registry row. The
 // kernels: mma_fwd in fa_mma_sm80.hpp, mma_wg_fwd in fa_mma_sm90.hpp, mma_ws_fwd in fa_mma_ws_sm90.hpp.
-// fa-bench-isa: sm_90a: mma.sync.aligned.m16n8k16 wgmma.mma_async cp.async.bulk.tensor mbarrier setmaxnreg wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 cvt.rn.satfinite.e4m3x2.f32
+// fa-bench-isa: sm_90a: mma.sync.aligned.m16n8k16 wgmma.mma_async cp.async.bulk.tensor mbarrier setmaxnreg
+// fa-bench-isa: sm_90a: wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 cvt.rn.satfinite.e4m3x2.f32
 // fa-bench-isa: sm_90a.sass: HMMA HGMMA UTMALDG
 #include <fmt/format.h>
 
@@ -251,7 +252,8 @@ PathRow mma_row(const DeviceFacts&) {
   PathRow r{"mma", "gpu",
             fmt::format("tensor-core flash attention, split-K: on sm_90 a TMA producer warp + 2 or 3 round-robin "
                         "consumer warpgroups (FA3-class, wgmma, setmaxnreg) for D {} (FP8 inputs at D {}: wgmma's 8-bit "
-                        "path, V transposed in shared memory); the wgmma kernel for serving problems at D {}; decode shapes (S*H/Hk <= 16) where B*Hk*G blocks fill half the SMs or H = Hk: "
+                        "path, V transposed in shared memory); the wgmma kernel for serving problems at D {}; decode "
+                        "shapes (S*H/Hk <= 16) where B*Hk*G blocks fill half the SMs or H = Hk: "
                         "mma-decode's kernel, the GQA group packed in one tile, G key chunks; mma.sync m16n8k16 "
                         "with a cp.async K/V ring elsewhere; S/P in registers",
                         ws_head_dims(), ws_head_dims(1), wg_head_dims()),

@@ -106,8 +106,9 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
 }
 #endif
 
-// Encodes one tensor map: 16-bit elements (FP8 tensors as pairs of bytes), the tile's swizzle, out-of-bounds boxes filled with zeros
-// (rows past S or Sk), L2 promotion of 128 bytes (CUTLASS's default for its TMA copies).
+// Encodes one tensor map: 16-bit elements (FP8 tensors as pairs of bytes), the tile's swizzle,
+// out-of-bounds boxes filled with zeros (rows past S or Sk), L2 promotion of 128 bytes (CUTLASS's
+// default for its TMA copies).
 sm90::TensorMap encode_map(DType t, const uint16_t* base, const ws::TmaTile& g, const char* what) {
   if (const char* why = ws::tma_tile_problem(g))
     throw std::logic_error(fmt::format("mma: the {} tensor map: {} (the gate should have said so)", what, why));
