@@ -113,24 +113,28 @@ __device__ inline void sts32(uint32_t addr, uint32_t v) {
 }
 template <typename K>
 __device__ inline void ws_transpose_v(int ntiles, uint32_t base, int tw) {
+  static_assert(K::BN == 128 && K::D <= 128, "a lane is one V^T column group: 32 of them, one swizzle block");
   constexpr ws::WsSmem L = K::layout();
-  constexpr int kThreads = 32 * ws::kTransposeWarps;
+  constexpr int kSw = ws::swizzle_bytes(K::D / 2);
+  const uint32_t c4 = uint32_t(tw % 32), w = uint32_t(tw / 32);
+  uint32_t row[4];  // this lane's four source key rows (their swizzle phase is row / 128's low bits)
+#pragma unroll
+  for (int j = 0; j < 4; ++j) row[j] = uint32_t(ws::fp8_item_src_key(ws::Fp8Item{0, int(c4)}, j) * kSw);
   for (int t = 0; t < ntiles; ++t) {
     const int st = ws::stage_of(t, K::STAGES);
     sm90::mbar_wait_or_trap(base + L.v_full(st), ws::full_parity(t, K::STAGES));
     sm90::mbar_wait_or_trap(base + L.vt_empty(st), ws::empty_parity(t, K::STAGES));
     const uint32_t src = base + L.v(st), dst = base + L.vt(st);
-    for (int i = tw; i < ws::fp8_items(K::BN, K::D); i += kThreads) {
-      const ws::Fp8Item it = ws::fp8_item(i, K::BN);
+    for (uint32_t d8 = w; d8 < uint32_t(K::D / 8); d8 += ws::kTransposeWarps) {  // item (d8, c4)
       uint32_t lo[4], hi[4], out[4];
 #pragma unroll
-      for (int j = 0; j < 4; ++j) lds64(src + ws::fp8_v_offset(ws::fp8_item_src_key(it, j), 8 * it.d8, K::BN, K::D), lo[j], hi[j]);
+      for (int j = 0; j < 4; ++j) lds64(src + ws::fp8_v_at(row[j], (row[j] >> 7) & uint32_t(kSw / 16 - 1), d8), lo[j], hi[j]);
       ws::transpose_4x4_bytes(lo, out);
 #pragma unroll
-      for (int r = 0; r < 4; ++r) sts32(dst + ws::fp8_vt_offset(8 * it.d8 + r, 4 * it.c4, K::BN, K::D), out[r]);
+      for (uint32_t r = 0; r < 4; ++r) sts32(dst + ws::fp8_vt_at(d8, r, c4), out[r]);
       ws::transpose_4x4_bytes(hi, out);
 #pragma unroll
-      for (int r = 0; r < 4; ++r) sts32(dst + ws::fp8_vt_offset(8 * it.d8 + 4 + r, 4 * it.c4, K::BN, K::D), out[r]);
+      for (uint32_t r = 0; r < 4; ++r) sts32(dst + ws::fp8_vt_at(d8, 4 + r, c4), out[r]);
     }
     sm90::fence_proxy_async();
     __syncwarp();

@@ -51,6 +51,17 @@ FA_HD constexpr Fp8Item fp8_item(int i, int BN) { return {i / (BN / 4), i % (BN 
 FA_HD constexpr int fp8_items(int BN, int D) { return (BN / 4) * (D / 8); }
 FA_HD constexpr int fp8_item_src_key(const Fp8Item& it, int j) { return 32 * (it.c4 / 8) + fp8_key_of_slot(4 * (it.c4 % 8) + j); }
 
+// The same offsets as one transposing thread computes them, with BN = 128 and D <= 128 (one swizzle
+// column block in V and in V^T): lane c4 keeps its four source rows (row base key * SW and swizzle
+// phase, computed once) and its V^T column, and walks the row groups d8. Equal to fp8_v_offset /
+// fp8_vt_offset there (tests/kernels/test_ws_fp8.cpp); unsigned, so that the divisions are shifts.
+FA_HD constexpr uint32_t fp8_v_at(uint32_t row_base, uint32_t phase, uint32_t d8) {
+  return row_base + (((d8 >> 1) ^ phase) << 4) + ((d8 & 1u) << 3);
+}
+FA_HD constexpr uint32_t fp8_vt_at(uint32_t d8, uint32_t r, uint32_t c4) {
+  return d8 * 1024u + r * 128u + ((((c4 >> 2) ^ r) & 7u) << 4) + ((c4 & 3u) << 2);
+}
+
 // PTX prmt (CUDA's __byte_perm) on the device; the same selection on the host: byte k of the result
 // is byte (s >> 4k) & 7 of the 8 bytes {y:x}.
 FA_HD inline uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {

@@ -122,3 +122,20 @@ TEST(WsFp8, TheByteTransposeMovesByteROfWordJToByteJOfWordR) {
   EXPECT_EQ(out[3], 0x33231303u);
   EXPECT_EQ(byte_perm(0x33221100u, 0x77665544u, 0x7531), 0x77553311u) << "prmt's selector: byte k from nibble k";
 }
+
+TEST(WsFp8, ATransposingThreadsIncrementalOffsetsAreTheTilesOffsets) {
+  constexpr int BN = 128;
+  for (int D : {64, 128}) {
+    const int sw = swizzle_bytes(D / 2);
+    for (int key = 0; key < BN; ++key)
+      for (int d8 = 0; d8 < D / 8; ++d8)
+        ASSERT_EQ(fp8_v_at(uint32_t(key * sw), uint32_t(swizzle_phase(key, sw)), uint32_t(d8)),
+                  uint32_t(fp8_v_offset(key, 8 * d8, BN, D)))
+            << "D " << D << " key " << key << " d8 " << d8;
+    for (int d8 = 0; d8 < D / 8; ++d8)
+      for (int r = 0; r < 8; ++r)
+        for (int c4 = 0; c4 < BN / 4; ++c4)
+          ASSERT_EQ(fp8_vt_at(uint32_t(d8), uint32_t(r), uint32_t(c4)), uint32_t(fp8_vt_offset(8 * d8 + r, 4 * c4, BN, D)))
+              << "D " << D << " d8 " << d8 << " r " << r << " c4 " << c4;
+  }
+}
