@@ -149,15 +149,7 @@ __global__ void __launch_bounds__(K::THREADS, K::MIN_BLOCKS) mma_wg_fwd(AttnArgs
       alpha[hr] = softmax_quad_row<K::BN / 8>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, m[hr],
                                               l[hr], pl.scale_log2);
   };
-  auto pack_p = [&] {  // S's column blocks 2kn, 2kn + 1 are P's k16 step kn
-#pragma unroll
-    for (int kn = 0; kn < K::KN; ++kn) {
-      p[kn][0] = pack2<T>(s[8 * kn + 0], s[8 * kn + 1]);
-      p[kn][1] = pack2<T>(s[8 * kn + 2], s[8 * kn + 3]);
-      p[kn][2] = pack2<T>(s[8 * kn + 4], s[8 * kn + 5]);
-      p[kn][3] = pack2<T>(s[8 * kn + 6], s[8 * kn + 7]);
-    }
-  };
+  auto pack_p = [&] { wg::pack_p<T>(s, p); };
 
   if (pl.ntiles > 0) {
     top(0);

@@ -221,14 +221,8 @@ __device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c,
         for (int r = 0; r < 4; ++r)
           p[kn][r] = sm90::pack4_e4m3(s[ws::fp8_p_source(kn, r, 0)], s[ws::fp8_p_source(kn, r, 1)],
                                       s[ws::fp8_p_source(kn, r, 2)], s[ws::fp8_p_source(kn, r, 3)]);
-    } else {  // S's column blocks 2kn, 2kn + 1 are P's k16 step kn
-#pragma unroll
-      for (int kn = 0; kn < K::KN; ++kn) {
-        p[kn][0] = pack2<T>(s[8 * kn + 0], s[8 * kn + 1]);
-        p[kn][1] = pack2<T>(s[8 * kn + 2], s[8 * kn + 3]);
-        p[kn][2] = pack2<T>(s[8 * kn + 4], s[8 * kn + 5]);
-        p[kn][3] = pack2<T>(s[8 * kn + 6], s[8 * kn + 7]);
-      }
+    } else {
+      wg::pack_p<T>(s, p);
     }
   };
 

@@ -107,6 +107,19 @@ __device__ inline void rs(float (&d)[32], const uint32_t (&a)[4], uint64_t db) {
 }
 #undef FA_WG_ACC64
 #undef FA_WG_ACC32
+
+// S = Q K^T's accumulator (m64nNk16 C layout) as P, the register A operand of O += P V: S's column
+// blocks 2kn, 2kn + 1 are P's k16 step kn (a thread's C slots are its A slots), rounded to T.
+template <typename T, int KN>
+__device__ inline void pack_p(const float* s, uint32_t (&p)[KN][4]) {
+#pragma unroll
+  for (int kn = 0; kn < KN; ++kn) {
+    p[kn][0] = pack2<T>(s[8 * kn + 0], s[8 * kn + 1]);
+    p[kn][1] = pack2<T>(s[8 * kn + 2], s[8 * kn + 3]);
+    p[kn][2] = pack2<T>(s[8 * kn + 4], s[8 * kn + 5]);
+    p[kn][3] = pack2<T>(s[8 * kn + 6], s[8 * kn + 7]);
+  }
+}
 #endif
 
 }  // namespace fa::gpu::wg
