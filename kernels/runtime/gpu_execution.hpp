@@ -1,6 +1,6 @@
 // The GPU side of an Execution: device buffers for one problem, inputs uploaded in the dtype,
 // outputs poisoned (all-ones bits) before each run, timing with device events around the launch
-// only, cold mode clearing L2 by writing a buffer twice its size between samples. A planted test
+// only, cold mode clearing L2 by reading a buffer twice its size between samples. A planted test
 // delay (--plant-slowdown) is one spin kernel enqueued after the launches, inside the events.
 // A path derives from GpuExecution and implements launch(); all else is shared.
 #pragma once

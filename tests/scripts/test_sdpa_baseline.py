@@ -231,6 +231,40 @@ class ConventionsWithoutTorch(unittest.TestCase):
         self.assertEqual(sb.stop_reason([1.0, 2.0] * 6, 0.1, pol), "max-samples")
         self.assertEqual(sb.stop_reason([1.0, 2.0], 0.6, pol), "cap")
 
+    def test_a_sample_reads_l2_away_and_covers_the_launch_before_its_start_event(self):
+        log = []
+
+        class Buf:  # the flush buffer: what the flush does to it
+            def max(self):
+                log.append("read flush")
+
+            def fill_(self, v):
+                log.append("write flush")
+
+        class Event:
+            def __init__(self, enable_timing):
+                self.name = "start" if not any(e == "start made" for e in log) else "end"
+                log.append(self.name + " made")
+
+            def record(self):
+                log.append(self.name)
+
+            def synchronize(self):
+                pass
+
+            def elapsed_time(self, other):
+                return 1.0
+
+        cuda = SimpleNamespace(Event=Event, _sleep=lambda cycles: log.append(("sleep", cycles)))
+        flush = sb.ColdL2.__new__(sb.ColdL2)
+        flush.buf = Buf()
+        pol = sb.TimingPolicy(min_samples=2, max_samples=2, target_spread=0.005, time_cap_s=0.5, warmup=0)
+        st = sb.time_call(SimpleNamespace(cuda=cuda), lambda: log.append("call"), flush, pol)
+        self.assertEqual(st["samples"], 2)
+        one = ["read flush", ("sleep", sb.LAUNCH_COVER_CYCLES), "start", "call", "end"]
+        self.assertEqual(log, ["start made", "end made"] + one + one)
+        self.assertGreaterEqual(sb.LAUNCH_COVER_CYCLES, 200_000, "at ~2 GHz, >= 100 us: longer than SDPA's launch")
+
     def test_records_fill_metrics_and_timing_columns_only_when_measured(self):
         p = sb.Problem(name="x", S=8, Sk=8)
         skip = sb.record_fields(p, "torch-flash", "skip", "Flash attention\nrequires fp16", META)
