@@ -15,6 +15,8 @@ cd "$(dirname "$0")/.."
 out=${1:-build/isa}
 mkdir -p "$out"
 cxx=${CLANG19:-clang++-19}
+cache=()  # ccache where installed (scripts/setup.sh): a rerun on unchanged sources reads the assembly back
+command -v ccache >/dev/null && cache=(ccache)
 status=0
 printf '%-28s %-8s %7s %9s %9s %6s %6s\n' file arch kernels max_vgpr scratch_B v_mfma v_wmma
 while IFS= read -r f; do
@@ -25,7 +27,7 @@ while IFS= read -r f; do
   archs=$( (printf 'gfx942\ngfx1100\n'; grep -oE '^// fa-bench-isa: gfx[0-9a-z]+:' "$f" | sed -E 's|^// fa-bench-isa: (gfx[0-9a-z]+):|\1|' || true) | awk '!seen[$0]++')
   for arch in $archs; do
     s="$out/$base-$arch.s"
-    if ! "$cxx" -x hip --offload-arch="$arch" -nogpulib --cuda-device-only -S -O3 -std=c++17 \
+    if ! "${cache[@]}" "$cxx" -x hip --offload-arch="$arch" -nogpulib --cuda-device-only -S -O3 -std=c++17 \
          --rocm-path=/usr -I. -Iinclude -Wno-unused-result -Wno-pass-failed -o "$s" "$f" 2>"$out/$base-$arch.log"; then
       echo "FAIL $f ($arch):"; cat "$out/$base-$arch.log"; status=1; continue
     fi

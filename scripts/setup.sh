@@ -11,7 +11,8 @@ set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config git
       libcli11-dev libeigen3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libfccp-dev
       nlohmann-json3-dev libgtest-dev clang-19 libclang-rt-19-dev
-      python3-matplotlib)  # scripts/plot.py and the .npy cross-checks in the tests (brings numpy)
+      python3-matplotlib  # scripts/plot.py and the .npy cross-checks in the tests (brings numpy)
+      ccache)  # compiler-output cache (cmake/ccache.cmake): rebuilds in a fresh clone compile what changed
 for opt in "$@"; do
   case $opt in
     --amd) pkgs+=(hipcc libamdhip64-dev clang-15 libomp-15-dev) ;;
