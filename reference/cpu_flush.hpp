@@ -1,5 +1,5 @@
 // Host-clock timing for CPU-timed paths (cpu-ref, cpu-flash, CPU plugin paths): cold mode first
-// evicts the caches by streaming a buffer twice this machine's last-level cache (8-256 MB) through
+// evicts the caches by reading a buffer twice this machine's last-level cache (8-256 MB) through
 // them, outside the timed region. flush_cpu_caches is defined in reference/cpu_paths.cpp.
 #pragma once
 #include <chrono>
