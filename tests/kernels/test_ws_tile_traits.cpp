@@ -19,7 +19,7 @@ TEST(WsTileTraits, TheTableCoversD64_96_128And256In16BitTypesAnd64_128InFp8) {
     if (ws_has_row(D, 1)) fp8.push_back(D);
   }
   EXPECT_EQ(dims, (std::vector<int>{64, 96, 128, 256}));
-  EXPECT_EQ(fp8, (std::vector<int>{64, 128})) << "D=256 FP8 would need V, its transpose and Q in 227 KB";
+  EXPECT_EQ(fp8, (std::vector<int>{64, 128})) << "the FP8 V transposer maps a lane to one 128-byte swizzle block of V^T: D <= 128 (ws_fp8.hpp)";
   EXPECT_FALSE(ws_has_row(80, 2));
   EXPECT_FALSE(ws_has_row(128, 4));
 }
