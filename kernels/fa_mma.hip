@@ -210,7 +210,10 @@ TileShape mma_tile(const Problem& p, int G, const DeviceFacts& device) {
 class MmaExecution : public GpuExecution {
  public:
   MmaExecution(const Problem& p, const HostInputs& in, int G, const GateContext& ctx)
-      : GpuExecution(p, in, ctx, G > 1 ? G : 0), ws_(use_ws(p, ctx.device)), wg_(use_wgmma(p.D, ctx.device)) {
+      : GpuExecution(p, in, ctx, G > 1 ? G : 0),
+        ws_(use_ws(p, ctx.device)),
+        wg_(use_wgmma(p.D, ctx.device)),
+        units_(ctx.device.units) {
     args_.G = G > 1 ? G : 0;
     if (ws_ && !with_ws_cfg(p, [&](auto k) { maps_ = make_maps<decltype(k)>(args_, p.dtype); }))
       throw std::logic_error(fmt::format("mma has no ws kernel for D={} (use_ws should have said so)", p.D));
@@ -220,7 +223,9 @@ class MmaExecution : public GpuExecution {
   void launch() override {
     append_kv();  // kv_cache: the new tokens into their slots (pages, per-sequence offsets) first
     if (ws_) {
-      with_ws_kernel(p_, [&](auto tr, auto k) { launch_ws_cfg<decltype(tr), decltype(k)>(maps_, args_, stream_); });
+      with_ws_kernel(p_, [&](auto tr, auto k) {
+        launch_ws_cfg<decltype(tr), decltype(k)>(maps_, args_, stream_, units_);
+      });
     } else {
       launch_mma(args_, p_.dtype, wg_, stream_);
     }
@@ -229,6 +234,7 @@ class MmaExecution : public GpuExecution {
 
  private:
   bool ws_, wg_;
+  int units_;      // SMs: the ws kernel's persistent wave
   WsMaps maps_{};  // encoded once (ws_ only): the buffers they point into live as long as the execution
 };
 

@@ -16,6 +16,11 @@
 //   (intra-warpgroup overlap), and the warpgroups take turns issuing (round robin on WGS named
 //   barriers) so that one's softmax runs under the others' GEMMs. A warp releases a stage (one
 //   arrival on its empty mbarrier) once its wgmma.wait_group shows every read of it done.
+// - WAVE (short non-causal items, kernels/fa_mma_ws.hpp): one wave of blocks, each walking every
+//   gridDim.x-th item; the ring's stages and parities run on across items, and Q is a one-stage
+//   ring (q_full, q_empty) that the consumers free after their last S of an item, so the producer
+//   loads the next item's Q and K/V while they finish the last one (FA3's persistent tile scheduler,
+//   without its dynamic order: here the items cost alike).
 // Shared memory (kernels/device/ws_layout.hpp): Q, the K ring, the V ring in the TMA's swizzle, which
 // is the layout the wgmma descriptors describe; then the mbarriers. Tile loop conventions (causal
 // limit, split ranges, masks, epilogue, partials) are the mma path's (kernels/device/tile_loop.hpp).
@@ -66,34 +71,45 @@ struct WsMaps {
 // The producer: one thread of warpgroup 0. Q once, then the ring in ws::producer_load's order; before
 // refilling a stage it waits for the consumers' release of its previous tile. Its waits trap after
 // seconds (mbar_wait_or_trap), so a lost copy or a stuck consumer fails the launch instead of hanging.
-template <typename K>
+// A block that runs several work items counts their tiles on: item tiles t are the block's tiles
+// tb + t (stage and parities from that), and its items with tiles are its Q loads qk = 0, 1, ...
+// (Q is a one-stage ring: q_full and q_empty). Before loading an item's Q the producer waits for
+// the consumers' release of the previous one, which they give once their last S = Q K^T has
+// landed: the next item's Q and first K/V tiles load while they finish the previous one.
+// WAVE: the block runs several items (else one: tb = qk = 0 and no Q release, the code as before).
+template <typename K, bool WAVE>
 __device__ inline void ws_produce(const sm90::TensorMap* mq, const sm90::TensorMap* mk, const sm90::TensorMap* mv,
-                                  const tile::BlockCoords& c, const KeyRange& kr, int ntiles, uint32_t base) {
+                                  const tile::BlockCoords& c, const KeyRange& kr, int ntiles, uint32_t base, int tb,
+                                  int qk) {
   constexpr ws::WsSmem L = K::layout();
-  sm90::prefetch_tensor_map(mq);
-  sm90::prefetch_tensor_map(mk);
-  sm90::prefetch_tensor_map(mv);
+  if constexpr (WAVE) sm90::mbar_wait_or_trap(base + L.q_empty(), ws::empty_parity(qk, 1));
   sm90::mbar_arrive_expect_tx(base + L.q_full(), uint32_t(L.q_bytes));
 #pragma unroll
   for (int j = 0; j < K::DE / K::BC; ++j)  // box j: columns [j BC, (j + 1) BC) into column block j
     sm90::tma_load_4d(base + L.q + j * K::BM * K::SW, mq, base + L.q_full(), j * K::BC, c.q0, c.h, c.b);
   for (int i = 0; i < 2 * ntiles; ++i) {
     const ws::Load ld = ws::producer_load(i, ntiles);
-    const int st = ws::stage_of(ld.tile, K::STAGES);
+    const int st = ws::stage_of(tb + ld.tile, K::STAGES);
     const uint32_t full = base + (ld.is_v ? L.v_full(st) : L.k_full(st));
     const uint32_t dst = base + (ld.is_v ? L.v(st) : L.k(st));
     const sm90::TensorMap* map = ld.is_v ? mv : mk;
     const int kv0 = int(kr.begin + int64_t(ld.tile) * K::BN);
-    sm90::mbar_wait_or_trap(base + (ld.is_v ? L.v_empty(st) : L.k_empty(st)), ws::empty_parity(ld.tile, K::STAGES));
+    sm90::mbar_wait_or_trap(base + (ld.is_v ? L.v_empty(st) : L.k_empty(st)), ws::empty_parity(tb + ld.tile, K::STAGES));
     sm90::mbar_arrive_expect_tx(full, uint32_t(L.stage_bytes));
 #pragma unroll
     for (int j = 0; j < K::DE / K::BC; ++j) sm90::tma_load_4d(dst + j * K::BN * K::SW, map, full, j * K::BC, kv0, c.hk, c.b);
   }
-  // Stay until the last copy into each stage has landed: a copy that never lands (a bad tensor map)
-  // then traps here (mbar_wait_or_trap) instead of leaving the consumers to wait forever. Those
-  // stages take no later tile, so their phases stay where the parity says.
-  sm90::mbar_wait_or_trap(base + L.q_full(), 0);
-  for (int t = ntiles > K::STAGES ? ntiles - K::STAGES : 0; t < ntiles; ++t) {
+}
+
+// After the block's last item: stay until the last copy into each stage (and the last Q) has
+// landed, so that a copy that never lands (a bad tensor map) traps here (mbar_wait_or_trap) instead
+// of leaving the consumers to wait forever. Those stages take no later tile, so their phases stay
+// where the parity says. `tiles`, `qs`: the block's tiles and Q loads in all.
+template <typename K>
+__device__ inline void ws_drain(uint32_t base, int tiles, int qs) {
+  constexpr ws::WsSmem L = K::layout();
+  if (qs > 0) sm90::mbar_wait_or_trap(base + L.q_full(), ws::full_parity(qs - 1, 1));
+  for (int t = tiles > K::STAGES ? tiles - K::STAGES : 0; t < tiles; ++t) {
     const int st = ws::stage_of(t, K::STAGES);
     sm90::mbar_wait_or_trap(base + L.k_full(st), ws::full_parity(t, K::STAGES));
     sm90::mbar_wait_or_trap(base + L.v_full(st), ws::full_parity(t, K::STAGES));
@@ -112,7 +128,7 @@ __device__ inline void sts32(uint32_t addr, uint32_t v) {
   asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
 template <typename K>
-__device__ inline void ws_transpose_v(int ntiles, uint32_t base, int tw) {
+__device__ inline void ws_transpose_v(int ntiles, uint32_t base, int tw, int tb) {
   static_assert(K::BN == 128 && K::D <= 128, "a lane is one V^T column group: 32 of them, one swizzle block");
   constexpr ws::WsSmem L = K::layout();
   constexpr int kSw = ws::swizzle_bytes(K::D / 2);
@@ -120,7 +136,7 @@ __device__ inline void ws_transpose_v(int ntiles, uint32_t base, int tw) {
   uint32_t row[4];  // this lane's four source key rows (their swizzle phase is row / 128's low bits)
 #pragma unroll
   for (int j = 0; j < 4; ++j) row[j] = uint32_t(ws::fp8_item_src_key(ws::Fp8Item{0, int(c4)}, j) * kSw);
-  for (int t = 0; t < ntiles; ++t) {
+  for (int t = tb; t < tb + ntiles; ++t) {
     const int st = ws::stage_of(t, K::STAGES);
     sm90::mbar_wait_or_trap(base + L.v_full(st), ws::full_parity(t, K::STAGES));
     sm90::mbar_wait_or_trap(base + L.vt_empty(st), ws::empty_parity(t, K::STAGES));
@@ -146,9 +162,9 @@ __device__ inline void ws_transpose_v(int ntiles, uint32_t base, int tw) {
 }
 
 // A consumer warpgroup `cw` (0 .. WGS - 1: rows [64 cw, 64 cw + 64) of the block), thread `wt` of it.
-template <typename T, typename K>
+template <typename T, typename K, bool WAVE>
 __device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c, const KeyRange& kr, int ntiles,
-                                  uint32_t base, int cw, int wt) {
+                                  uint32_t base, int cw, int wt, int tb, int qk) {
   constexpr ws::WsSmem L = K::layout();
   constexpr ws::DescStrides kd = ws::kmajor_strides(K::SW), vd = ws::mnmajor_strides(K::BN, K::SW);
   constexpr ws::DescStrides td = ws::kmajor_strides(K::FP8 ? K::SWT : 128);  // FP8: V^T, K-major
@@ -166,7 +182,7 @@ __device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c,
   // Each step straight-line code, as in mma_wg_fwd (fa_mma_sm90.hpp): ptxas then sees which wgmma
   // group a register read waits for.
   auto issue_s = [&](int t) {  // S = Q K_t^T over this warpgroup's 64 rows
-    const uint32_t kt = base + L.k(ws::stage_of(t, K::STAGES)), q = base + L.q;
+    const uint32_t kt = base + L.k(ws::stage_of(tb + t, K::STAGES)), q = base + L.q;
     auto qd = [&](int kk) { return ws::gmma_desc(q + ws::kmajor_start(64 * cw, kk, K::BM, K::SW), kd.lbo, kd.sbo, K::SW); };
     auto kdesc = [&](int kk) { return ws::gmma_desc(kt + ws::kmajor_start(0, kk, K::BN, K::SW), kd.lbo, kd.sbo, K::SW); };
     if constexpr (K::FP8) {
@@ -182,13 +198,13 @@ __device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c,
   };
   auto issue_pv = [&](int t) {  // O += P V_t
     if constexpr (K::FP8) {  // B = V^T (D rows of BN key bytes), K-major; k step kn is its bytes [32 kn, 32 kn + 32)
-      const uint32_t vtt = base + L.vt(ws::stage_of(t, K::STAGES));
+      const uint32_t vtt = base + L.vt(ws::stage_of(tb + t, K::STAGES));
 #pragma unroll
       for (int kn = 0; kn < K::KN; ++kn)
         sm90::rs8<std::is_same_v<T, E4M3>, K::D>(
             o, p[kn], ws::gmma_desc(vtt + ws::kmajor_start(0, kn, K::D, K::SWT), td.lbo, td.sbo, K::SWT));
     } else {
-      const uint32_t vt = base + L.v(ws::stage_of(t, K::STAGES));
+      const uint32_t vt = base + L.v(ws::stage_of(tb + t, K::STAGES));
 #pragma unroll
       for (int kn = 0; kn < K::KN; ++kn)
         sm90::rs<T, K::D>(o, p[kn], ws::gmma_desc(vt + ws::mnmajor_start(kn, K::BN, K::SW), vd.lbo, vd.sbo, K::SW));
@@ -227,22 +243,23 @@ __device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c,
   };
 
   if (ntiles > 0) {
-    sm90::mbar_wait(base + L.q_full(), 0);
-    sm90::mbar_wait(base + L.k_full(0), ws::full_parity(0, K::STAGES));
+    sm90::mbar_wait(base + L.q_full(), ws::full_parity(qk, 1));
+    sm90::mbar_wait(base + L.k_full(ws::stage_of(tb, K::STAGES)), ws::full_parity(tb, K::STAGES));
     wg::fence();
     issue_s(0);
     wg::wait<0>();
     wg::pin(s);
-    release(L.k_empty(0));
+    release(L.k_empty(ws::stage_of(tb, K::STAGES)));
+    if (WAVE && ntiles == 1) release(L.q_empty());  // every S of this item has landed: Q is free
     softmax(0);  // O is still zero: no rescale
     pack_p();
     if (ws::sched_first_arrive(cw, ntiles)) sm90::bar_arrive(ws::sched_barrier(0), ws::kSchedThreads);
     for (int t = 1; t < ntiles; ++t) {
-      const int ks = ws::stage_of(t, K::STAGES), vs = ws::stage_of(t - 1, K::STAGES);
+      const int ks = ws::stage_of(tb + t, K::STAGES), vs = ws::stage_of(tb + t - 1, K::STAGES);
       // Both tiles landed before either GEMM issues: a wait loop between the two issues makes ptxas
       // serialise every wgmma of the kernel (C7520, nvcc 13.0), where FA3 waits for V in between.
-      sm90::mbar_wait(base + L.k_full(ks), ws::full_parity(t, K::STAGES));
-      sm90::mbar_wait(v_ready(vs), ws::full_parity(t - 1, K::STAGES));
+      sm90::mbar_wait(base + L.k_full(ks), ws::full_parity(tb + t, K::STAGES));
+      sm90::mbar_wait(v_ready(vs), ws::full_parity(tb + t - 1, K::STAGES));
       sm90::bar_sync(ws::sched_barrier(cw), ws::kSchedThreads);  // this warpgroup's turn on the tensor cores
       wg::fence();  // O rescaled and P packed by ordinary instructions since the last wgmma
       issue_s(t);
@@ -252,6 +269,7 @@ __device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c,
       wg::wait<1>();  // S_t landed; P_{t-1} V_{t-1} may still run
       wg::pin(s);
       release(L.k_empty(ks));
+      if (WAVE && t == ntiles - 1) release(L.q_empty());
       softmax(t);
       wg::wait<0>();  // O and P are free
       wg::pin(o);
@@ -260,8 +278,8 @@ __device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c,
       for (int i = 0; i < K::D / 2; ++i) o[i] *= alpha[(i % 4) / 2];
       pack_p();
     }
-    const int vs = ws::stage_of(ntiles - 1, K::STAGES);
-    sm90::mbar_wait(v_ready(vs), ws::full_parity(ntiles - 1, K::STAGES));
+    const int vs = ws::stage_of(tb + ntiles - 1, K::STAGES);
+    sm90::mbar_wait(v_ready(vs), ws::full_parity(tb + ntiles - 1, K::STAGES));
     wg::fence();
     issue_pv(ntiles - 1);
     wg::wait<0>();
@@ -287,18 +305,19 @@ __device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c,
 }
 #endif
 
-template <typename T, typename K>
+// WAVE: one wave of blocks walks the work items (kernels/fa_mma_ws.hpp says where); else a block
+// is one item, and its code is the single-item code (tiles and Q loads counted from 0, no Q release):
+// a loop there cost the causal rows 1-2% (H100, one call).
+template <typename T, typename K, bool WAVE>
 __global__ void __launch_bounds__(K::THREADS, 1) mma_ws_fwd(const FA_GRID_CONSTANT WsMaps maps, AttnArgs a) {
 #if FA_HAS_WGMMA_SM90
   extern __shared__ __align__(128) unsigned char ws_smem_raw[];
   const uint32_t base = (smem_addr(ws_smem_raw) + uint32_t(ws::kSmemAlign - 1)) & ~uint32_t(ws::kSmemAlign - 1);
   constexpr ws::WsSmem L = K::layout();
   const int tid = threadIdx.x;
-  const tile::BlockCoords c = tile::block_coords(a, K::BM);
-  const KeyRange kr = tile::dense_block_keys(a, c, K::BM, K::BN);  // the gate refuses serving fields, as mma
-  const int ntiles = kr.end > kr.begin ? int((kr.end - kr.begin + K::BN - 1) / K::BN) : 0;
   if (tid == 0) {
     sm90::mbar_init(base + L.q_full(), 1);
+    sm90::mbar_init(base + L.q_empty(), ws::empty_arrivals(K::WGS));
 #pragma unroll
     for (int st = 0; st < K::STAGES; ++st) {
       sm90::mbar_init(base + L.k_full(st), 1);
@@ -312,15 +331,47 @@ __global__ void __launch_bounds__(K::THREADS, 1) mma_ws_fwd(const FA_GRID_CONSTA
     }
     sm90::fence_mbar_init();
   }
-  __syncthreads();  // the last block-wide barrier: the roles below sync only through mbarriers and bar 1, 2
+  __syncthreads();  // the last block-wide barrier: the roles below sync only through mbarriers and bar 1 .. WGS
+  // The block's work items: WAVE, blockIdx.x and every gridDim.x-th of a 1-D grid; else the one
+  // item of its place in a (q tiles, H, B x G) grid.
+  const int nq = (a.S + K::BM - 1) / K::BM;
+  const int64_t items = WAVE ? int64_t(nq) * a.H * a.B * (a.G > 1 ? a.G : 1) : 0;
+  int tb = 0, qk = 0;  // the block's tiles and Q loads so far
+  // Calls f(c, kr, ntiles) for each of the block's items, counting tb and qk on after each.
+  auto for_items = [&](auto&& f) {
+    auto one = [&](int64_t item) {  // item < 0: the block's own (block_coords: a grid of items)
+      const tile::BlockCoords c = item < 0 ? tile::block_coords(a, K::BM) : tile::block_coords_at(a, K::BM, item, nq);
+      const KeyRange kr = tile::dense_block_keys(a, c, K::BM, K::BN);  // the gate refuses serving fields, as mma
+      const int ntiles = kr.end > kr.begin ? int((kr.end - kr.begin + K::BN - 1) / K::BN) : 0;
+      f(c, kr, ntiles);
+      if (ntiles > 0) tb += ntiles, ++qk;
+    };
+    if constexpr (WAVE)
+      for (int64_t item = blockIdx.x; item < items; item += gridDim.x) one(item);
+    else
+      one(-1);
+  };
   if (tid < 128) {
     sm90::reg_dealloc<ws::producer_regs(K::WGS, K::FP8)>();
-    if (tid == 0 && ntiles > 0) ws_produce<K>(&maps.q, &maps.k, &maps.v, c, kr, ntiles, base);
-    if constexpr (K::FP8)
-      if (tid >= 32) ws_transpose_v<K>(ntiles, base, tid - 32);
+    if (tid == 0) {
+      sm90::prefetch_tensor_map(&maps.q);
+      sm90::prefetch_tensor_map(&maps.k);
+      sm90::prefetch_tensor_map(&maps.v);
+    }
+    if (tid == 0 || (K::FP8 && tid >= 32)) {
+      for_items([&](const tile::BlockCoords& c, const KeyRange& kr, int ntiles) {
+        if (ntiles == 0) return;
+        if (tid == 0) ws_produce<K, WAVE>(&maps.q, &maps.k, &maps.v, c, kr, ntiles, base, tb, qk);
+        if constexpr (K::FP8)
+          if (tid >= 32) ws_transpose_v<K>(ntiles, base, tid - 32, tb);
+      });
+      if (tid == 0) ws_drain<K>(base, tb, qk);
+    }
   } else {
     sm90::reg_alloc<ws::consumer_regs(K::WGS, K::FP8)>();
-    ws_consume<T, K>(a, c, kr, ntiles, base, tid / 128 - 1, tid % 128);
+    for_items([&](const tile::BlockCoords& c, const KeyRange& kr, int ntiles) {
+      ws_consume<T, K, WAVE>(a, c, kr, ntiles, base, tid / 128 - 1, tid % 128, tb, qk);
+    });
   }
 #else
   (void)maps, (void)a;

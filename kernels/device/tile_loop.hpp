@@ -32,6 +32,23 @@ __device__ inline BlockCoords block_coords(const AttnArgs& a, int block_m) {
   return c;
 }
 
+// The same coordinates for work item `item` of a grid that walks its items in a loop (mma's sm_90
+// kernel, persistent where its items cost alike): the order of a grid of (nq, H, B x G) blocks, q
+// tiles fastest, so one item a block reproduces block_coords.
+__device__ inline BlockCoords block_coords_at(const AttnArgs& a, int block_m, int64_t item, int nq) {
+  const int G = a.G > 1 ? a.G : 1;
+  const int qx = int(item % nq);
+  const int64_t rest = item / nq;
+  BlockCoords c;
+  c.h = int(rest % a.H);
+  const int z = int(rest / a.H);
+  c.b = z / G;
+  c.g = z % G;
+  c.hk = c.h / (a.H / a.Hk);
+  c.q0 = (a.causal ? nq - 1 - qx : qx) * block_m;
+  return c;
+}
+
 // Sequence b as its rows see it: its own query and key counts and the window from the serving view;
 // without one, the problem's S and Sk and no window.
 __device__ inline SeqShape seq_shape(const AttnArgs& a, int b) {

@@ -120,7 +120,8 @@ inline const char* tma_tile_problem(const TmaTile& t) {
 // bytes): Q (BM rows), then K stages 0..S-1, then V stages 0..S-1 (BN rows each), with 1-byte
 // elements (FP8) then V's transposes stages 0..S-1 (D rows of BN bytes: the K-major B operand of P V),
 // then the mbarriers, 8 bytes each: q_full, k_full[S], k_empty[S], v_full[S], v_empty[S],
-// vt_full[S], vt_empty[S] (the last two FP8 only). Every tile starts on a multiple of 1024 (tile
+// vt_full[S], vt_empty[S] (those two FP8 only), q_empty (a block that runs several tiles: the
+// consumers are done with its Q, the producer may load the next one). Every tile starts on a multiple of 1024 (tile
 // sizes are multiples of 8 rows * SW bytes, SW = 128 or 64: 1024 or 512).
 struct WsSmem {
   int q, k0, v0, vt0, stage_bytes, q_bytes;
@@ -138,6 +139,7 @@ struct WsSmem {
   FA_HD constexpr int v_empty(int s) const { return bar + 8 * (1 + 3 * stages + s); }
   FA_HD constexpr int vt_full(int s) const { return bar + 8 * (1 + 4 * stages + s); }
   FA_HD constexpr int vt_empty(int s) const { return bar + 8 * (1 + 5 * stages + s); }
+  FA_HD constexpr int q_empty() const { return used - 8; }
 };
 constexpr int kSmemAlign = 1024;
 constexpr int kMaxDynamicSmem = 232448;  // sm_90's opt-in limit a block (227 KB, cudaFuncSetAttribute)
@@ -151,7 +153,7 @@ FA_HD constexpr WsSmem ws_smem(int BM, int BN, int D, int stages, int elem_bytes
   s.v0 = s.k0 + stages * s.stage_bytes;
   s.vt0 = s.v0 + stages * s.stage_bytes;
   s.bar = s.vt0 + (elem_bytes == 1 ? stages * s.stage_bytes : 0);
-  s.used = s.bar + 8 * (1 + (elem_bytes == 1 ? 6 : 4) * stages);
+  s.used = s.bar + 8 * (2 + (elem_bytes == 1 ? 6 : 4) * stages);
   s.total = s.used + kSmemAlign;
   return s;
 }

@@ -217,7 +217,7 @@ TEST(WsLayout, OneBlocksSharedMemoryHoldsQTheRingAndTheBarriersAlignedAndApart) 
           EXPECT_TRUE(regions[i].first + regions[i].second <= regions[j].first ||
                       regions[j].first + regions[j].second <= regions[i].first)
               << "D " << D << ": tiles overlap";
-      std::set<int> bars = {L.q_full()};
+      std::set<int> bars = {L.q_full(), L.q_empty()};
       for (int s = 0; s < r.stages; ++s)
         for (int b : {L.k_full(s), L.k_empty(s), L.v_full(s), L.v_empty(s)}) EXPECT_TRUE(bars.insert(b).second);
       for (int b : bars) {
