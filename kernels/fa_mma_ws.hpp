@@ -8,10 +8,9 @@
 #pragma once
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstring>
-#include <stdexcept>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "kernels/fa_mma_ws_sm90.hpp"

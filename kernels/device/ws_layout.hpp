@@ -120,9 +120,9 @@ inline const char* tma_tile_problem(const TmaTile& t) {
 // bytes): Q (BM rows), then K stages 0..S-1, then V stages 0..S-1 (BN rows each), with 1-byte
 // elements (FP8) then V's transposes stages 0..S-1 (D rows of BN bytes: the K-major B operand of P V),
 // then the mbarriers, 8 bytes each: q_full, k_full[S], k_empty[S], v_full[S], v_empty[S],
-// vt_full[S], vt_empty[S] (those two FP8 only), q_empty (a block that runs several tiles: the
-// consumers are done with its Q, the producer may load the next one). Every tile starts on a multiple of 1024 (tile
-// sizes are multiples of 8 rows * SW bytes, SW = 128 or 64: 1024 or 512).
+// vt_full[S], vt_empty[S] (those two FP8 only), q_empty (a block that runs several items: the
+// consumers are done with its Q, the producer may load the next one). Every tile starts on a
+// multiple of 1024 (tile sizes are multiples of 8 rows * SW bytes, SW = 128 or 64: 1024 or 512).
 struct WsSmem {
   int q, k0, v0, vt0, stage_bytes, q_bytes;
   int bar;    // q_full; then k_full, k_empty, v_full, v_empty, vt_full, vt_empty, `stages` each
