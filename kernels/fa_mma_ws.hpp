@@ -167,14 +167,14 @@ void launch_ws_cfg(const WsMaps& maps, const AttnArgs& a, Stream st, int sms) {
     return true;
   }();
   (void)smem_ok;
-  const int64_t items = int64_t((a.S + K::BM - 1) / K::BM) * a.H * a.B * (a.G > 1 ? a.G : 1);
-  const int64_t splits = a.G > 1 ? a.G : 1, item_tiles = (a.Sk + splits * K::BN - 1) / (splits * K::BN);
+  const int nq = (a.S + K::BM - 1) / K::BM, splits = a.G > 1 ? a.G : 1;
+  const int64_t items = int64_t(nq) * a.H * a.B * splits;
+  const int64_t item_tiles = (a.Sk + int64_t(splits) * K::BN - 1) / (int64_t(splits) * K::BN);
   const bool wave = !a.causal && item_tiles <= kWsPersistentTiles && items > sms;
   if (wave)
     mma_ws_fwd<T, K, true><<<dim3(unsigned(sms)), K::THREADS, K::SMEM, st>>>(maps, a);
   else
-    mma_ws_fwd<T, K, false><<<dim3((a.S + K::BM - 1) / K::BM, a.H, a.B * (a.G > 1 ? a.G : 1)), K::THREADS, K::SMEM,
-                              st>>>(maps, a);
+    mma_ws_fwd<T, K, false><<<dim3(nq, a.H, a.B * splits), K::THREADS, K::SMEM, st>>>(maps, a);
   FA_GPU_CHECK_LAUNCH("mma_ws_fwd");
 }
 

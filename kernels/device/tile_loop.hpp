@@ -19,34 +19,30 @@ struct BlockCoords {
   int b, h, hk, g, q0;
 };
 
-// Causal blocks take their q tile in reverse, so the heaviest (last) tiles are scheduled first.
-__device__ inline BlockCoords block_coords(const AttnArgs& a, int block_m) {
+// The coordinates of q tile qx of nq, head h and z = b x G + g. Causal blocks take their q tile in
+// reverse, so the heaviest (last) tiles are scheduled first.
+__device__ inline BlockCoords coords_of(const AttnArgs& a, int block_m, int qx, int nq, int h, int z) {
   const int G = a.G > 1 ? a.G : 1;
-  const int qt = a.causal ? int(gridDim.x) - 1 - int(blockIdx.x) : int(blockIdx.x);
   BlockCoords c;
-  c.h = blockIdx.y;
-  c.b = blockIdx.z / G;
-  c.g = blockIdx.z % G;
-  c.hk = c.h / (a.H / a.Hk);
-  c.q0 = qt * block_m;
-  return c;
-}
-
-// The same coordinates for work item `item` of a grid that walks its items in a loop (mma's sm_90
-// kernel, persistent where its items cost alike): the order of a grid of (nq, H, B x G) blocks, q
-// tiles fastest, so one item a block reproduces block_coords.
-__device__ inline BlockCoords block_coords_at(const AttnArgs& a, int block_m, int64_t item, int nq) {
-  const int G = a.G > 1 ? a.G : 1;
-  const int qx = int(item % nq);
-  const int64_t rest = item / nq;
-  BlockCoords c;
-  c.h = int(rest % a.H);
-  const int z = int(rest / a.H);
+  c.h = h;
   c.b = z / G;
   c.g = z % G;
   c.hk = c.h / (a.H / a.Hk);
   c.q0 = (a.causal ? nq - 1 - qx : qx) * block_m;
   return c;
+}
+
+// A block of a grid of (q tiles, H, B x G) blocks.
+__device__ inline BlockCoords block_coords(const AttnArgs& a, int block_m) {
+  return coords_of(a, block_m, int(blockIdx.x), int(gridDim.x), int(blockIdx.y), int(blockIdx.z));
+}
+
+// Work item `item` of a grid that walks its items in a loop (mma's sm_90 kernel, where its items
+// are short and cost alike): the order of a (nq, H, B x G) grid, q tiles fastest, so one item a
+// block reproduces block_coords.
+__device__ inline BlockCoords block_coords_at(const AttnArgs& a, int block_m, int64_t item, int nq) {
+  const int64_t rest = item / nq;
+  return coords_of(a, block_m, int(item % nq), nq, int(rest % a.H), int(rest / a.H));
 }
 
 // Sequence b as its rows see it: its own query and key counts and the window from the serving view;
