@@ -9,6 +9,7 @@
 // kernel on decode-shaped problems too, with its G as the chunk count (kernels/fa_mma.hip).
 // fa-bench-isa: sm_90a: mma.sync.aligned.m16n8k16
 // fa-bench-isa: sm_90a.sass: HMMA
+// fa-bench-isa-each: sm_90a: mma_decode_fwd: mma.sync.aligned.m16n8k16
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -3,7 +3,11 @@
 # code must hold, in lines of the form
 #   // fa-bench-isa: sm_90a: mma.sync.aligned.m16n8k16 wgmma.mma_async     (PTX instructions)
 #   // fa-bench-isa: sm_90a.sass: HMMA HGMMA                              (SASS, with cuobjdump)
-# is compiled for that arch, and the check fails if an instruction is missing. The list lives in
+#   // fa-bench-isa-each: sm_90a: mma_ws_fwd: wgmma.mma_async             (in every PTX kernel
+#                                                   whose name holds mma_ws_fwd, each instance)
+# is compiled for that arch, and the check fails if an instruction is missing. The per-kernel form
+# catches an instance the compiler emptied while others keep the file's count up (nvcc 13.0 once
+# compiled a template's single-item instance to its barrier setup alone). The list lives in
 # the kernel file; this script names no file. The PTX lines are always checked; the .sass lines
 # where cuobjdump exists (the full CUDA toolkit: the device machines have it; this repo's CI
 # machine ships nvcc and ptxas only). AMD archs (gfx*) are scripts/isa-check.sh's.
@@ -31,6 +35,35 @@ check() {  # file, count, what
     status=1
   fi
 }
+# The PTX kernels (.entry) whose name holds `pattern`, and how many of them lack the instruction:
+# prints "kernels lacking".
+each() {  # listing, pattern, instruction
+  local re
+  re=$(printf '%s' "$3" | sed 's/[.[\*^$]/\\&/g')
+  awk -v pat="$2" -v re="(^|[[:space:]])${re}" '
+    /^[.a-z ]*\.(entry|func)[[:space:]]/ {
+      cur = ($0 ~ /\.entry/ && index($0, pat)) ? $0 : ""
+      if (cur != "") { n++; has[cur] = 0 }
+      next
+    }
+    cur != "" && $0 ~ re { has[cur] = 1 }
+    END { lack = 0; for (e in has) if (!has[e]) lack++; print n + 0, lack }' "$1"
+}
+# each() on a listing of two kernels, one without the instruction: it must count 2 and 1.
+printf '.visible .entry a_k(\n\twgmma.mma_async.sync x;\n}\n.entry b_k(\n\tret;\n}\n.func c_k(\n\twgmma.mma_async.sync y;\n}\n' \
+  >"$out/each-selftest.ptx"
+if [[ $(each "$out/each-selftest.ptx" _k wgmma.mma_async) != "2 1" ]]; then
+  echo "FAIL: the per-kernel check miscounts its self-test listing ($out/each-selftest.ptx)"
+  status=1
+fi
+ptx_of() {  # kernel file, arch, listing base: compiles the PTX listing once a run
+  local listing=$out/$3-$2.ptx
+  if [[ -z ${made[$listing]:-} ]]; then
+    "$nvcc" "${flags[@]}" -arch="$2" -ptx -o "$listing" "$1"
+    made[$listing]=1
+  fi
+  printf '%s' "$listing"
+}
 found=0
 while IFS= read -r f; do
   base=${f#kernels/}
@@ -53,15 +86,27 @@ while IFS= read -r f; do
       fi
       what="in the $arch SASS"
     else
-      listing=$out/$base-$arch.ptx
-      if [[ -z ${made[$listing]:-} ]]; then
-        "$nvcc" "${flags[@]}" -arch="$arch" -ptx -o "$listing" "$f"
-        made[$listing]=1
-      fi
+      listing=$(ptx_of "$f" "$arch" "$base")
       what="in the $arch PTX"
     fi
     for i in $instrs; do check "$f" "$(count "$listing" "$i")" "$i $what"; done
   done < <(grep -E '^// fa-bench-isa: sm_' "$f" || true)
+  # Each "// fa-bench-isa-each: ARCH: KERNEL: INSTR..." line: every instance of the kernel.
+  while IFS= read -r line; do
+    arch=$(sed -E 's|^// fa-bench-isa-each: ([^:]+):.*|\1|' <<<"$line")
+    kernel=$(sed -E 's|^// fa-bench-isa-each: [^:]+: *([^:]+):.*|\1|' <<<"$line")
+    instrs=$(sed -E 's|^// fa-bench-isa-each: [^:]+:[^:]+:(.*)|\1|' <<<"$line")
+    [[ $arch == sm_* ]] || continue
+    listing=$(ptx_of "$f" "$arch" "$base")
+    for i in $instrs; do
+      read -r n lack < <(each "$listing" "$kernel" "$i")
+      printf '%-28s %6d  %s kernels, %d without %s in the %s PTX\n' "$f" "$n" "$kernel" "$lack" "$i" "$arch"
+      if [[ $n -eq 0 || $lack -ne 0 ]]; then
+        echo "FAIL $f: $((n == 0 ? 1 : lack)) $kernel kernel(s) without $i (of $n) in the $arch PTX"
+        status=1
+      fi
+    done
+  done < <(grep -E '^// fa-bench-isa-each: sm_' "$f" || true)
 done < <(grep -rlE --include='*.hip' '^// fa-bench-isa: sm_' kernels | sort)
 if [[ $found -eq 0 ]]; then
   echo "FAIL: no kernel file under kernels/ names an NVIDIA instruction (// fa-bench-isa: sm_...)"
