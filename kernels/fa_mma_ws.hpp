@@ -23,16 +23,16 @@
 namespace fa::gpu {
 namespace {
 
-// The dispatch: calls f(WsTraits<D, ...>{}) for the table's row of (D, causal), or returns false. It
-// walks the multiples of 16 up to 256 and instantiates kernels for the D the table has rows for (a
-// second instance where D's causal row differs), so the table is the one head-dim list (the gate
-// and the row's words ask this too).
+// The dispatch: calls f(WsTraits<D, ...>{}) for the table's row of (D, causal_row: ws_causal_row),
+// or returns false. It walks the multiples of 16 up to 256 and instantiates kernels for the D the
+// table has rows for (a second instance where D's causal row differs), so the table is the one
+// head-dim list (the gate and the row's words ask this too).
 template <int EB, int DC = 16, typename F>
-bool with_ws_cfg(int64_t D, bool causal, F&& f) {
+bool with_ws_cfg(int64_t D, bool causal_row, F&& f) {
   if constexpr (ws::ws_has_row(DC, EB)) {
     if (D == DC) {
       if constexpr (ws::ws_causal_row_differs(DC, EB)) {
-        if (causal) {
+        if (causal_row) {
           f(WsTraits<DC, true, EB>{});
           return true;
         }
@@ -41,13 +41,14 @@ bool with_ws_cfg(int64_t D, bool causal, F&& f) {
       return true;
     }
   }
-  if constexpr (DC < 256) return with_ws_cfg<EB, DC + 16>(D, causal, f);
+  if constexpr (DC < 256) return with_ws_cfg<EB, DC + 16>(D, causal_row, f);
   else return false;
 }
-// The row of p (its D, causal and element size: FP8 inputs take the 1-byte rows).
+// The row of p (its D, causal and length, and element size: FP8 inputs take the 1-byte rows).
+bool causal_row(const Problem& p) { return ws::ws_causal_row(p.causal, p.S, p.Sk); }
 template <typename F>
 bool with_ws_cfg(const Problem& p, F&& f) {
-  return is_fp8(p.dtype) ? with_ws_cfg<1>(p.D, p.causal, f) : with_ws_cfg<2>(p.D, p.causal, f);
+  return is_fp8(p.dtype) ? with_ws_cfg<1>(p.D, causal_row(p), f) : with_ws_cfg<2>(p.D, causal_row(p), f);
 }
 // Calls f(T{}, K{}) for p's dtype traits and tile row, or returns false: the pairs that exist only
 // (an FP8 dtype with the 1-byte rows, fp16/bf16 with the 2-byte ones).
@@ -57,7 +58,7 @@ bool with_ws_kernel(const Problem& p, F&& f) {
   with_any_dtype(p.dtype, [&](auto tr) {
     using T = decltype(tr);
     constexpr int eb = std::is_same_v<T, E4M3> || std::is_same_v<T, E5M2> ? 1 : 2;
-    found = with_ws_cfg<eb>(p.D, p.causal, [&](auto k) { f(tr, k); });
+    found = with_ws_cfg<eb>(p.D, causal_row(p), [&](auto k) { f(tr, k); });
   });
   return found;
 }

@@ -11,6 +11,8 @@
 // same call, with the row it replaced where one was measured against it.
 #pragma once
 
+#include <cstdint>
+
 namespace fa::ws {
 
 struct WsTileRow {
@@ -50,6 +52,10 @@ constexpr WsTileRow ws_tile_row(int D, int elem_bytes, bool causal = false) {
     // the 8k rows (causal 606 against 591, Llama-3 GQA 610 / 595, 64-head fp16 608 / 598), but in a
     // later call lost 5-8% on short ones: sweeps/ci.yaml's causal-2k-d128 (1.051-1.057x the time)
     // and gqa-prefill-1k (1.076-1.079x), where the diagonal tile's masked half is a larger share.
+    // So causal problems of 4096 or more queries and keys take the non-causal row (ws_causal_row
+    // below). A/B in one call, twice each (2026-11-24, TFLOP/s, 128 -> 176 keys; cuDNN beside):
+    // (2,16,16,8192,8192,128,1) 588 -> 602 (615), Llama-3 GQA 592 -> 606 (613), 64-head fp16
+    // 588 -> 600 (617), (2,16,16,4096,4096,128,1) 489 -> 493, GQA 4k 490 -> 495; 2k keeps 128.
     case 128: return causal ? WsTileRow{128, 2, 128, 128, 2, 2} : WsTileRow{128, 2, 128, 176, 2, 2};
     // FA3: 128 x 80 ("hits the limit of smem"): 64 KB of Q and 2 x 2 x 40 KB of K/V. Causal 555
     // (mma.sync 230; 269/549).
@@ -61,6 +67,13 @@ constexpr bool ws_has_row(int D, int elem_bytes) { return ws_tile_row(D, elem_by
 constexpr bool same_row(const WsTileRow& a, const WsTileRow& b) {
   return a.D == b.D && a.elem_bytes == b.elem_bytes && a.BM == b.BM && a.BN == b.BN && a.stages == b.stages &&
          a.consumer_wgs == b.consumer_wgs;
+}
+// Whether a problem takes its D's causal row: causal, and short enough that the diagonal tiles'
+// masked halves are a large share of the work (the kernel reads causal itself, so a long causal
+// problem runs the non-causal row's instance). The row comments above hold the measurements.
+constexpr int64_t kWsLongCausal = 4096;
+constexpr bool ws_causal_row(bool causal, int64_t S, int64_t Sk) {
+  return causal && (S < kWsLongCausal || Sk < kWsLongCausal);
 }
 // Whether causal problems of D have a row of their own (the kernel is instantiated for both).
 constexpr bool ws_causal_row_differs(int D, int elem_bytes) {

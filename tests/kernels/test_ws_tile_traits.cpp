@@ -73,3 +73,13 @@ TEST(WsTileTraits, D128TakesFA3sCausalTileAndOnlyItsCausalRowDiffers) {
   for (int D : {64, 96, 256}) EXPECT_FALSE(ws_causal_row_differs(D, 2)) << D;
   EXPECT_TRUE(ws_causal_row_differs(128, 2));
 }
+
+TEST(WsTileTraits, OnlyShortCausalProblemsTakeTheCausalRow) {
+  EXPECT_FALSE(ws_causal_row(false, 512, 512));
+  EXPECT_TRUE(ws_causal_row(true, 2048, 2048)) << "sweeps/ci.yaml's causal-2k-d128";
+  EXPECT_TRUE(ws_causal_row(true, 1024, 8192)) << "a short query block: unmeasured, so the causal row";
+  EXPECT_TRUE(ws_causal_row(true, 8192, 1024));
+  EXPECT_FALSE(ws_causal_row(true, 8192, 8192)) << "the 8k causal rows won 2-3% with 176 keys";
+  EXPECT_FALSE(ws_causal_row(true, kWsLongCausal, kWsLongCausal));
+  EXPECT_TRUE(ws_causal_row(true, kWsLongCausal - 1, kWsLongCausal));
+}
