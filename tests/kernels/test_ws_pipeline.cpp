@@ -65,7 +65,8 @@ struct Op {
 
 struct Sim {
   int stages, ntiles;
-  MBar q_full;
+  MBar q_full, q_empty;
+  int q_tile = -1, q_readers = 0;  // the item whose Q the buffer holds; warpgroups reading it
   std::vector<MBar> k_full, k_empty, v_full, v_empty, vt_full, vt_empty;
   NamedBar named[1 + kMaxConsumerWgs];
   std::vector<int> k_tile, v_tile, vt_tile;          // the tile a stage holds (-1: none)
@@ -82,41 +83,56 @@ struct Sim {
   Sim(int wgs, int s, int n, bool fp8 = false)
       : stages(s), ntiles(n), k_full(s), k_empty(s), v_full(s), v_empty(s), vt_full(s), vt_empty(s), k_tile(s, -1),
         v_tile(s, -1), vt_tile(s, -1), k_readers(s, 0), v_readers(s, 0), vt_readers(s, 0), vt_writers(s, 0) {
+    q_empty.expected = q_empty.pending = empty_arrivals(wgs);
     for (MBar& b : k_empty) b.expected = b.pending = empty_arrivals(wgs);
     for (MBar& b : v_empty) b.expected = b.pending = v_empty_arrivals(wgs, fp8);
     for (MBar& b : vt_full) b.expected = b.pending = kTransposeWarps;
     for (MBar& b : vt_empty) b.expected = b.pending = empty_arrivals(wgs);
   }
   MBar& bar(Kind k, int st, bool full) {
-    if (k == Kind::q) return q_full;
+    if (k == Kind::q) return full ? q_full : q_empty;
     if (k == Kind::k) return full ? k_full[st] : k_empty[st];
     if (k == Kind::vt) return full ? vt_full[st] : vt_empty[st];
     return full ? v_full[st] : v_empty[st];
   }
-  std::vector<int>& tiles(Kind k) { return k == Kind::k ? k_tile : k == Kind::vt ? vt_tile : v_tile; }
-  std::vector<int>& readers(Kind k) { return k == Kind::k ? k_readers : k == Kind::vt ? vt_readers : v_readers; }
+  int& tile_at(Kind k, int st) {
+    if (k == Kind::q) return q_tile;
+    return (k == Kind::k ? k_tile : k == Kind::vt ? vt_tile : v_tile)[size_t(st)];
+  }
+  int& readers_at(Kind k, int st) {
+    if (k == Kind::q) return q_readers;
+    return (k == Kind::k ? k_readers : k == Kind::vt ? vt_readers : v_readers)[size_t(st)];
+  }
 };
 
 constexpr int kTileBytes = 4096;  // any positive number: only its balance matters
 
-// kernels/fa_mma_ws_sm90.hpp, ws_produce: Q, then the ring in producer_load's order, then the wait
-// for the last copy into each stage.
-std::vector<Op> producer_ops(int stages, int n) {
+// kernels/fa_mma_ws_sm90.hpp, ws_produce over a block's items (one, or a wave's: `items` holds
+// each one's tiles): per item with tiles its Q (in a wave after the consumers' release of the last
+// one), then the ring in producer_load's order, tiles counted on across items; then ws_drain's wait
+// for the last Q and the last copy into each stage.
+std::vector<Op> producer_ops(int stages, const std::vector<int>& items, bool wave) {
   std::vector<Op> ops;
-  if (n == 0) return ops;
-  ops.push_back({Op::load, Kind::q});
-  for (int i = 0; i < 2 * n; ++i) {
-    const Load ld = producer_load(i, n);
-    const Kind k = ld.is_v ? Kind::v : Kind::k;
-    const int st = stage_of(ld.tile, stages);
-    ops.push_back({Op::wait_mbar, k, st, ld.tile, 0, false, empty_parity(ld.tile, stages)});
-    ops.push_back({Op::load, k, st, ld.tile});
+  int tb = 0, qk = 0;
+  for (int n : items) {
+    if (n == 0) continue;
+    if (wave) ops.push_back({Op::wait_mbar, Kind::q, 0, qk, 0, false, empty_parity(qk, 1)});
+    ops.push_back({Op::load, Kind::q, 0, qk});
+    for (int i = 0; i < 2 * n; ++i) {
+      const Load ld = producer_load(i, n);
+      const Kind k = ld.is_v ? Kind::v : Kind::k;
+      const int t = tb + ld.tile, st = stage_of(t, stages);
+      ops.push_back({Op::wait_mbar, k, st, t, 0, false, empty_parity(t, stages)});
+      ops.push_back({Op::load, k, st, t});
+    }
+    tb += n, ++qk;
   }
-  ops.push_back({Op::wait_mbar, Kind::q, 0, 0, 0, true, 0});  // the tail: the last copies landed
-  for (int t = n > stages ? n - stages : 0; t < n; ++t)
+  if (qk > 0) ops.push_back({Op::wait_mbar, Kind::q, 0, qk - 1, 0, true, full_parity(qk - 1, 1)});
+  for (int t = tb > stages ? tb - stages : 0; t < tb; ++t)
     for (Kind k : {Kind::k, Kind::v}) ops.push_back({Op::wait_mbar, k, stage_of(t, stages), t, 0, true, full_parity(t, stages)});
   return ops;
 }
+std::vector<Op> producer_ops(int stages, int n) { return producer_ops(stages, {n}, false); }
 
 // kernels/fa_mma_ws_sm90.hpp, ws_transpose_v (FP8), for one of the kTransposeWarps warps: per tile,
 // wait for V to land and for the consumers' release of the stage's V^T, read V and write V^T, then
@@ -137,41 +153,53 @@ std::vector<Op> transposer_ops(int stages, int n) {
   return ops;
 }
 
-// kernels/fa_mma_ws_sm90.hpp, ws_consume, for consumer warpgroup cw. A release is its 4 warps'
-// arrivals; a GEMM's reads of a stage last from its issue to the wait that shows them done. With FP8
-// inputs the consumers read V^T (Kind::vt) where they would read V.
-std::vector<Op> consumer_ops(int cw, int wgs, int stages, int n, bool fp8 = false) {
+// kernels/fa_mma_ws_sm90.hpp, ws_consume, for consumer warpgroup cw over a block's items (one, or
+// a wave's: tiles and Q loads counted on across items; in a wave Q is released once the item's last
+// S has landed). A release is its 4 warps' arrivals; a GEMM's reads of a stage (and of Q) last from
+// its issue to the wait that shows them done. With FP8 inputs the consumers read V^T (Kind::vt)
+// where they would read V. An issue is recorded as (warpgroup, the block's tile t of its S).
+std::vector<Op> consumer_ops(int cw, int wgs, int stages, const std::vector<int>& items, bool wave, bool fp8 = false) {
   std::vector<Op> ops;
-  if (n == 0) return ops;
   const Kind vk = fp8 ? Kind::vt : Kind::v;
   auto wait_full = [&](Kind k, int t) { ops.push_back({Op::wait_mbar, k, stage_of(t, stages), t, 0, true, full_parity(t, stages)}); };
   auto release = [&](Kind k, int t) {
-    for (int w = 0; w < 4; ++w) ops.push_back({Op::arrive_mbar, k, stage_of(t, stages), t, 0, false});
+    for (int w = 0; w < 4; ++w) ops.push_back({Op::arrive_mbar, k, k == Kind::q ? 0 : stage_of(t, stages), t, 0, false});
   };
-  auto read = [&](Op::Type ty, Kind k, int t) { ops.push_back({ty, k, stage_of(t, stages), t}); };
-  ops.push_back({Op::wait_mbar, Kind::q, 0, 0, 0, true, 0});
-  wait_full(Kind::k, 0);
-  read(Op::begin_read, Kind::k, 0);
-  read(Op::end_read, Kind::k, 0);
-  release(Kind::k, 0);
-  if (sched_first_arrive(cw, n)) ops.push_back({Op::bar_arrive, Kind::q, 0, 0, sched_barrier(0)});
-  for (int t = 1; t < n; ++t) {
-    wait_full(Kind::k, t);
-    wait_full(vk, t - 1);
-    ops.push_back({Op::bar_sync, Kind::q, 0, 0, sched_barrier(cw)});
-    ops.push_back({Op::issue, Kind::q, 0, t, cw});
-    read(Op::begin_read, Kind::k, t);
-    read(Op::begin_read, vk, t - 1);
-    if (sched_arrive_after(cw, t, n, wgs)) ops.push_back({Op::bar_arrive, Kind::q, 0, 0, sched_barrier(sched_next(cw, wgs))});
-    read(Op::end_read, Kind::k, t);  // wgmma.wait_group 1: S_t done
-    release(Kind::k, t);
-    read(Op::end_read, vk, t - 1);  // wgmma.wait_group 0: P V done
-    release(vk, t - 1);
+  auto read = [&](Op::Type ty, Kind k, int t) { ops.push_back({ty, k, k == Kind::q ? 0 : stage_of(t, stages), t}); };
+  int tb = 0, qk = 0;
+  for (const int n : items) {
+    if (n == 0) continue;
+    ops.push_back({Op::wait_mbar, Kind::q, 0, qk, 0, true, full_parity(qk, 1)});
+    wait_full(Kind::k, tb);
+    read(Op::begin_read, Kind::q, qk);
+    read(Op::begin_read, Kind::k, tb);
+    read(Op::end_read, Kind::q, qk);
+    read(Op::end_read, Kind::k, tb);
+    release(Kind::k, tb);
+    if (wave && n == 1) release(Kind::q, qk);
+    if (sched_first_arrive(cw, n)) ops.push_back({Op::bar_arrive, Kind::q, 0, 0, sched_barrier(0)});
+    for (int t = 1; t < n; ++t) {
+      wait_full(Kind::k, tb + t);
+      wait_full(vk, tb + t - 1);
+      ops.push_back({Op::bar_sync, Kind::q, 0, 0, sched_barrier(cw)});
+      ops.push_back({Op::issue, Kind::q, 0, tb + t, cw});
+      read(Op::begin_read, Kind::q, qk);
+      read(Op::begin_read, Kind::k, tb + t);
+      read(Op::begin_read, vk, tb + t - 1);
+      if (sched_arrive_after(cw, t, n, wgs)) ops.push_back({Op::bar_arrive, Kind::q, 0, 0, sched_barrier(sched_next(cw, wgs))});
+      read(Op::end_read, Kind::q, qk);
+      read(Op::end_read, Kind::k, tb + t);  // wgmma.wait_group 1: S_t done
+      release(Kind::k, tb + t);
+      if (wave && t == n - 1) release(Kind::q, qk);
+      read(Op::end_read, vk, tb + t - 1);  // wgmma.wait_group 0: P V done
+      release(vk, tb + t - 1);
+    }
+    wait_full(vk, tb + n - 1);
+    read(Op::begin_read, vk, tb + n - 1);
+    read(Op::end_read, vk, tb + n - 1);
+    release(vk, tb + n - 1);
+    tb += n, ++qk;
   }
-  wait_full(vk, n - 1);
-  read(Op::begin_read, vk, n - 1);
-  read(Op::end_read, vk, n - 1);
-  release(vk, n - 1);
   return ops;
 }
 
@@ -191,21 +219,22 @@ bool step(Sim& s, Actor& a) {
       break;
     case Op::arrive_mbar: s.bar(op.kind, op.stage, op.full).arrive(); break;
     case Op::load:
-      if (op.kind != Kind::q) {
-        if (s.readers(op.kind)[op.stage] > 0) s.error = "the TMA overwrites a stage a warpgroup still reads";
-        for (const auto& j : s.tma)
-          if (j.kind == op.kind && j.stage == op.stage) s.error = "two copies into one stage in flight";
-      }
+      if (s.readers_at(op.kind, op.stage) > 0)
+        s.error = op.kind == Kind::q ? "the TMA overwrites Q while a warpgroup still reads it"
+                                     : "the TMA overwrites a stage a warpgroup still reads";
+      for (const auto& j : s.tma)
+        if (j.kind == op.kind && j.stage == op.stage) s.error = "two copies into one stage in flight";
       s.bar(op.kind, op.stage, true).arrive_expect_tx(kTileBytes);
       s.tma.push_back({op.kind, op.stage, op.tile});
       break;
     case Op::begin_read:
-      if (s.tiles(op.kind)[op.stage] != op.tile)
-        s.error = "a consumer reads stage " + std::to_string(op.stage) + " for tile " + std::to_string(op.tile) +
-                  " holding " + std::to_string(s.tiles(op.kind)[op.stage]);
-      ++s.readers(op.kind)[op.stage];
+      if (s.tile_at(op.kind, op.stage) != op.tile)
+        s.error = std::string(op.kind == Kind::q ? "a consumer reads Q" : "a consumer reads stage " + std::to_string(op.stage)) +
+                  " for " + (op.kind == Kind::q ? "item " : "tile ") + std::to_string(op.tile) + " holding " +
+                  std::to_string(s.tile_at(op.kind, op.stage));
+      ++s.readers_at(op.kind, op.stage);
       break;
-    case Op::end_read: --s.readers(op.kind)[op.stage]; break;
+    case Op::end_read: --s.readers_at(op.kind, op.stage); break;
     case Op::begin_write:  // a transposing warp writes its share of V^T stage op.stage for tile op.tile
       if (s.vt_readers[size_t(op.stage)] > 0) s.error = "a transposing warp overwrites a V^T stage a warpgroup still reads";
       if (s.vt_writers[size_t(op.stage)]++ == 0) s.vt_tile[size_t(op.stage)] = -1;  // half written: no tile
@@ -229,7 +258,7 @@ bool step(Sim& s, Actor& a) {
 void land(Sim& s, size_t j) {
   const Sim::Job job = s.tma[j];
   s.tma.erase(s.tma.begin() + long(j));
-  if (job.kind != Kind::q) s.tiles(job.kind)[job.stage] = job.tile;
+  s.tile_at(job.kind, job.stage) = job.tile;
   s.bar(job.kind, job.stage, true).complete_tx(kTileBytes);
 }
 
@@ -238,20 +267,29 @@ struct Outcome {
   std::vector<std::pair<int, int>> issues;  // (warpgroup, t) in GEMM issue order
 };
 
-// The block's actors: the producer, then consumer warpgroups 0 .. wgs - 1.
-std::vector<Actor> block_actors(std::vector<Op> producer, int wgs, int stages, int n, bool fp8 = false) {
+// The block's actors: the producer, then consumer warpgroups 0 .. wgs - 1 (and with FP8 inputs the
+// transposing warps), over the block's items (`items`: each one's tiles; a wave's where `wave`).
+std::vector<Actor> block_actors(std::vector<Op> producer, int wgs, int stages, const std::vector<int>& items, bool wave,
+                                bool fp8 = false) {
   std::vector<Actor> actors = {{std::move(producer)}};
-  for (int cw = 0; cw < wgs; ++cw) actors.push_back({consumer_ops(cw, wgs, stages, n, fp8)});
+  for (int cw = 0; cw < wgs; ++cw) actors.push_back({consumer_ops(cw, wgs, stages, items, wave, fp8)});
+  int total = 0;
+  for (int n : items) total += n;
   if (fp8)
-    for (int w = 0; w < kTransposeWarps; ++w) actors.push_back({transposer_ops(stages, n)});
+    for (int w = 0; w < kTransposeWarps; ++w) actors.push_back({transposer_ops(stages, total)});
   return actors;
+}
+std::vector<Actor> block_actors(std::vector<Op> producer, int wgs, int stages, int n, bool fp8 = false) {
+  return block_actors(std::move(producer), wgs, stages, {n}, false, fp8);
 }
 
 // Runs one block of `wgs` consumer warpgroups to the end under a random interleaving of its actors
-// and the TMA engine.
-Outcome run(int wgs, int stages, int n, uint32_t seed, bool fp8 = false) {
-  Sim s(wgs, stages, n, fp8);
-  std::vector<Actor> actors = block_actors(producer_ops(stages, n), wgs, stages, n, fp8);
+// and the TMA engine: one item of n tiles, or a wave's items.
+Outcome run(int wgs, int stages, const std::vector<int>& items, bool wave, uint32_t seed, bool fp8 = false) {
+  int total = 0;
+  for (int n : items) total += n;
+  Sim s(wgs, stages, total, fp8);
+  std::vector<Actor> actors = block_actors(producer_ops(stages, items, wave), wgs, stages, items, wave, fp8);
   const int tma = int(actors.size());  // the choice that lands a copy
   std::mt19937 rng(seed);
   auto fail = [&](std::string e) { return Outcome{std::move(e), s.issues}; };
@@ -271,7 +309,10 @@ Outcome run(int wgs, int stages, int n, uint32_t seed, bool fp8 = false) {
     }
     if (!moved) return fail("deadlock");
   }
-  if (!s.q_full.error.empty()) return fail(s.q_full.error);
+  for (const MBar* b : {&s.q_full, &s.q_empty}) {
+    if (!b->error.empty()) return fail(b->error);
+    if (b->pending != b->expected || b->tx != 0) return fail("Q's barrier ends with a phase half done");
+  }
   for (auto* v : {&s.k_full, &s.k_empty, &s.v_full, &s.v_empty, &s.vt_full, &s.vt_empty})
     for (const MBar& b : *v) {
       if (!b.error.empty()) return fail(b.error);
@@ -281,6 +322,7 @@ Outcome run(int wgs, int stages, int n, uint32_t seed, bool fp8 = false) {
     if (s.named[id].arrived != 0) return fail("named barrier " + std::to_string(id) + " ends with arrivals pending");
   return Outcome{"", s.issues};
 }
+Outcome run(int wgs, int stages, int n, uint32_t seed, bool fp8 = false) { return run(wgs, stages, {n}, false, seed, fp8); }
 
 }  // namespace
 
@@ -376,6 +418,56 @@ TEST(WsPipeline, TheWarpgroupsTakeTurnsOnTheTensorCoresRoundRobin) {
           for (int cw = 0; cw < wgs; ++cw) want.push_back({cw, t});
         EXPECT_EQ(o.issues, want) << wgs << " consumers, " << n << " tiles, seed " << seed;
       }
+}
+
+TEST(WsPipeline, AWavesBlockRunsItsItemsWithoutDeadlockStaleTilesOrAStaleQ) {
+  // A block of a wave: items of 1..16 tiles (a split's range can be empty: 0 tiles), the ring's
+  // stages and parities running on across items, Q reloaded for each item once every warpgroup's
+  // last S of the one before has landed.
+  const std::vector<std::vector<int>> blocks = {{4, 4, 4, 4, 4, 4}, {1, 1, 1}, {1, 3, 2, 1}, {16, 16}, {2},
+                                                {3, 0, 2}, {0, 2, 2}, {2, 2, 0}, {5, 1, 0, 0, 1, 7}};
+  for (int wgs = 2; wgs <= kMaxConsumerWgs; ++wgs)
+    for (int stages : {2, 3})
+      for (const auto& items : blocks)
+        for (uint32_t seed = 1; seed <= 100; ++seed) {
+          const Outcome o = run(wgs, stages, items, /*wave=*/true, seed);
+          ASSERT_EQ(o.error, "") << wgs << " consumers, stages " << stages << ", items of "
+                                 << ::testing::PrintToString(items) << " tiles, seed " << seed;
+          std::vector<std::pair<int, int>> want;  // round robin within each item: its tiles but the first
+          int tb = 0;
+          for (int n : items) {
+            for (int t = 1; t < n; ++t)
+              for (int cw = 0; cw < wgs; ++cw) want.push_back({cw, tb + t});
+            tb += n;
+          }
+          ASSERT_EQ(o.issues, want) << ::testing::PrintToString(items) << ", seed " << seed;
+        }
+  for (uint32_t seed = 1; seed <= 100; ++seed)
+    ASSERT_EQ(run(2, 2, {3, 1, 4}, true, seed, /*fp8=*/true).error, "") << "FP8, seed " << seed;
+}
+
+TEST(WsPipeline, TheSimulationCatchesAProducerThatReloadsQBeforeTheConsumersReleaseIt) {
+  int caught = 0;
+  for (uint32_t seed = 1; seed <= 100; ++seed) {
+    const std::vector<int> items = {2, 2, 2};
+    Sim s(2, 2, 6);
+    std::vector<Op> prod = producer_ops(2, items, true);
+    prod.erase(std::remove_if(prod.begin(), prod.end(),
+                              [](const Op& o) { return o.type == Op::wait_mbar && o.kind == Kind::q && !o.full; }),
+               prod.end());
+    std::vector<Actor> actors = block_actors(prod, 2, 2, items, true);
+    std::mt19937 rng(seed);
+    for (int guard = 0; guard < 100000 && s.error.empty(); ++guard) {
+      const size_t c = rng() % (actors.size() + 1);
+      if (c == actors.size()) {
+        if (!s.tma.empty()) land(s, 0);
+      } else if (!actors[c].done()) {
+        step(s, actors[c]);
+      }
+    }
+    caught += !s.error.empty();
+  }
+  EXPECT_GT(caught, 0);
 }
 
 TEST(WsPipeline, TheSimulationCatchesABrokenProtocol) {
