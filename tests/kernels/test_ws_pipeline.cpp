@@ -324,6 +324,21 @@ Outcome run(int wgs, int stages, const std::vector<int>& items, bool wave, uint3
 }
 Outcome run(int wgs, int stages, int n, uint32_t seed, bool fp8 = false) { return run(wgs, stages, {n}, false, seed, fp8); }
 
+// Steps the actors (or lands the oldest copy) in a seeded random order until a rule breaks, all are
+// done or stuck, or 100000 choices pass: whether a rule broke. For the checks that must fail.
+bool breaks_a_rule(Sim& s, std::vector<Actor>& actors, uint32_t seed) {
+  std::mt19937 rng(seed);
+  for (int guard = 0; guard < 100000 && s.error.empty(); ++guard) {
+    const size_t c = rng() % (actors.size() + 1);
+    if (c == actors.size()) {
+      if (!s.tma.empty()) land(s, 0);
+    } else if (!actors[c].done()) {
+      step(s, actors[c]);
+    }
+  }
+  return !s.error.empty();
+}
+
 }  // namespace
 
 TEST(WsPipeline, RegisterBudgetsFitTheFileAndSetmaxnregsRules) {
@@ -393,16 +408,7 @@ TEST(WsPipeline, TheSimulationCatchesATransposerThatIgnoresTheConsumersRelease) 
       ops.erase(std::remove_if(ops.begin(), ops.end(), [](const Op& o) { return o.type == Op::wait_mbar && o.kind == Kind::vt; }),
                 ops.end());
     }
-    std::mt19937 rng(seed);
-    for (int guard = 0; guard < 100000 && s.error.empty(); ++guard) {
-      const size_t c = rng() % (actors.size() + 1);
-      if (c == actors.size()) {
-        if (!s.tma.empty()) land(s, 0);
-      } else if (!actors[c].done()) {
-        step(s, actors[c]);
-      }
-    }
-    caught += !s.error.empty();
+    caught += breaks_a_rule(s, actors, seed);
   }
   EXPECT_GT(caught, 0);
 }
@@ -456,16 +462,7 @@ TEST(WsPipeline, TheSimulationCatchesAProducerThatReloadsQBeforeTheConsumersRele
                               [](const Op& o) { return o.type == Op::wait_mbar && o.kind == Kind::q && !o.full; }),
                prod.end());
     std::vector<Actor> actors = block_actors(prod, 2, 2, items, true);
-    std::mt19937 rng(seed);
-    for (int guard = 0; guard < 100000 && s.error.empty(); ++guard) {
-      const size_t c = rng() % (actors.size() + 1);
-      if (c == actors.size()) {
-        if (!s.tma.empty()) land(s, 0);
-      } else if (!actors[c].done()) {
-        step(s, actors[c]);
-      }
-    }
-    caught += !s.error.empty();
+    caught += breaks_a_rule(s, actors, seed);
   }
   EXPECT_GT(caught, 0);
 }
