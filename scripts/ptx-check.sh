@@ -6,9 +6,9 @@
 #   // fa-bench-isa-each: sm_90a: mma_ws_fwd: wgmma.mma_async             (in every PTX kernel
 #                                                   whose name holds mma_ws_fwd, each instance)
 # is compiled for that arch, and the check fails if an instruction is missing. The per-kernel form
-# catches an instance the compiler emptied while others keep the file's count up (nvcc 13.0 once
-# compiled a template's single-item instance to its barrier setup alone). The list lives in
-# the kernel file; this script names no file. The PTX lines are always checked; the .sass lines
+# catches an instance compiled to nothing while the others keep the file's count up (an edit to
+# mma_ws_fwd's wave loop once left its single-item instances with their barrier setup alone). The
+# list lives in the kernel file; this script names no file. The PTX lines are always checked; the .sass lines
 # where cuobjdump exists (the full CUDA toolkit: the device machines have it; this repo's CI
 # machine ships nvcc and ptxas only). AMD archs (gfx*) are scripts/isa-check.sh's.
 # Usage: scripts/ptx-check.sh [OUT_DIR]   (default build/ptx; NVCC=path to override)
@@ -56,13 +56,12 @@ if [[ $(each "$out/each-selftest.ptx" _k wgmma.mma_async) != "2 1" ]]; then
   echo "FAIL: the per-kernel check miscounts its self-test listing ($out/each-selftest.ptx)"
   status=1
 fi
-ptx_of() {  # kernel file, arch, listing base: compiles the PTX listing once a run
-  local listing=$out/$3-$2.ptx
+ptx_of() {  # kernel file, arch, listing base: sets `listing`, compiled once a run (no subshell: made[] stays)
+  listing=$out/$3-$2.ptx
   if [[ -z ${made[$listing]:-} ]]; then
     "$nvcc" "${flags[@]}" -arch="$2" -ptx -o "$listing" "$1"
     made[$listing]=1
   fi
-  printf '%s' "$listing"
 }
 found=0
 while IFS= read -r f; do
@@ -86,7 +85,7 @@ while IFS= read -r f; do
       fi
       what="in the $arch SASS"
     else
-      listing=$(ptx_of "$f" "$arch" "$base")
+      ptx_of "$f" "$arch" "$base"
       what="in the $arch PTX"
     fi
     for i in $instrs; do check "$f" "$(count "$listing" "$i")" "$i $what"; done
@@ -97,7 +96,7 @@ while IFS= read -r f; do
     kernel=$(sed -E 's|^// fa-bench-isa-each: [^:]+: *([^:]+):.*|\1|' <<<"$line")
     instrs=$(sed -E 's|^// fa-bench-isa-each: [^:]+:[^:]+:(.*)|\1|' <<<"$line")
     [[ $arch == sm_* ]] || continue
-    listing=$(ptx_of "$f" "$arch" "$base")
+    ptx_of "$f" "$arch" "$base"
     for i in $instrs; do
       read -r n lack < <(each "$listing" "$kernel" "$i")
       printf '%-28s %6d  %s kernels, %d without %s in the %s PTX\n' "$f" "$n" "$kernel" "$lack" "$i" "$arch"
