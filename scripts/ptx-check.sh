@@ -22,10 +22,9 @@ flags=(-x cu -std=c++17 -O3 -I. -Iinclude -I/usr/include/eigen3 --expt-relaxed-c
 status=0
 # Counts lines of the listing where a word starts with the instruction (after a tab, a space or
 # a SASS address comment): mma.sync.aligned.m16n8k16 counts mma.sync.aligned.m16n8k16.row.col.f32.
+escaped() { printf '%s' "$1" | sed 's/[.[\*^$]/\\&/g'; }  # an instruction as an extended regex
 count() {  # listing, instruction
-  local re
-  re=$(printf '%s' "$2" | sed 's/[.[\*^$]/\\&/g')
-  grep -cE "(^|[[:space:]]|/)${re}" "$1" || true
+  grep -cE "(^|[[:space:]]|/)$(escaped "$2")" "$1" || true
 }
 declare -A made  # listings compiled in this run (never a stale one from an earlier run)
 check() {  # file, count, what
@@ -38,9 +37,7 @@ check() {  # file, count, what
 # The PTX kernels (.entry) whose name holds `pattern`, and how many of them lack the instruction:
 # prints "kernels lacking".
 each() {  # listing, pattern, instruction
-  local re
-  re=$(printf '%s' "$3" | sed 's/[.[\*^$]/\\&/g')
-  awk -v pat="$2" -v re="(^|[[:space:]])${re}" '
+  awk -v pat="$2" -v re="(^|[[:space:]])$(escaped "$3")" '
     /^[.a-z ]*\.(entry|func)[[:space:]]/ {
       cur = ($0 ~ /\.entry/ && index($0, pat)) ? $0 : ""
       if (cur != "") { n++; has[cur] = 0 }

@@ -162,10 +162,11 @@ std::vector<Op> consumer_ops(int cw, int wgs, int stages, const std::vector<int>
   std::vector<Op> ops;
   const Kind vk = fp8 ? Kind::vt : Kind::v;
   auto wait_full = [&](Kind k, int t) { ops.push_back({Op::wait_mbar, k, stage_of(t, stages), t, 0, true, full_parity(t, stages)}); };
+  auto stage = [&](Kind k, int t) { return k == Kind::q ? 0 : stage_of(t, stages); };  // Q: one buffer
   auto release = [&](Kind k, int t) {
-    for (int w = 0; w < 4; ++w) ops.push_back({Op::arrive_mbar, k, k == Kind::q ? 0 : stage_of(t, stages), t, 0, false});
+    for (int w = 0; w < 4; ++w) ops.push_back({Op::arrive_mbar, k, stage(k, t), t, 0, false});
   };
-  auto read = [&](Op::Type ty, Kind k, int t) { ops.push_back({ty, k, k == Kind::q ? 0 : stage_of(t, stages), t}); };
+  auto read = [&](Op::Type ty, Kind k, int t) { ops.push_back({ty, k, stage(k, t), t}); };
   int tb = 0, qk = 0;
   for (const int n : items) {
     if (n == 0) continue;
