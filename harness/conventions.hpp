@@ -65,14 +65,20 @@ FA_HD inline T transformed_score(T s, T cap, const Slope* slope, int64_t row, in
 // Split g of G over a row block whose live keys are [0, live_end): whole key tiles of `block_n`,
 // as even as possible (the first tiles % G splits take one tile more), so a split is empty only
 // when the block has fewer tiles than splits, and then only trailing splits are.
-FA_HD inline KeyRange split_range(int64_t live_end, int g, int G, int block_n) {
+// Computed in I: int64_t, or int where the caller's keys fit one (a GPU kernel's: no 64-bit
+// division calls in device code).
+template <typename I>
+FA_HD inline KeyRange split_range_in(I live_end, int g, int G, int block_n) {
   if (G <= 1) return {0, live_end};
-  const int64_t tiles = (live_end + block_n - 1) / block_n;
-  const int64_t base = tiles / G, rem = tiles % G;
-  const int64_t first = g * base + (g < rem ? g : rem);
-  const int64_t count = base + (g < rem ? 1 : 0);
-  const int64_t b = first * block_n, e = (first + count) * block_n;
+  const I tiles = (live_end + block_n - 1) / block_n;
+  const I base = tiles / G, rem = tiles % G;
+  const I first = g * base + (g < rem ? g : rem);
+  const I count = base + (g < rem ? 1 : 0);
+  const I b = first * block_n, e = (first + count) * block_n;
   return {b < live_end ? b : live_end, e < live_end ? e : live_end};
+}
+FA_HD inline KeyRange split_range(int64_t live_end, int g, int G, int block_n) {
+  return split_range_in<int64_t>(live_end, g, G, block_n);
 }
 
 // Split g of G over keys [begin, end): whole key tiles of `block_n` counted from `begin` rounded

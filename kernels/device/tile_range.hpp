@@ -57,11 +57,11 @@ FA_HD inline KeyRange block_split(const SeqShape& q, int64_t q0, int block_m, in
 }
 
 // block_split of a dense problem (no window, one S and Sk, q0 < S), as the dense kernels have always
-// computed it, in AttnArgs' int: the last row's causal limit, split from key 0. The null-serving
-// fast path.
+// computed it, in AttnArgs' int (the split too: no 64-bit division calls): the last row's causal
+// limit, split from key 0. The null-serving fast path.
 FA_HD inline KeyRange dense_block_split(int S, int Sk, bool causal, int q0, int block_m, int g, int G, int block_n) {
   const int last = (q0 + block_m < S ? q0 + block_m : S) - 1;
-  return split_range(visible_keys(last, S, Sk, causal), g, G, block_n);
+  return split_range_in<int>(int(visible_keys(last, S, Sk, causal)), g, G, block_n);
 }
 
 // The per-tile tests and masks below compute in 32 bits: a device problem's keys fit an int

@@ -1,6 +1,8 @@
 // Problem conventions: exact causal pair counts, FLOPs and bytes, strides, validation, splits.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "harness/conventions.hpp"
 #include "harness/problem.hpp"
 
@@ -101,6 +103,20 @@ TEST(Conventions, SplitRangesTileTheLiveKeysExactlyWithoutEmptyLeadingSplits) {
         EXPECT_EQ(nonempty, G) << "no split may be empty when there are enough tiles";
       }
     }
+}
+
+// GPU kernels split in AttnArgs' int (tile_range.hpp's dense_block_split: no 64-bit division calls
+// in device code); every key count an int holds must split as the 64-bit form does.
+TEST(Conventions, SplitRangesInIntMatchTheInt64FormUpToIntMax) {
+  const int big = std::numeric_limits<int>::max() - 256;
+  for (int live : {0, 1, 3, 64, 65, 200, 1000, 131072, 1 << 30, big})
+    for (int block_n : {64, 80, 128, 176})
+      for (int G : {1, 2, 3, 4, 8, 16})
+        for (int g = 0; g < G; ++g) {
+          const KeyRange wide = split_range(live, g, G, block_n), narrow = split_range_in<int>(live, g, G, block_n);
+          EXPECT_EQ(narrow.begin, wide.begin) << "live=" << live << " n=" << block_n << " G=" << G << " g=" << g;
+          EXPECT_EQ(narrow.end, wide.end) << "live=" << live << " n=" << block_n << " G=" << G << " g=" << g;
+        }
 }
 
 TEST(Problem, SizesWhoseProductsOverflowInt64AreInvalidNotCrashes) {
