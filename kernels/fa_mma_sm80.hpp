@@ -222,18 +222,10 @@ __global__ void __launch_bounds__(K::THREADS) mma_fwd(AttnArgs a) {
       const frag::Coord at = frag::mma_m16n8k16_c(lane, 2 * hr);
       const int s_row = c.q0 + wrow + mt * 16 + at.row;
       if (s_row >= pl.sq) continue;
-      if constexpr (SERVE) {
-        const int64_t o_at = tile::o_row(a, c, s_row);
-#pragma unroll
-        for (int dt = 0; dt < K::DT; ++dt)
-          tile::store_pair<T>(a, c, s_row, o_at, dt * 8 + at.col, acc[mt][dt][2 * hr] * e.inv_l,
-                              acc[mt][dt][2 * hr + 1] * e.inv_l);
-      } else {
-#pragma unroll
-        for (int dt = 0; dt < K::DT; ++dt)
-          tile::store_pair<T>(a, c, s_row, dt * 8 + at.col, acc[mt][dt][2 * hr] * e.inv_l,
-                              acc[mt][dt][2 * hr + 1] * e.inv_l);
-      }
+      const int64_t o_at = SERVE ? tile::o_row(a, c, s_row) : tile::dense_o_row(a, c, s_row);
+      tile::store_row_pairs<T, K::DT>(a, c, s_row, o_at, at.col, [&](int dt) {
+        return make_float2(acc[mt][dt][2 * hr] * e.inv_l, acc[mt][dt][2 * hr + 1] * e.inv_l);
+      });
       if (lane % 4 == 0) tile::store_lse(a, c, s_row, e.lse);
     }
 #else

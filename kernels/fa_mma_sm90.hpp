@@ -186,17 +186,10 @@ __global__ void __launch_bounds__(K::THREADS, K::MIN_BLOCKS) mma_wg_fwd(AttnArgs
     const frag::Coord at = frag::wgmma_m64nNk16_c(wt, 2 * hr);
     const int s_row = c.q0 + 64 * wgi + at.row;
     if (s_row >= pl.sq) continue;
-    if constexpr (SERVE) {
-      const int64_t o_at = tile::o_row(a, c, s_row);
-#pragma unroll
-      for (int j = 0; j < K::D / 8; ++j)
-        tile::store_pair<T>(a, c, s_row, o_at, 8 * j + at.col, o[4 * j + 2 * hr] * e.inv_l,
-                            o[4 * j + 2 * hr + 1] * e.inv_l);
-    } else {
-#pragma unroll
-      for (int j = 0; j < K::D / 8; ++j)
-        tile::store_pair<T>(a, c, s_row, 8 * j + at.col, o[4 * j + 2 * hr] * e.inv_l, o[4 * j + 2 * hr + 1] * e.inv_l);
-    }
+    const int64_t o_at = SERVE ? tile::o_row(a, c, s_row) : tile::dense_o_row(a, c, s_row);
+    tile::store_row_pairs<T, K::D / 8>(a, c, s_row, o_at, at.col, [&](int j) {
+      return make_float2(o[4 * j + 2 * hr] * e.inv_l, o[4 * j + 2 * hr + 1] * e.inv_l);
+    });
     if (lane % 4 == 0) tile::store_lse(a, c, s_row, e.lse);
   }
 #else

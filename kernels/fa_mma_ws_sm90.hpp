@@ -298,9 +298,17 @@ __device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c,
     const frag::Coord at = frag::wgmma_m64nNk16_c(wt, 2 * hr);
     const int s_row = c.q0 + 64 * cw + at.row;
     if (s_row >= a.S) continue;
+    auto pair = [&](int j) { return make_float2(o[4 * j + 2 * hr] * e.inv_l, o[4 * j + 2 * hr + 1] * e.inv_l); };
+    if constexpr (K::D == 64) {
+      // Per pair, as before store_row_pairs: with the row's address once, the D = 64 rows run as
+      // a wave read 1.5-2.5% lower (H100, one call, alternated: (16,16,16,512,512,64) fp16 311-315
+      // -> 306-307, whisper-b4 405 -> 397-401, (16,16,16,700,700,64) 320 -> 315-316); why is not
+      // established (three warpgroups issue their stores at once there). D = 96 took 357 -> 370.
 #pragma unroll
-    for (int j = 0; j < K::D / 8; ++j)
-      tile::store_pair<T>(a, c, s_row, 8 * j + at.col, o[4 * j + 2 * hr] * e.inv_l, o[4 * j + 2 * hr + 1] * e.inv_l);
+      for (int j = 0; j < K::D / 8; ++j) tile::store_pair<T>(a, c, s_row, 8 * j + at.col, pair(j).x, pair(j).y);
+    } else {
+      tile::store_row_pairs<T, K::D / 8>(a, c, s_row, at.col, pair);
+    }
     if (lane % 4 == 0) tile::store_lse(a, c, s_row, e.lse);
   }
 }

@@ -141,9 +141,37 @@ __device__ inline void store_pair(const AttnArgs& a, const BlockCoords& c, int s
   }
 }
 // The dense form (mma, mma-decode: no thd), row s at b * q_sb + s * q_ss + h * q_sh.
+__device__ inline int64_t dense_o_row(const AttnArgs& a, const BlockCoords& c, int s) {
+  return c.b * a.q_sb + int64_t(s) * a.q_ss + c.h * a.q_sh;
+}
 template <typename T>
 __device__ inline void store_pair(const AttnArgs& a, const BlockCoords& c, int s, int d, float v0, float v1) {
-  store_pair<T>(a, c, s, c.b * a.q_sb + int64_t(s) * a.q_ss + c.h * a.q_sh, d, v0, v1);
+  store_pair<T>(a, c, s, dense_o_row(a, c, s), d, v0, v1);
+}
+// store_pair for N pairs of row s (starting at o_at in O), columns (d0 + 8 j, d0 + 8 j + 1) =
+// pair(j) (a float2), as the tensor-core fragments hold them: the row's address is computed once,
+// not once a pair (on the H100 the per-pair form took 27 instructions a pair, mostly 64-bit address
+// arithmetic, in mma_ws_fwd's D = 64 epilogue).
+template <typename T, int N, typename Pair>
+__device__ inline void store_row_pairs(const AttnArgs& a, const BlockCoords& c, int s, int64_t o_at, int d0,
+                                       Pair&& pair) {
+  if (a.G > 1) {
+    float* const row = a.o_part + partial_row(a, c.b, c.h, c.g, s) * a.D + d0;
+#pragma unroll
+    for (int j = 0; j < N; ++j) *reinterpret_cast<float2*>(row + 8 * j) = pair(j);
+  } else {
+    uint16_t* const row = a.o + o_at + d0;
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      const float2 v = pair(j);
+      *reinterpret_cast<uint32_t*>(row + 8 * j) = uint32_t(T::store(v.x)) | (uint32_t(T::store(v.y)) << 16);
+    }
+  }
+}
+// The dense form (no thd).
+template <typename T, int N, typename Pair>
+__device__ inline void store_row_pairs(const AttnArgs& a, const BlockCoords& c, int s, int d0, Pair&& pair) {
+  store_row_pairs<T, N>(a, c, s, dense_o_row(a, c, s), d0, pair);
 }
 
 __device__ inline void store_lse(const AttnArgs& a, const BlockCoords& c, int s, float lse) {
