@@ -90,6 +90,11 @@ template <typename K>
 ws::TmaTile kv_tile(const AttnArgs& a) {
   return ws_view<K>(K::BN, a.Sk, a.Hk, a.B, a.k_ss, a.k_sh, a.k_sb);
 }
+// O has Q's shape and strides (tile_loop.hpp's dense_o_row); a box is one consumer warpgroup's 64 rows.
+template <typename K>
+ws::TmaTile o_tile(const AttnArgs& a) {
+  return ws_view<K>(64, a.S, a.H, a.B, a.q_ss, a.q_sh, a.q_sb);
+}
 
 #if FA_CUDA
 // cuTensorMapEncodeTiled from the driver the runtime loaded. cudaGetDriverEntryPointByVersion is the
@@ -145,8 +150,10 @@ sm90::TensorMap encode_map(DType t, const uint16_t* base, const ws::TmaTile& g, 
 
 template <typename K>
 WsMaps make_maps(const AttnArgs& a, DType t) {
+  const bool staged = K::STAGE_O && a.G <= 1;  // the kernel's condition for TMA stores of O
   return WsMaps{encode_map(t, a.q, q_tile<K>(a), "Q"), encode_map(t, a.k, kv_tile<K>(a), "K"),
-                encode_map(t, a.v, kv_tile<K>(a), "V")};
+                encode_map(t, a.v, kv_tile<K>(a), "V"),
+                staged ? encode_map(t, a.o, o_tile<K>(a), "O") : sm90::TensorMap{}};
 }
 
 // The grid: one block a work item (q tile, head, batch x split), as block_coords reads it. Where

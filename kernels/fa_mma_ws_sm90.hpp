@@ -21,8 +21,11 @@
 //   ring (q_full, q_empty) that the consumers free after their last S of an item, so the producer
 //   loads the next item's Q and K/V while they finish the last one (FA3's persistent tile scheduler,
 //   without its dynamic order: here the items cost alike).
+// - The epilogue: where the row has room (ws_layout.hpp's ws_stage_o) and the launch does not split,
+//   each consumer warpgroup writes its rows of O to shared memory and one of its threads stores them
+//   with the TMA (cp.async.bulk.tensor, FA3's epilogue too); else each thread stores its own pairs.
 // Shared memory (kernels/device/ws_layout.hpp): Q, the K ring, the V ring in the TMA's swizzle, which
-// is the layout the wgmma descriptors describe; then the mbarriers. Tile loop conventions (causal
+// is the layout the wgmma descriptors describe; O's staging tile where there is one; then the mbarriers. Tile loop conventions (causal
 // limit, split ranges, masks, epilogue, partials) are the mma path's (kernels/device/tile_loop.hpp).
 // Built only into sm_90a code; elsewhere its body traps and the host never launches it (fa_mma.hip's use_ws).
 #pragma once
@@ -52,7 +55,9 @@ struct WsTraits {
   static constexpr int KD = DE / 16;                     // k steps (32 bytes each) of Q K^T
   static constexpr int KN = BN * EB / 32;                // k steps of P V: 16 keys (16-bit), 32 keys (FP8)
   static constexpr int SWT = FP8 ? ws::swizzle_bytes(BN / 2) : 0;  // FP8: V^T's rows are BN bytes
-  static constexpr ws::WsSmem layout() { return ws::ws_smem(BM, BN, D, STAGES, EB); }
+  // O through shared memory and TMA stores (ws_layout.hpp's ws_stage_o; the epilogue below).
+  static constexpr bool STAGE_O = ws::ws_stage_o(BM, BN, D, STAGES, EB);
+  static constexpr ws::WsSmem layout() { return ws::ws_smem(BM, BN, D, STAGES, EB, STAGE_O); }
   static constexpr int SMEM = layout().total;
   static_assert(ROW.BM > 0, "no tile row for this head dim");
   static_assert(WGS >= 2 && WGS <= ws::kMaxConsumerWgs && BM == 64 * WGS, "one 64-row slice a consumer warpgroup");
@@ -62,9 +67,11 @@ struct WsTraits {
   static_assert(SMEM <= ws::kMaxDynamicSmem, "shared memory");
 };
 
-// The three tensor maps, encoded on the host (kernels/fa_mma_ws.hpp), read by the TMA in place.
+// The tensor maps, encoded on the host (kernels/fa_mma_ws.hpp), read by the TMA in place: Q, K, V,
+// and O (64-row boxes, one consumer warpgroup's rows) where the row stages O and the launch does
+// not split (G <= 1; splits store fp32 partials thread by thread), else zeros.
 struct WsMaps {
-  sm90::TensorMap q, k, v;
+  sm90::TensorMap q, k, v, o;
 };
 
 #if FA_HAS_WGMMA_SM90
@@ -164,8 +171,8 @@ __device__ inline void ws_transpose_v(int ntiles, uint32_t base, int tw, int tb)
 
 // A consumer warpgroup `cw` (0 .. WGS - 1: rows [64 cw, 64 cw + 64) of the block), thread `wt` of it.
 template <typename T, typename K, bool WAVE>
-__device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c, const KeyRange& kr, int ntiles,
-                                  uint32_t base, int cw, int wt, int tb, int qk) {
+__device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, const tile::BlockCoords& c,
+                                  const KeyRange& kr, int ntiles, uint32_t base, int cw, int wt, int tb, int qk) {
   constexpr ws::WsSmem L = K::layout();
   constexpr ws::DescStrides kd = ws::kmajor_strides(K::SW), vd = ws::mnmajor_strides(K::BN, K::SW);
   constexpr ws::DescStrides td = ws::kmajor_strides(K::FP8 ? K::SWT : 128);  // FP8: V^T, K-major
@@ -288,6 +295,16 @@ __device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c,
     release(v_free(vs));
   }
 
+  // The epilogue. STAGE_O without splits: the warpgroup writes its 64 rows of O into its slice of
+  // the staging tile (Q's swizzled layout: 4-byte writes, a warp's 32 on 32 banks) and one thread
+  // stores the slice with the TMA (rows past S are clipped there), where each thread's 64-bit
+  // address arithmetic and stores took 274 instructions a warp an item at D = 64 (ncu). The slice's
+  // previous store must have read it first (a block that runs several items).
+  const bool staged = K::STAGE_O && a.G <= 1;
+  if (staged) {
+    if (wt == 0) sm90::bulk_wait_read<0>();
+    sm90::bar_sync(ws::epilogue_barrier(cw), 128);
+  }
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {
     float lsum = l[hr];
@@ -297,19 +314,35 @@ __device__ inline void ws_consume(const AttnArgs& a, const tile::BlockCoords& c,
     if constexpr (K::FP8) e.inv_l *= a.v_descale;  // v's descale, with 1/l (q's and k's are in scale_log2)
     const frag::Coord at = frag::wgmma_m64nNk16_c(wt, 2 * hr);
     const int s_row = c.q0 + 64 * cw + at.row;
-    if (s_row >= a.S) continue;
     auto pair = [&](int j) { return make_float2(o[4 * j + 2 * hr] * e.inv_l, o[4 * j + 2 * hr + 1] * e.inv_l); };
-    if constexpr (K::D == 64) {
-      // Per pair, as before store_row_pairs: with the row's address once, the D = 64 rows run as
-      // a wave read 1.5-2.5% lower (H100, one call, alternated: (16,16,16,512,512,64) fp16 311-315
-      // -> 306-307, whisper-b4 405 -> 397-401, (16,16,16,700,700,64) 320 -> 315-316); why is not
-      // established (three warpgroups issue their stores at once there). D = 96 took 357 -> 370.
+    if constexpr (K::STAGE_O) {
+      if (staged) {
+        const uint32_t row = base + uint32_t(L.o);
 #pragma unroll
-      for (int j = 0; j < K::D / 8; ++j) tile::store_pair<T>(a, c, s_row, 8 * j + at.col, pair(j).x, pair(j).y);
-    } else {
-      tile::store_row_pairs<T, K::D / 8>(a, c, s_row, at.col, pair);
+        for (int j = 0; j < K::D / 8; ++j)
+          sts32(row + uint32_t(ws::sw_offset(64 * cw + at.row, 8 * j + at.col, K::BM, K::SW)),
+                pack2<T>(pair(j).x, pair(j).y));
+        if (lane % 4 == 0 && s_row < a.S) tile::store_lse(a, c, s_row, e.lse);
+        continue;
+      }
     }
+    if (s_row >= a.S) continue;
+    // Thread by thread (splits, or no staging tile): the row's address once (store_row_pairs). At
+    // D = 64 the per-pair form had read 1.5-2.5% faster on the rows run as a wave (H100, 157da81);
+    // those rows now stage O.
+    tile::store_row_pairs<T, K::D / 8>(a, c, s_row, at.col, pair);
     if (lane % 4 == 0) tile::store_lse(a, c, s_row, e.lse);
+  }
+  if (staged) {
+    sm90::fence_proxy_async();  // the writes above, before the TMA's reads
+    sm90::bar_sync(ws::epilogue_barrier(cw), 128);
+    if (wt == 0) {
+#pragma unroll
+      for (int j = 0; j < K::DE / K::BC; ++j)  // column block j of the warpgroup's rows
+        sm90::tma_store_4d(mo, base + uint32_t(L.o + j * K::BM * K::SW + 64 * cw * K::SW), j * K::BC, c.q0 + 64 * cw,
+                           c.h, c.b);
+      sm90::bulk_commit();
+    }
   }
 }
 #endif
@@ -379,8 +412,10 @@ __global__ void __launch_bounds__(K::THREADS, 1) mma_ws_fwd(const FA_GRID_CONSTA
   } else {
     sm90::reg_alloc<ws::consumer_regs(K::WGS, K::FP8)>();
     for_items([&](const tile::BlockCoords& c, const KeyRange& kr, int ntiles) {
-      ws_consume<T, K, WAVE>(a, c, kr, ntiles, base, tid / 128 - 1, tid % 128, tb, qk);
+      ws_consume<T, K, WAVE>(a, &maps.o, c, kr, ntiles, base, tid / 128 - 1, tid % 128, tb, qk);
     });
+    if constexpr (K::STAGE_O)  // the last TMA store has read O's staging tile before the block's memory goes
+      if (tid % 128 == 0) sm90::bulk_wait_read<0>();
   }
 #else
   (void)maps, (void)a;

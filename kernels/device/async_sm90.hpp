@@ -78,7 +78,7 @@ __device__ inline void mbar_wait_or_trap(uint32_t bar, uint32_t parity) {
     if (wall_ticks() - t0 > kWaitTrapNs) __trap();
 }
 
-// ---- TMA (cute SM90_TMA_LOAD_4D without the cache hint) ---------------------------------------
+// ---- TMA (cute SM90_TMA_LOAD_4D without the cache hint; SM90_TMA_STORE_4D) ------------------
 // Copies the box at coordinates (c0 innermost .. c3) of the tensor `tmap` describes to shared memory
 // at `dst`, in the tensor map's swizzle; the bytes complete on `bar`'s current phase.
 __device__ inline void tma_load_4d(uint32_t dst, const TensorMap* tmap, uint32_t bar, int c0, int c1, int c2, int c3) {
@@ -86,6 +86,23 @@ __device__ inline void tma_load_4d(uint32_t dst, const TensorMap* tmap, uint32_t
       "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(tmap)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
       : "memory");
+}
+// The other direction (cute SM90_TMA_STORE_4D): the box at `src` in shared memory, in the tensor
+// map's swizzle, to the tensor's box at (c0 .. c3); elements outside the tensor (rows past S) are not
+// written. The copy joins this thread's bulk group (bulk_commit); its shared-memory source may be
+// rewritten once bulk_wait_read says the group has read it. The writer threads order their
+// shared-memory writes for it with fence_proxy_async and a barrier first (CUTLASS tma_store_fence).
+__device__ inline void tma_store_4d(const TensorMap* tmap, uint32_t src, int c0, int c1, int c2, int c3) {
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(tmap)),
+               "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+}
+__device__ inline void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Until at most N of this thread's bulk groups still read their shared-memory sources.
+template <int N>
+__device__ inline void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
 }
 // Fetches a tensor map into the TMA unit's descriptor cache ahead of its first copy.
 __device__ inline void prefetch_tensor_map(const TensorMap* tmap) {

@@ -119,12 +119,14 @@ inline const char* tma_tile_problem(const TmaTile& t) {
 // From a base aligned to 1024 bytes (the kernel rounds the dynamic base up, hence `align` spare
 // bytes): Q (BM rows), then K stages 0..S-1, then V stages 0..S-1 (BN rows each), with 1-byte
 // elements (FP8) then V's transposes stages 0..S-1 (D rows of BN bytes: the K-major B operand of P V),
-// then the mbarriers, 8 bytes each: q_full, k_full[S], k_empty[S], v_full[S], v_empty[S],
+// with `stage_o` then O's staging tile (BM rows in Q's layout: the consumers write their rows of O
+// there and the TMA stores it, ws_stage_o below), then the mbarriers, 8 bytes each: q_full, k_full[S], k_empty[S], v_full[S], v_empty[S],
 // vt_full[S], vt_empty[S] (those two FP8 only), q_empty (a block that runs several items: the
 // consumers are done with its Q, the producer may load the next one). Every tile starts on a
 // multiple of 1024 (tile sizes are multiples of 8 rows * SW bytes, SW = 128 or 64: 1024 or 512).
 struct WsSmem {
   int q, k0, v0, vt0, stage_bytes, q_bytes;
+  int o;      // O's staging tile (q_bytes of them), or -1 without one
   int bar;    // q_full; then k_full, k_empty, v_full, v_empty, vt_full, vt_empty, `stages` each
   int stages;
   int used;   // bytes past the aligned base
@@ -143,7 +145,7 @@ struct WsSmem {
 };
 constexpr int kSmemAlign = 1024;
 constexpr int kMaxDynamicSmem = 232448;  // sm_90's opt-in limit a block (227 KB, cudaFuncSetAttribute)
-FA_HD constexpr WsSmem ws_smem(int BM, int BN, int D, int stages, int elem_bytes = 2) {
+FA_HD constexpr WsSmem ws_smem(int BM, int BN, int D, int stages, int elem_bytes = 2, bool stage_o = false) {
   WsSmem s{};
   s.q = 0;
   s.q_bytes = BM * D * elem_bytes;
@@ -152,10 +154,18 @@ FA_HD constexpr WsSmem ws_smem(int BM, int BN, int D, int stages, int elem_bytes
   s.k0 = s.q + s.q_bytes;
   s.v0 = s.k0 + stages * s.stage_bytes;
   s.vt0 = s.v0 + stages * s.stage_bytes;
-  s.bar = s.vt0 + (elem_bytes == 1 ? stages * s.stage_bytes : 0);
+  const int o0 = s.vt0 + (elem_bytes == 1 ? stages * s.stage_bytes : 0);
+  s.o = stage_o ? o0 : -1;
+  s.bar = o0 + (stage_o ? s.q_bytes : 0);
   s.used = s.bar + 8 * (2 + (elem_bytes == 1 ? 6 : 4) * stages);
   s.total = s.used + kSmemAlign;
   return s;
+}
+// Whether a row's block stages O in shared memory for TMA stores (the epilogue of mma_ws_fwd): with
+// 16-bit inputs (O is the input dtype, Q's layout fits it), where the staging tile still fits.
+// Without it, each thread stores its pairs of O to global memory itself.
+FA_HD constexpr bool ws_stage_o(int BM, int BN, int D, int stages, int elem_bytes) {
+  return elem_bytes == 2 && ws_smem(BM, BN, D, stages, elem_bytes, true).total <= kMaxDynamicSmem;
 }
 
 }  // namespace fa::ws

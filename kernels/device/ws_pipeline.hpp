@@ -74,13 +74,16 @@ FA_HD constexpr Load producer_load(int i, int ntiles) {
 // and mma_init, hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp; hopper/named_barrier.hpp's
 // WarpSchedulerWG1..3). A barrier's 256 threads are its waiter's 128 and its arriver's 128.
 // Warpgroup 0 goes first: it arrives on its own barrier once before the loop. Barrier 0 is
-// __syncthreads's; ids 1 .. wgs here are the kernel's only named barriers.
+// __syncthreads's; ids 1 .. wgs here are the scheduling barriers (epilogue_barrier's come after).
 // Balance: barrier 0 sees the initial arrival plus the last warpgroup's arrivals after iterations
 // 1 .. n-2 against warpgroup 0's waits in iterations 1 .. n-1; barrier k > 0 sees warpgroup k-1's
 // arrivals after 1 .. n-1 against warpgroup k's waits in 1 .. n-1. So the last warpgroup skips its
 // arrival after the last iteration, and with a single tile nobody arrives at all: no arrival is
 // left pending at exit.
 FA_HD constexpr int sched_barrier(int wg) { return 1 + wg; }
+// A consumer warpgroup's own barrier (its 128 threads), around the writes of O's staging tile
+// (ws_smem's stage_o): ids kMaxConsumerWgs + 1 .. 2 kMaxConsumerWgs.
+FA_HD constexpr int epilogue_barrier(int wg) { return 1 + kMaxConsumerWgs + wg; }
 FA_HD constexpr int sched_next(int wg, int wgs) { return wg + 1 == wgs ? 0 : wg + 1; }
 constexpr int kSchedThreads = 256;
 FA_HD constexpr bool sched_first_arrive(int wg, int ntiles) { return wg == 0 && ntiles > 1; }

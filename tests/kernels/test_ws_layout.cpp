@@ -203,10 +203,13 @@ TEST(WsLayout, OneBlocksSharedMemoryHoldsQTheRingAndTheBarriersAlignedAndApart) 
     for (bool causal : {false, true}) {
       if (!ws_has_row(D, 2)) continue;
       const WsTileRow r = ws_tile_row(D, 2, causal);
-      const WsSmem L = ws_smem(r.BM, r.BN, D, r.stages);
+      const bool stage_o = ws_stage_o(r.BM, r.BN, D, r.stages, 2);  // the kernel's layout (WsTraits)
+      const WsSmem L = ws_smem(r.BM, r.BN, D, r.stages, 2, stage_o);
       EXPECT_LE(L.total, kMaxDynamicSmem) << "D " << D;
       EXPECT_EQ(L.total - L.used, kSmemAlign) << "room to round the dynamic base up to 1024";
+      EXPECT_EQ(L.o >= 0, stage_o);
       std::vector<std::pair<int, int>> regions = {{L.q, L.q_bytes}};  // [begin, bytes)
+      if (stage_o) regions.push_back({L.o, L.q_bytes});
       for (int s = 0; s < r.stages; ++s) regions.push_back({L.k(s), L.stage_bytes}), regions.push_back({L.v(s), L.stage_bytes});
       for (const auto& [b, n] : regions) {
         EXPECT_EQ(b % kSmemAlign, 0) << "D " << D << ": a tile at " << b << " is off the swizzle period";
@@ -226,4 +229,27 @@ TEST(WsLayout, OneBlocksSharedMemoryHoldsQTheRingAndTheBarriersAlignedAndApart) 
         EXPECT_GE(b, L.bar);
       }
     }
+}
+
+// O's staging tile (BM rows of D 16-bit columns) is added where it still fits the 227 KB a block may
+// have. By hand: D=64 (192 x 128, 2 stages): Q 24 KB + K/V 64 KB + O 24 KB; D=128 causal (128 x 128):
+// 32 + 128 + 32 KB; D=128 (128 x 176): 32 + 176 + 32 = 240 KB, over; D=256 (128 x 80): 64 + 160 + 64,
+// over; FP8 rows never (O is bf16 there, not the input's layout).
+TEST(WsLayout, OStagingTileIsAddedWhereTheRowLeavesRoomForIt) {
+  auto staged = [](int D, bool causal, int eb = 2) {
+    const WsTileRow r = ws_tile_row(D, eb, causal);
+    return ws_stage_o(r.BM, r.BN, D, r.stages, eb);
+  };
+  EXPECT_TRUE(staged(64, false));
+  EXPECT_TRUE(staged(96, true));
+  EXPECT_TRUE(staged(128, true));
+  EXPECT_FALSE(staged(128, false));
+  EXPECT_FALSE(staged(256, true));
+  EXPECT_FALSE(staged(64, false, 1));
+  EXPECT_FALSE(staged(128, false, 1));
+  const WsSmem with = ws_smem(192, 128, 64, 2, 2, true), without = ws_smem(192, 128, 64, 2, 2, false);
+  EXPECT_EQ(without.o, -1);
+  EXPECT_EQ(with.o, 24576 + 4 * 16384) << "after Q and the K/V ring";
+  EXPECT_EQ(with.bar - without.bar, 24576) << "the barriers move up by one Q tile";
+  EXPECT_EQ(with.o % kSmemAlign, 0) << "on the swizzle period";
 }
