@@ -376,12 +376,15 @@ __global__ void __launch_bounds__(K::THREADS, 1) mma_ws_fwd(const FA_GRID_CONSTA
   __syncthreads();  // the last block-wide barrier: the roles below sync only through mbarriers and bar 1 .. WGS
   // The block's work items: WAVE, blockIdx.x and every gridDim.x-th of a 1-D grid; else the one
   // item of its place in a (q tiles, H, B x G) grid.
+  // A wave's item indices are ints (the host launches a wave only where they fit): in 64 bits their
+  // divisions into coordinates are subroutine calls, and an item's setup took 165 instructions a warp
+  // at D = 64 (ncu), on the path between one item's epilogue and the next one's first S.
   const int nq = (a.S + K::BM - 1) / K::BM;
-  const int64_t items = WAVE ? int64_t(nq) * a.H * a.B * (a.G > 1 ? a.G : 1) : 0;
+  const int items = WAVE ? nq * a.H * a.B * (a.G > 1 ? a.G : 1) : 0;
   int tb = 0, qk = 0;  // the block's tiles and Q loads so far
   // Calls f(c, kr, ntiles) for each of the block's items, counting tb and qk on after each.
   auto for_items = [&](auto&& f) {
-    auto one = [&](int64_t item) {  // item < 0: the block's own (block_coords: a grid of items)
+    auto one = [&](int item) {  // item < 0: the block's own (block_coords: a grid of items)
       const tile::BlockCoords c = item < 0 ? tile::block_coords(a, K::BM) : tile::block_coords_at(a, K::BM, item, nq);
       const KeyRange kr = tile::dense_block_keys(a, c, K::BM, K::BN);  // the gate refuses serving fields, as mma
       const int ntiles = kr.end > kr.begin ? int((kr.end - kr.begin + K::BN - 1) / K::BN) : 0;
@@ -389,7 +392,7 @@ __global__ void __launch_bounds__(K::THREADS, 1) mma_ws_fwd(const FA_GRID_CONSTA
       if (ntiles > 0) tb += ntiles, ++qk;
     };
     if constexpr (WAVE)
-      for (int64_t item = blockIdx.x; item < items; item += gridDim.x) one(item);
+      for (int item = blockIdx.x; item < items; item += gridDim.x) one(item);
     else
       one(-1);
   };

@@ -39,10 +39,10 @@ __device__ inline BlockCoords block_coords(const AttnArgs& a, int block_m) {
 
 // Work item `item` of a grid that walks its items in a loop (mma's sm_90 kernel, where its items
 // are short and cost alike): the order of a (nq, H, B x G) grid, q tiles fastest, so one item a
-// block reproduces block_coords.
-__device__ inline BlockCoords block_coords_at(const AttnArgs& a, int block_m, int64_t item, int nq) {
-  const int64_t rest = item / nq;
-  return coords_of(a, block_m, int(item % nq), nq, int(rest % a.H), int(rest / a.H));
+// block reproduces block_coords. The walk's items number below 2^31 (its launch's condition).
+__device__ inline BlockCoords block_coords_at(const AttnArgs& a, int block_m, int item, int nq) {
+  const int rest = item / nq;
+  return coords_of(a, block_m, item % nq, nq, rest % a.H, rest / a.H);
 }
 
 // Sequence b as its rows see it: its own query and key counts and the window from the serving view;
