@@ -149,6 +149,29 @@ __device__ inline float fast_exp2(float x) {
 #endif
 }
 
+// log2(x) and 1/x for the epilogue's row factors (x = l >= 1, a row's softmax sum): the hardware
+// approximations on NVIDIA (lg2.approx, rcp.approx: about 2^-22 relative, far inside the LSE and
+// 16-bit output tolerances), where log2f and the IEEE division took about 55 instructions a row in
+// mma_ws_fwd's epilogue (ncu). The library forms elsewhere.
+__device__ inline float fast_log2(float x) {
+#if FA_HIP
+  return log2f(x);
+#else
+  float y;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#endif
+}
+__device__ inline float fast_rcp(float x) {
+#if FA_HIP
+  return 1.f / x;
+#else
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#endif
+}
+
 // 16-byte global -> shared copies that complete asynchronously where the hardware can
 // (cp.async, sm_80+), so a kernel can fetch its next tile while computing on the current one.
 // `valid == false` fills the 16 bytes with zeros. Elsewhere they are plain loads and stores.

@@ -119,7 +119,7 @@ struct RowEnd {
 };
 __device__ inline RowEnd row_end(float m, float l, float scale_log2) {
   if (!(l > 0.f)) return {0.f, -INFINITY};
-  return {1.f / l, (m * scale_log2 + log2f(l)) * kLn2};
+  return {fast_rcp(l), (m * scale_log2 + fast_log2(l)) * kLn2};
 }
 
 // Where row s of the block's head starts in O: q_at (dense, or thd's packed rows). Taken once a
