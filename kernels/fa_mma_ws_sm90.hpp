@@ -17,16 +17,17 @@
 //   barriers) so that one's softmax runs under the others' GEMMs. A warp releases a stage (one
 //   arrival on its empty mbarrier) once its wgmma.wait_group shows every read of it done.
 // - WAVE (short non-causal items, kernels/fa_mma_ws.hpp): one wave of blocks, each walking every
-//   gridDim.x-th item; the ring's stages and parities run on across items, and Q is a one-stage
-//   ring (q_full, q_empty) that the consumers free after their last S of an item, so the producer
-//   loads the next item's Q and K/V while they finish the last one (FA3's persistent tile scheduler,
-//   without its dynamic order: here the items cost alike).
+//   gridDim.x-th item; the ring's stages and parities run on across items, and Q is a ring of
+//   QSTAGES (two where shared memory has room: ws_layout.hpp's ws_q_stages) that the consumers free
+//   after their last S of an item, so the producer loads the next item's Q and K/V while they finish
+//   the last one (FA3's persistent tile scheduler, without its dynamic order: the items cost alike).
 // - The epilogue: where the row has room (ws_layout.hpp's ws_stage_o) and the launch does not split,
 //   each consumer warpgroup writes its rows of O to shared memory and one of its threads stores them
 //   with the TMA (cp.async.bulk.tensor, FA3's epilogue too); else each thread stores its own pairs.
 // Shared memory (kernels/device/ws_layout.hpp): Q, the K ring, the V ring in the TMA's swizzle, which
-// is the layout the wgmma descriptors describe; O's staging tile where there is one; then the mbarriers. Tile loop conventions (causal
-// limit, split ranges, masks, epilogue, partials) are the mma path's (kernels/device/tile_loop.hpp).
+// is the layout the wgmma descriptors describe; O's staging tile where there is one, Q's second stage
+// where there is one; then the mbarriers. Tile loop conventions (causal limit, split ranges, masks,
+// epilogue, partials) are the mma path's (kernels/device/tile_loop.hpp).
 // Built only into sm_90a code; elsewhere its body traps and the host never launches it (fa_mma.hip's use_ws).
 #pragma once
 #include "kernels/device/async_sm90.hpp"
@@ -57,7 +58,8 @@ struct WsTraits {
   static constexpr int SWT = FP8 ? ws::swizzle_bytes(BN / 2) : 0;  // FP8: V^T's rows are BN bytes
   // O through shared memory and TMA stores (ws_layout.hpp's ws_stage_o; the epilogue below).
   static constexpr bool STAGE_O = ws::ws_stage_o(BM, BN, D, STAGES, EB);
-  static constexpr ws::WsSmem layout() { return ws::ws_smem(BM, BN, D, STAGES, EB, STAGE_O); }
+  static constexpr int QSTAGES = ws::ws_q_stages(BM, BN, D, STAGES, EB, STAGE_O);  // Q's ring (ws_layout.hpp)
+  static constexpr ws::WsSmem layout() { return ws::ws_smem(BM, BN, D, STAGES, EB, STAGE_O, QSTAGES); }
   static constexpr int SMEM = layout().total;
   static_assert(ROW.BM > 0, "no tile row for this head dim");
   static_assert(WGS >= 2 && WGS <= ws::kMaxConsumerWgs && BM == 64 * WGS, "one 64-row slice a consumer warpgroup");
@@ -80,20 +82,22 @@ struct WsMaps {
 // seconds (mbar_wait_or_trap), so a lost copy or a stuck consumer fails the launch instead of hanging.
 // A block that runs several work items counts their tiles on: item tiles t are the block's tiles
 // tb + t (stage and parities from that), and its items with tiles are its Q loads qk = 0, 1, ...
-// (Q is a one-stage ring: q_full and q_empty). Before loading an item's Q the producer waits for
-// the consumers' release of the previous one, which they give once their last S = Q K^T has
-// landed: the next item's Q and first K/V tiles load while they finish the previous one.
+// (Q is a ring of QSTAGES: q_full and q_empty a stage). Before loading an item's Q into its stage the
+// producer waits for the consumers' release of the item QSTAGES before, which they give once its last
+// S = Q K^T has landed: with two stages the next item's Q loads right after the current item's last
+// K/V tile, with one once the consumers are done with the current Q.
 // WAVE: the block runs several items (else one: tb = qk = 0 and no Q release, the code as before).
 template <typename K, bool WAVE>
 __device__ inline void ws_produce(const sm90::TensorMap* mq, const sm90::TensorMap* mk, const sm90::TensorMap* mv,
                                   const tile::BlockCoords& c, const KeyRange& kr, int ntiles, uint32_t base, int tb,
                                   int qk) {
   constexpr ws::WsSmem L = K::layout();
-  if constexpr (WAVE) sm90::mbar_wait_or_trap(base + L.q_empty(), ws::empty_parity(qk, 1));
-  sm90::mbar_arrive_expect_tx(base + L.q_full(), uint32_t(L.q_bytes));
+  const int qs = ws::stage_of(qk, K::QSTAGES);
+  if constexpr (WAVE) sm90::mbar_wait_or_trap(base + L.q_empty(qs), ws::empty_parity(qk, K::QSTAGES));
+  sm90::mbar_arrive_expect_tx(base + L.q_full(qs), uint32_t(L.q_bytes));
 #pragma unroll
   for (int j = 0; j < K::DE / K::BC; ++j)  // box j: columns [j BC, (j + 1) BC) into column block j
-    sm90::tma_load_4d(base + L.q + j * K::BM * K::SW, mq, base + L.q_full(), j * K::BC, c.q0, c.h, c.b);
+    sm90::tma_load_4d(base + L.q_tile(qs) + j * K::BM * K::SW, mq, base + L.q_full(qs), j * K::BC, c.q0, c.h, c.b);
   for (int i = 0; i < 2 * ntiles; ++i) {
     const ws::Load ld = ws::producer_load(i, ntiles);
     const int st = ws::stage_of(tb + ld.tile, K::STAGES);
@@ -116,7 +120,8 @@ __device__ inline void ws_produce(const sm90::TensorMap* mq, const sm90::TensorM
 template <typename K>
 __device__ inline void ws_drain(uint32_t base, int tiles, int qs) {
   constexpr ws::WsSmem L = K::layout();
-  if (qs > 0) sm90::mbar_wait_or_trap(base + L.q_full(), ws::full_parity(qs - 1, 1));
+  if (qs > 0)
+    sm90::mbar_wait_or_trap(base + L.q_full(ws::stage_of(qs - 1, K::QSTAGES)), ws::full_parity(qs - 1, K::QSTAGES));
   for (int t = tiles > K::STAGES ? tiles - K::STAGES : 0; t < tiles; ++t) {
     const int st = ws::stage_of(t, K::STAGES);
     sm90::mbar_wait_or_trap(base + L.k_full(st), ws::full_parity(t, K::STAGES));
@@ -190,7 +195,7 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
   // Each step straight-line code, as in mma_wg_fwd (fa_mma_sm90.hpp): ptxas then sees which wgmma
   // group a register read waits for.
   auto issue_s = [&](int t) {  // S = Q K_t^T over this warpgroup's 64 rows
-    const uint32_t kt = base + L.k(ws::stage_of(tb + t, K::STAGES)), q = base + L.q;
+    const uint32_t kt = base + L.k(ws::stage_of(tb + t, K::STAGES)), q = base + L.q_tile(ws::stage_of(qk, K::QSTAGES));
     auto qd = [&](int kk) { return ws::gmma_desc(q + ws::kmajor_start(64 * cw, kk, K::BM, K::SW), kd.lbo, kd.sbo, K::SW); };
     auto kdesc = [&](int kk) { return ws::gmma_desc(kt + ws::kmajor_start(0, kk, K::BN, K::SW), kd.lbo, kd.sbo, K::SW); };
     if constexpr (K::FP8) {
@@ -251,14 +256,14 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
   };
 
   if (ntiles > 0) {
-    sm90::mbar_wait(base + L.q_full(), ws::full_parity(qk, 1));
+    sm90::mbar_wait(base + L.q_full(ws::stage_of(qk, K::QSTAGES)), ws::full_parity(qk, K::QSTAGES));
     sm90::mbar_wait(base + L.k_full(ws::stage_of(tb, K::STAGES)), ws::full_parity(tb, K::STAGES));
     wg::fence();
     issue_s(0);
     wg::wait<0>();
     wg::pin(s);
     release(L.k_empty(ws::stage_of(tb, K::STAGES)));
-    if (WAVE && ntiles == 1) release(L.q_empty());  // every S of this item has landed: Q is free
+    if (WAVE && ntiles == 1) release(L.q_empty(ws::stage_of(qk, K::QSTAGES)));  // every S of the item landed: Q is free
     softmax(0);  // O is still zero: no rescale
     pack_p();
     if (ws::sched_first_arrive(cw, ntiles)) sm90::bar_arrive(ws::sched_barrier(0), ws::kSchedThreads);
@@ -277,7 +282,7 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
       wg::wait<1>();  // S_t landed; P_{t-1} V_{t-1} may still run
       wg::pin(s);
       release(L.k_empty(ks));
-      if (WAVE && t == ntiles - 1) release(L.q_empty());
+      if (WAVE && t == ntiles - 1) release(L.q_empty(ws::stage_of(qk, K::QSTAGES)));
       softmax(t);
       wg::wait<0>();  // O and P are free
       wg::pin(o);
@@ -358,8 +363,11 @@ __global__ void __launch_bounds__(K::THREADS, 1) mma_ws_fwd(const FA_GRID_CONSTA
   constexpr ws::WsSmem L = K::layout();
   const int tid = threadIdx.x;
   if (tid == 0) {
-    sm90::mbar_init(base + L.q_full(), 1);
-    sm90::mbar_init(base + L.q_empty(), ws::empty_arrivals(K::WGS));
+#pragma unroll
+    for (int i = 0; i < K::QSTAGES; ++i) {
+      sm90::mbar_init(base + L.q_full(i), 1);
+      sm90::mbar_init(base + L.q_empty(i), ws::empty_arrivals(K::WGS));
+    }
 #pragma unroll
     for (int st = 0; st < K::STAGES; ++st) {
       sm90::mbar_init(base + L.k_full(st), 1);

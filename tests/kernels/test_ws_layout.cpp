@@ -204,12 +204,15 @@ TEST(WsLayout, OneBlocksSharedMemoryHoldsQTheRingAndTheBarriersAlignedAndApart) 
       if (!ws_has_row(D, 2)) continue;
       const WsTileRow r = ws_tile_row(D, 2, causal);
       const bool stage_o = ws_stage_o(r.BM, r.BN, D, r.stages, 2);  // the kernel's layout (WsTraits)
-      const WsSmem L = ws_smem(r.BM, r.BN, D, r.stages, 2, stage_o);
+      const int q_stages = ws_q_stages(r.BM, r.BN, D, r.stages, 2, stage_o);
+      const WsSmem L = ws_smem(r.BM, r.BN, D, r.stages, 2, stage_o, q_stages);
       EXPECT_LE(L.total, kMaxDynamicSmem) << "D " << D;
       EXPECT_EQ(L.total - L.used, kSmemAlign) << "room to round the dynamic base up to 1024";
       EXPECT_EQ(L.o >= 0, stage_o);
       std::vector<std::pair<int, int>> regions = {{L.q, L.q_bytes}};  // [begin, bytes)
       if (stage_o) regions.push_back({L.o, L.q_bytes});
+      EXPECT_EQ(L.q1 >= 0, q_stages == 2);
+      if (q_stages == 2) regions.push_back({L.q1, L.q_bytes});
       for (int s = 0; s < r.stages; ++s) regions.push_back({L.k(s), L.stage_bytes}), regions.push_back({L.v(s), L.stage_bytes});
       for (const auto& [b, n] : regions) {
         EXPECT_EQ(b % kSmemAlign, 0) << "D " << D << ": a tile at " << b << " is off the swizzle period";
@@ -220,7 +223,10 @@ TEST(WsLayout, OneBlocksSharedMemoryHoldsQTheRingAndTheBarriersAlignedAndApart) 
           EXPECT_TRUE(regions[i].first + regions[i].second <= regions[j].first ||
                       regions[j].first + regions[j].second <= regions[i].first)
               << "D " << D << ": tiles overlap";
-      std::set<int> bars = {L.q_full(), L.q_empty()};
+      std::set<int> bars;
+      for (int i = 0; i < q_stages; ++i)
+        for (int b : {L.q_full(i), L.q_empty(i)}) EXPECT_TRUE(bars.insert(b).second) << "Q stage " << i;
+      EXPECT_EQ(L.q_tile(0), L.q);
       for (int s = 0; s < r.stages; ++s)
         for (int b : {L.k_full(s), L.k_empty(s), L.v_full(s), L.v_empty(s)}) EXPECT_TRUE(bars.insert(b).second);
       for (int b : bars) {
@@ -252,4 +258,25 @@ TEST(WsLayout, OStagingTileIsAddedWhereTheRowLeavesRoomForIt) {
   EXPECT_EQ(with.o, 24576 + 4 * 16384) << "after Q and the K/V ring";
   EXPECT_EQ(with.bar - without.bar, 24576) << "the barriers move up by one Q tile";
   EXPECT_EQ(with.o % kSmemAlign, 0) << "on the swizzle period";
+}
+
+// Q's second stage where it fits too (by hand, with O staged): D=64 112 KB + 24 KB; D=96 causal
+// 24 + 96 + 24 + 24 KB; D=128 causal 32 + 128 + 32 = 192 KB + 32 = 224 KB (229376 bytes, with the
+// barriers and the 1024 of slack under 232448); D=128 non-causal and D=256 have no room for O already.
+TEST(WsLayout, QHasTwoStagesWhereTheyFit) {
+  auto q_stages = [](int D, bool causal) {
+    const WsTileRow r = ws_tile_row(D, 2, causal);
+    return ws_q_stages(r.BM, r.BN, D, r.stages, 2, ws_stage_o(r.BM, r.BN, D, r.stages, 2));
+  };
+  EXPECT_EQ(q_stages(64, false), 2);
+  EXPECT_EQ(q_stages(96, true), 2);
+  EXPECT_EQ(q_stages(128, true), 2);
+  EXPECT_EQ(q_stages(128, false), 1);
+  EXPECT_EQ(q_stages(256, true), 1);
+  const WsSmem two = ws_smem(192, 128, 64, 2, 2, true, 2);
+  EXPECT_EQ(two.q1, 24576 + 4 * 16384 + 24576) << "after O's staging tile";
+  EXPECT_EQ(two.q_tile(1), two.q1);
+  EXPECT_EQ(two.q_full(1) - two.q_empty(0), 8) << "stage 1's barriers after the ring's and q_empty";
+  EXPECT_EQ(two.q_empty(1), two.q_full(1) + 8);
+  EXPECT_EQ(two.used, two.q_empty(1) + 8);
 }

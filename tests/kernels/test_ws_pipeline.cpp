@@ -65,8 +65,8 @@ struct Op {
 
 struct Sim {
   int stages, ntiles;
-  MBar q_full, q_empty;
-  int q_tile = -1, q_readers = 0;  // the item whose Q the buffer holds; warpgroups reading it
+  std::vector<MBar> q_full, q_empty;    // Q's ring: q_stages stages
+  std::vector<int> q_tile, q_readers;  // the item whose Q a stage holds; warpgroups reading it
   std::vector<MBar> k_full, k_empty, v_full, v_empty, vt_full, vt_empty;
   NamedBar named[1 + kMaxConsumerWgs];
   std::vector<int> k_tile, v_tile, vt_tile;          // the tile a stage holds (-1: none)
@@ -80,27 +80,29 @@ struct Sim {
   std::vector<std::pair<int, int>> issues;  // (warpgroup, t) in the order the GEMMs were issued
   std::string error;
 
-  Sim(int wgs, int s, int n, bool fp8 = false)
-      : stages(s), ntiles(n), k_full(s), k_empty(s), v_full(s), v_empty(s), vt_full(s), vt_empty(s), k_tile(s, -1),
-        v_tile(s, -1), vt_tile(s, -1), k_readers(s, 0), v_readers(s, 0), vt_readers(s, 0), vt_writers(s, 0) {
-    q_empty.expected = q_empty.pending = empty_arrivals(wgs);
+  Sim(int wgs, int s, int n, bool fp8 = false, int q_stages = 1)
+      : stages(s), ntiles(n), q_full(size_t(q_stages)), q_empty(size_t(q_stages)), q_tile(size_t(q_stages), -1),
+        q_readers(size_t(q_stages), 0), k_full(s), k_empty(s), v_full(s), v_empty(s), vt_full(s), vt_empty(s),
+        k_tile(s, -1), v_tile(s, -1), vt_tile(s, -1), k_readers(s, 0), v_readers(s, 0), vt_readers(s, 0),
+        vt_writers(s, 0) {
+    for (MBar& b : q_empty) b.expected = b.pending = empty_arrivals(wgs);
     for (MBar& b : k_empty) b.expected = b.pending = empty_arrivals(wgs);
     for (MBar& b : v_empty) b.expected = b.pending = v_empty_arrivals(wgs, fp8);
     for (MBar& b : vt_full) b.expected = b.pending = kTransposeWarps;
     for (MBar& b : vt_empty) b.expected = b.pending = empty_arrivals(wgs);
   }
   MBar& bar(Kind k, int st, bool full) {
-    if (k == Kind::q) return full ? q_full : q_empty;
+    if (k == Kind::q) return full ? q_full[size_t(st)] : q_empty[size_t(st)];
     if (k == Kind::k) return full ? k_full[st] : k_empty[st];
     if (k == Kind::vt) return full ? vt_full[st] : vt_empty[st];
     return full ? v_full[st] : v_empty[st];
   }
   int& tile_at(Kind k, int st) {
-    if (k == Kind::q) return q_tile;
+    if (k == Kind::q) return q_tile[size_t(st)];
     return (k == Kind::k ? k_tile : k == Kind::vt ? vt_tile : v_tile)[size_t(st)];
   }
   int& readers_at(Kind k, int st) {
-    if (k == Kind::q) return q_readers;
+    if (k == Kind::q) return q_readers[size_t(st)];
     return (k == Kind::k ? k_readers : k == Kind::vt ? vt_readers : v_readers)[size_t(st)];
   }
 };
@@ -108,16 +110,17 @@ struct Sim {
 constexpr int kTileBytes = 4096;  // any positive number: only its balance matters
 
 // kernels/fa_mma_ws_sm90.hpp, ws_produce over a block's items (one, or a wave's: `items` holds
-// each one's tiles): per item with tiles its Q (in a wave after the consumers' release of the last
-// one), then the ring in producer_load's order, tiles counted on across items; then ws_drain's wait
-// for the last Q and the last copy into each stage.
-std::vector<Op> producer_ops(int stages, const std::vector<int>& items, bool wave) {
+// each one's tiles): per item with tiles its Q into stage qk of Q's ring of q_stages (in a wave after
+// the consumers' release of the item q_stages before), then the ring in producer_load's order, tiles
+// counted on across items; then ws_drain's wait for the last Q and the last copy into each stage.
+std::vector<Op> producer_ops(int stages, const std::vector<int>& items, bool wave, int q_stages = 1) {
   std::vector<Op> ops;
   int tb = 0, qk = 0;
   for (int n : items) {
     if (n == 0) continue;
-    if (wave) ops.push_back({Op::wait_mbar, Kind::q, 0, qk, 0, false, empty_parity(qk, 1)});
-    ops.push_back({Op::load, Kind::q, 0, qk});
+    const int qs = stage_of(qk, q_stages);
+    if (wave) ops.push_back({Op::wait_mbar, Kind::q, qs, qk, 0, false, empty_parity(qk, q_stages)});
+    ops.push_back({Op::load, Kind::q, qs, qk});
     for (int i = 0; i < 2 * n; ++i) {
       const Load ld = producer_load(i, n);
       const Kind k = ld.is_v ? Kind::v : Kind::k;
@@ -127,7 +130,8 @@ std::vector<Op> producer_ops(int stages, const std::vector<int>& items, bool wav
     }
     tb += n, ++qk;
   }
-  if (qk > 0) ops.push_back({Op::wait_mbar, Kind::q, 0, qk - 1, 0, true, full_parity(qk - 1, 1)});
+  if (qk > 0)
+    ops.push_back({Op::wait_mbar, Kind::q, stage_of(qk - 1, q_stages), qk - 1, 0, true, full_parity(qk - 1, q_stages)});
   for (int t = tb > stages ? tb - stages : 0; t < tb; ++t)
     for (Kind k : {Kind::k, Kind::v}) ops.push_back({Op::wait_mbar, k, stage_of(t, stages), t, 0, true, full_parity(t, stages)});
   return ops;
@@ -158,11 +162,12 @@ std::vector<Op> transposer_ops(int stages, int n) {
 // S has landed). A release is its 4 warps' arrivals; a GEMM's reads of a stage (and of Q) last from
 // its issue to the wait that shows them done. With FP8 inputs the consumers read V^T (Kind::vt)
 // where they would read V. An issue is recorded as (warpgroup, the block's tile t of its S).
-std::vector<Op> consumer_ops(int cw, int wgs, int stages, const std::vector<int>& items, bool wave, bool fp8 = false) {
+std::vector<Op> consumer_ops(int cw, int wgs, int stages, const std::vector<int>& items, bool wave, bool fp8 = false,
+                             int q_stages = 1) {
   std::vector<Op> ops;
   const Kind vk = fp8 ? Kind::vt : Kind::v;
   auto wait_full = [&](Kind k, int t) { ops.push_back({Op::wait_mbar, k, stage_of(t, stages), t, 0, true, full_parity(t, stages)}); };
-  auto stage = [&](Kind k, int t) { return k == Kind::q ? 0 : stage_of(t, stages); };  // Q: one buffer
+  auto stage = [&](Kind k, int t) { return stage_of(t, k == Kind::q ? q_stages : stages); };  // Q: t is the item
   auto release = [&](Kind k, int t) {
     for (int w = 0; w < 4; ++w) ops.push_back({Op::arrive_mbar, k, stage(k, t), t, 0, false});
   };
@@ -170,7 +175,7 @@ std::vector<Op> consumer_ops(int cw, int wgs, int stages, const std::vector<int>
   int tb = 0, qk = 0;
   for (const int n : items) {
     if (n == 0) continue;
-    ops.push_back({Op::wait_mbar, Kind::q, 0, qk, 0, true, full_parity(qk, 1)});
+    ops.push_back({Op::wait_mbar, Kind::q, stage(Kind::q, qk), qk, 0, true, full_parity(qk, q_stages)});
     wait_full(Kind::k, tb);
     read(Op::begin_read, Kind::q, qk);
     read(Op::begin_read, Kind::k, tb);
@@ -271,9 +276,9 @@ struct Outcome {
 // The block's actors: the producer, then consumer warpgroups 0 .. wgs - 1 (and with FP8 inputs the
 // transposing warps), over the block's items (`items`: each one's tiles; a wave's where `wave`).
 std::vector<Actor> block_actors(std::vector<Op> producer, int wgs, int stages, const std::vector<int>& items, bool wave,
-                                bool fp8 = false) {
+                                bool fp8 = false, int q_stages = 1) {
   std::vector<Actor> actors = {{std::move(producer)}};
-  for (int cw = 0; cw < wgs; ++cw) actors.push_back({consumer_ops(cw, wgs, stages, items, wave, fp8)});
+  for (int cw = 0; cw < wgs; ++cw) actors.push_back({consumer_ops(cw, wgs, stages, items, wave, fp8, q_stages)});
   int total = 0;
   for (int n : items) total += n;
   if (fp8)
@@ -285,12 +290,14 @@ std::vector<Actor> block_actors(std::vector<Op> producer, int wgs, int stages, i
 }
 
 // Runs one block of `wgs` consumer warpgroups to the end under a random interleaving of its actors
-// and the TMA engine: one item of n tiles, or a wave's items.
-Outcome run(int wgs, int stages, const std::vector<int>& items, bool wave, uint32_t seed, bool fp8 = false) {
+// and the TMA engine: one item of n tiles, or a wave's items (Q's ring of q_stages).
+Outcome run(int wgs, int stages, const std::vector<int>& items, bool wave, uint32_t seed, bool fp8 = false,
+            int q_stages = 1) {
   int total = 0;
   for (int n : items) total += n;
-  Sim s(wgs, stages, total, fp8);
-  std::vector<Actor> actors = block_actors(producer_ops(stages, items, wave), wgs, stages, items, wave, fp8);
+  Sim s(wgs, stages, total, fp8, q_stages);
+  std::vector<Actor> actors =
+      block_actors(producer_ops(stages, items, wave, q_stages), wgs, stages, items, wave, fp8, q_stages);
   const int tma = int(actors.size());  // the choice that lands a copy
   std::mt19937 rng(seed);
   auto fail = [&](std::string e) { return Outcome{std::move(e), s.issues}; };
@@ -310,10 +317,11 @@ Outcome run(int wgs, int stages, const std::vector<int>& items, bool wave, uint3
     }
     if (!moved) return fail("deadlock");
   }
-  for (const MBar* b : {&s.q_full, &s.q_empty}) {
-    if (!b->error.empty()) return fail(b->error);
-    if (b->pending != b->expected || b->tx != 0) return fail("Q's barrier ends with a phase half done");
-  }
+  for (auto* v : {&s.q_full, &s.q_empty})
+    for (const MBar& b : *v) {
+      if (!b.error.empty()) return fail(b.error);
+      if (b.pending != b.expected || b.tx != 0) return fail("Q's barrier ends with a phase half done");
+    }
   for (auto* v : {&s.k_full, &s.k_empty, &s.v_full, &s.v_empty, &s.vt_full, &s.vt_empty})
     for (const MBar& b : *v) {
       if (!b.error.empty()) return fail(b.error);
@@ -433,39 +441,46 @@ TEST(WsPipeline, AWavesBlockRunsItsItemsWithoutDeadlockStaleTilesOrAStaleQ) {
   // last S of the one before has landed.
   const std::vector<std::vector<int>> blocks = {{4, 4, 4, 4, 4, 4}, {1, 1, 1}, {1, 3, 2, 1}, {16, 16}, {2},
                                                 {3, 0, 2}, {0, 2, 2}, {2, 2, 0}, {5, 1, 0, 0, 1, 7}};
-  for (int wgs = 2; wgs <= kMaxConsumerWgs; ++wgs)
-    for (int stages : {2, 3})
-      for (const auto& items : blocks)
-        for (uint32_t seed = 1; seed <= 100; ++seed) {
-          const Outcome o = run(wgs, stages, items, /*wave=*/true, seed);
-          ASSERT_EQ(o.error, "") << wgs << " consumers, stages " << stages << ", items of "
-                                 << ::testing::PrintToString(items) << " tiles, seed " << seed;
-          std::vector<std::pair<int, int>> want;  // round robin within each item: its tiles but the first
-          int tb = 0;
-          for (int n : items) {
-            for (int t = 1; t < n; ++t)
-              for (int cw = 0; cw < wgs; ++cw) want.push_back({cw, tb + t});
-            tb += n;
+  for (int q_stages : {1, 2})  // Q's ring: ws_layout.hpp's ws_q_stages
+    for (int wgs = 2; wgs <= kMaxConsumerWgs; ++wgs)
+      for (int stages : {2, 3})
+        for (const auto& items : blocks)
+          for (uint32_t seed = 1; seed <= 100; ++seed) {
+            const Outcome o = run(wgs, stages, items, /*wave=*/true, seed, /*fp8=*/false, q_stages);
+            ASSERT_EQ(o.error, "") << wgs << " consumers, stages " << stages << ", Q stages " << q_stages
+                                   << ", items of "
+                                   << ::testing::PrintToString(items) << " tiles, seed " << seed;
+            std::vector<std::pair<int, int>> want;  // round robin within each item: its tiles but the first
+            int tb = 0;
+            for (int n : items) {
+              for (int t = 1; t < n; ++t)
+                for (int cw = 0; cw < wgs; ++cw) want.push_back({cw, tb + t});
+              tb += n;
+            }
+            ASSERT_EQ(o.issues, want) << ::testing::PrintToString(items) << ", seed " << seed;
           }
-          ASSERT_EQ(o.issues, want) << ::testing::PrintToString(items) << ", seed " << seed;
-        }
-  for (uint32_t seed = 1; seed <= 100; ++seed)
-    ASSERT_EQ(run(2, 2, {3, 1, 4}, true, seed, /*fp8=*/true).error, "") << "FP8, seed " << seed;
+  for (int q_stages : {1, 2})
+    for (uint32_t seed = 1; seed <= 100; ++seed)
+      ASSERT_EQ(run(2, 2, {3, 1, 4}, true, seed, /*fp8=*/true, q_stages).error, "") << "FP8, seed " << seed;
 }
 
 TEST(WsPipeline, TheSimulationCatchesAProducerThatReloadsQBeforeTheConsumersReleaseIt) {
-  int caught = 0;
-  for (uint32_t seed = 1; seed <= 100; ++seed) {
-    const std::vector<int> items = {2, 2, 2};
-    Sim s(2, 2, 6);
-    std::vector<Op> prod = producer_ops(2, items, true);
-    prod.erase(std::remove_if(prod.begin(), prod.end(),
-                              [](const Op& o) { return o.type == Op::wait_mbar && o.kind == Kind::q && !o.full; }),
-               prod.end());
-    std::vector<Actor> actors = block_actors(prod, 2, 2, items, true);
-    caught += breaks_a_rule(s, actors, seed);
+  for (int q_stages : {1, 2}) {
+    int caught = 0;
+    for (uint32_t seed = 1; seed <= 100; ++seed) {
+      // One-tile items: the ring's first pass waits for nothing, so only Q's release holds the
+      // producer back from the stage of an item the consumers still read.
+      const std::vector<int> items = {1, 1, 1, 1, 2};
+      Sim s(2, 2, 6, false, q_stages);
+      std::vector<Op> prod = producer_ops(2, items, true, q_stages);
+      prod.erase(std::remove_if(prod.begin(), prod.end(),
+                                [](const Op& o) { return o.type == Op::wait_mbar && o.kind == Kind::q && !o.full; }),
+                 prod.end());
+      std::vector<Actor> actors = block_actors(prod, 2, 2, items, true, false, q_stages);
+      caught += breaks_a_rule(s, actors, seed);
+    }
+    EXPECT_GT(caught, 0) << "Q stages " << q_stages;
   }
-  EXPECT_GT(caught, 0);
 }
 
 TEST(WsPipeline, TheSimulationCatchesABrokenProtocol) {
