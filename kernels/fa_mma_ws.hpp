@@ -151,10 +151,9 @@ sm90::TensorMap encode_map(DType t, const uint16_t* base, const ws::TmaTile& g, 
 
 template <typename K>
 WsMaps make_maps(const AttnArgs& a, DType t) {
-  const bool staged = K::STAGE_O && a.G <= 1;  // the kernel's condition for TMA stores of O
   return WsMaps{encode_map(t, a.q, q_tile<K>(a), "Q"), encode_map(t, a.k, kv_tile<K>(a), "K"),
                 encode_map(t, a.v, kv_tile<K>(a), "V"),
-                staged ? encode_map(t, a.o, o_tile<K>(a), "O") : sm90::TensorMap{}};
+                K::tma_stores_o(a.G) ? encode_map(t, a.o, o_tile<K>(a), "O") : sm90::TensorMap{}};
 }
 
 // The grid: one block a work item (q tile, head, batch x split), as block_coords reads it. Where

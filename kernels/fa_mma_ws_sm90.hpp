@@ -59,6 +59,9 @@ struct WsTraits {
   // O through shared memory and TMA stores (ws_layout.hpp's ws_stage_o; the epilogue below).
   static constexpr bool STAGE_O = ws::ws_stage_o(BM, BN, D, STAGES, EB);
   static constexpr int QSTAGES = ws::ws_q_stages(BM, BN, D, STAGES, EB, STAGE_O);  // Q's ring (ws_layout.hpp)
+  // Whether a launch with split count G stores O through the staging tile and the TMA (the kernel's
+  // epilogue; the host encodes O's tensor map then): splits store fp32 partials thread by thread.
+  static constexpr FA_HD bool tma_stores_o(int G) { return STAGE_O && G <= 1; }
   static constexpr ws::WsSmem layout() { return ws::ws_smem(BM, BN, D, STAGES, EB, STAGE_O, QSTAGES); }
   static constexpr int SMEM = layout().total;
   static_assert(ROW.BM > 0, "no tile row for this head dim");
@@ -305,7 +308,7 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
   // stores the slice with the TMA (rows past S are clipped there), where each thread's 64-bit
   // address arithmetic and stores took 274 instructions a warp an item at D = 64 (ncu). The slice's
   // previous store must have read it first (a block that runs several items).
-  const bool staged = K::STAGE_O && a.G <= 1;
+  const bool staged = K::tma_stores_o(a.G);
   if (staged) {
     if (wt == 0) sm90::bulk_wait_read<0>();
     sm90::bar_sync(ws::epilogue_barrier(cw), 128);

@@ -126,32 +126,11 @@ __device__ inline RowEnd row_end(float m, float l, float scale_log2) {
 // row: O stores may alias the serving view, so a q_at per store would re-read cu_q per store.
 __device__ inline int64_t o_row(const AttnArgs& a, const BlockCoords& c, int s) { return q_at(a, c.b, s, c.h); }
 
-// Stores two adjacent output columns (d, d + 1) of row s, which starts at o_at in O (o_row): O in
-// the dtype, or fp32 partials when the launch splits (G > 1). d is even and D is even, so the pair
-// is one aligned 4- or 8-byte store.
-template <typename T>
-__device__ inline void store_pair(const AttnArgs& a, const BlockCoords& c, int s, int64_t o_at, int d, float v0,
-                                  float v1) {
-  if (a.G > 1) {
-    const int64_t pr = partial_row(a, c.b, c.h, c.g, s);
-    *reinterpret_cast<float2*>(a.o_part + pr * a.D + d) = make_float2(v0, v1);
-  } else {
-    uint16_t* o = a.o + o_at + d;
-    *reinterpret_cast<uint32_t*>(o) = uint32_t(T::store(v0)) | (uint32_t(T::store(v1)) << 16);
-  }
-}
-// The dense form (mma, mma-decode: no thd), row s at b * q_sb + s * q_ss + h * q_sh.
-__device__ inline int64_t dense_o_row(const AttnArgs& a, const BlockCoords& c, int s) {
-  return c.b * a.q_sb + int64_t(s) * a.q_ss + c.h * a.q_sh;
-}
-template <typename T>
-__device__ inline void store_pair(const AttnArgs& a, const BlockCoords& c, int s, int d, float v0, float v1) {
-  store_pair<T>(a, c, s, dense_o_row(a, c, s), d, v0, v1);
-}
-// store_pair for N pairs of row s (starting at o_at in O), columns (d0 + 8 j, d0 + 8 j + 1) =
-// pair(j) (a float2), as the tensor-core fragments hold them: the row's address is computed once,
-// not once a pair (on the H100 the per-pair form took 27 instructions a pair, mostly 64-bit address
-// arithmetic, in mma_ws_fwd's D = 64 epilogue).
+// Stores N pairs of output columns of row s, which starts at o_at in O (o_row), columns (d0 + 8 j,
+// d0 + 8 j + 1) = pair(j) (a float2), as the tensor-core fragments hold them: O in the dtype, or fp32
+// partials when the launch splits (G > 1). d0 is even and D is even, so a pair is one aligned 4- or
+// 8-byte store. The row's address is computed once, not once a pair (on the H100 the per-pair form
+// took 27 instructions a pair, mostly 64-bit address arithmetic, in mma_ws_fwd's D = 64 epilogue).
 template <typename T, int N, typename Pair>
 __device__ inline void store_row_pairs(const AttnArgs& a, const BlockCoords& c, int s, int64_t o_at, int d0,
                                        Pair&& pair) {
@@ -168,10 +147,23 @@ __device__ inline void store_row_pairs(const AttnArgs& a, const BlockCoords& c, 
     }
   }
 }
-// The dense form (no thd).
+// The dense form (mma, mma-decode: no thd), row s at b * q_sb + s * q_ss + h * q_sh.
+__device__ inline int64_t dense_o_row(const AttnArgs& a, const BlockCoords& c, int s) {
+  return c.b * a.q_sb + int64_t(s) * a.q_ss + c.h * a.q_sh;
+}
 template <typename T, int N, typename Pair>
 __device__ inline void store_row_pairs(const AttnArgs& a, const BlockCoords& c, int s, int d0, Pair&& pair) {
   store_row_pairs<T, N>(a, c, s, dense_o_row(a, c, s), d0, pair);
+}
+// One pair: columns (d, d + 1) = (v0, v1).
+template <typename T>
+__device__ inline void store_pair(const AttnArgs& a, const BlockCoords& c, int s, int64_t o_at, int d, float v0,
+                                  float v1) {
+  store_row_pairs<T, 1>(a, c, s, o_at, d, [&](int) { return make_float2(v0, v1); });
+}
+template <typename T>
+__device__ inline void store_pair(const AttnArgs& a, const BlockCoords& c, int s, int d, float v0, float v1) {
+  store_pair<T>(a, c, s, dense_o_row(a, c, s), d, v0, v1);
 }
 
 __device__ inline void store_lse(const AttnArgs& a, const BlockCoords& c, int s, float lse) {
