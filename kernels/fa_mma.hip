@@ -126,13 +126,7 @@ bool with_sync_cfg(int64_t D, int64_t Sk, int G, F&& f) {
   }
 }
 
-// sm_90 runs the wgmma kernel for its D where this binary holds sm_90a code (wgmma is an sm_90a
-// feature: neither sm_80 code nor a later arch runs it).
-#ifdef FABENCH_CUDA_SM90A
-constexpr bool kBuiltSm90a = true;
-#else
-constexpr bool kBuiltSm90a = false;
-#endif
+// sm_90 runs the wgmma kernel for its D where this binary holds sm_90a code (kBuiltSm90a).
 bool use_wgmma(int64_t D, const DeviceFacts& device) {
   return kBuiltSm90a && device.arch == "sm_90" && with_wg_cfg(D, [](auto) {});
 }

@@ -6,9 +6,10 @@
 // fold their states through shared memory, and chunks write fp32 partials; the last block of a
 // (batch, kv head) to finish folds them (kernels/device/combine_row.hpp) in the same launch.
 // Chunks: one wave of blocks (occupancy x SMs / (B x Hk)), reported as G_used. `mma` runs this
-// kernel on decode-shaped problems too, with its G as the chunk count (kernels/fa_mma.hip).
-// fa-bench-isa: sm_90a: mma.sync.aligned.m16n8k16
-// fa-bench-isa: sm_90a.sass: HMMA
+// kernel on decode-shaped problems too, with its G as the chunk count (kernels/fa_mma.hip). On sm_90
+// (sm_90a code built) dense problems fill the rings through the TMA instead of cp.async.
+// fa-bench-isa: sm_90a: mma.sync.aligned.m16n8k16 cp.async.bulk.tensor mbarrier
+// fa-bench-isa: sm_90a.sass: HMMA UTMALDG
 // fa-bench-isa-each: sm_90a: mma_decode_fwd: mma.sync.aligned.m16n8k16
 #include <fmt/format.h>
 
@@ -21,6 +22,8 @@
 #include "kernels/runtime/launchers.hpp"
 #include "kernels/device/mma_sm80.hpp"
 #include "kernels/device/tile_loop.hpp"
+#include "kernels/device/ws_layout.hpp"
+#include "kernels/runtime/tensor_map.hpp"
 
 namespace fa::gpu {
 namespace {
@@ -35,15 +38,72 @@ struct DecodeTraits {
   static constexpr int RPP = 32 / CPR;  // rows a pass of one warp copies
   static constexpr int WARP_ELEMS = STAGES * 2 * BN * LD;
   static constexpr int FOLD_BYTES = WARPS * 16 * (D + 2) * 4;  // acc, m, l of every warp's rows
-  static constexpr int SMEM = std::max(WARPS * WARP_ELEMS * 2, FOLD_BYTES);
+  // The TMA stream (sm_90, dense): a stage is K then V, each D / 64 boxes of BN rows x 128 bytes in
+  // the 128-byte swizzle (ws_layout.hpp's sw_offset), from a 1024-aligned base; after the warps'
+  // rings, an mbarrier a (warp, stage).
+  static constexpr int SW = 128, TILE_BYTES = BN * D * 2;
+  static constexpr int RINGS_BYTES = WARPS * STAGES * 2 * TILE_BYTES;
+  static constexpr int TMA_BYTES = ws::kSmemAlign + RINGS_BYTES + WARPS * STAGES * 8;
+  static constexpr int SMEM = std::max({WARPS * WARP_ELEMS * 2, FOLD_BYTES, TMA_BYTES});
+  // D = 256 keeps cp.async: its TMA instance spilled 136 bytes (nvcc 13.0), where the cp.async one spills none.
+  static constexpr bool TMA_STREAM = D <= 128;
+  static_assert(ws::swizzle_bytes(D) == SW, "TMA boxes of 64 columns");
   static_assert(32 % CPR == 0 && BN % RPP == 0 && BN % 16 == 0 && D % 16 == 0, "tile shape");
 };
+
+// The K and V tensor maps of the TMA stream (the host encodes them: tensor_map.hpp), read in place.
+struct DecodeMaps {
+  sm90::TensorMap k, v;
+};
+
+// The TMA stream's steps. They exist in the sm_90a pass; the host launches the TMA instance only on
+// sm_90 with that code built (use_tma), so the other passes' bodies never run.
+__device__ inline void tma_stage_init(uint32_t bar) {
+#if FA_HAS_WGMMA_SM90
+  sm90::mbar_init(bar, 1);
+  sm90::fence_mbar_init();
+#else
+  (void)bar;
+#endif
+}
+// Key rows [key, key + BN) of K and V for (b, hk) into a stage: D / 64 boxes each, on one mbarrier.
+template <typename K>
+__device__ inline void tma_load_stage(const DecodeMaps& maps, uint32_t ks, uint32_t bar, int key, int hk, int b) {
+#if FA_HAS_WGMMA_SM90
+  sm90::mbar_arrive_expect_tx(bar, 2 * K::TILE_BYTES);
+#pragma unroll
+  for (int j = 0; j < K::D / 64; ++j) {
+    sm90::tma_load_4d(ks + j * K::BN * K::SW, &maps.k, bar, 64 * j, key, hk, b);
+    sm90::tma_load_4d(ks + K::TILE_BYTES + j * K::BN * K::SW, &maps.v, bar, 64 * j, key, hk, b);
+  }
+#else
+  (void)maps, (void)ks, (void)bar, (void)key, (void)hk, (void)b;
+#endif
+}
+__device__ inline void tma_stage_wait(uint32_t bar, uint32_t parity) {
+#if FA_HAS_WGMMA_SM90
+  sm90::mbar_wait(bar, parity);
+#else
+  (void)bar, (void)parity;
+#endif
+}
+// The warp's reads of a stage (ldmatrix, ordinary shared loads) before the TMA writes it again.
+__device__ inline void tma_reads_done() {
+  __syncwarp();
+#if FA_HAS_WGMMA_SM90
+  sm90::fence_proxy_async();
+#endif
+}
 
 // SERVE: the instance for problems with serving fields (per-sequence key counts, paged K/V, window,
 // ALiBi, softcap): the chunks cut the keys some row of the sequence sees (rows_keys), each key's row
 // is found through the serving view (k_at: the page table), and edge tiles are masked per row.
-template <typename T, typename K, bool SERVE>
-__global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chunk_keys, int* counters) {
+// TMA (sm_90, dense only): the warps' rings fill through the TMA on mbarriers, not through cp.async
+// (see the traits rows below for what it gained).
+template <typename T, typename K, bool SERVE, bool TMA>
+__global__ void __launch_bounds__(K::THREADS)
+    mma_decode_fwd(const FA_GRID_CONSTANT DecodeMaps maps, AttnArgs a, int chunk_keys, int* counters) {
+  static_assert(!(SERVE && TMA), "the TMA stream reads dense K/V");
 #if FA_HAS_MMA_SM80
   extern __shared__ __align__(16) uint16_t smem[];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -94,7 +154,23 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
   uint16_t* const ring = smem + warp * K::WARP_ELEMS;
   const int r0 = lane / K::CPR, ch = lane % K::CPR;
   const KeyRows key_row = SERVE ? key_rows(a, b, hk) : KeyRows{};
+  // TMA: the warp's ring and its stages' mbarriers (tring, tbar + 8 st).
+  const uint32_t tbase = (smem_addr(smem) + uint32_t(ws::kSmemAlign - 1)) & ~uint32_t(ws::kSmemAlign - 1);
+  const uint32_t tring = tbase + uint32_t(warp * K::STAGES * 2 * K::TILE_BYTES);
+  const uint32_t tbar = tbase + uint32_t(K::RINGS_BYTES + warp * K::STAGES * 8);
+  if constexpr (TMA) {
+    if (lane == 0)
+#pragma unroll
+      for (int st = 0; st < K::STAGES; ++st) tma_stage_init(tbar + 8 * st);
+    __syncwarp();
+  }
   auto load_tile = [&](int i) {  // the warp's i-th tile (chunk tile warp + i * WARPS)
+    if constexpr (TMA) {
+      if (lane == 0)
+        tma_load_stage<K>(maps, tring + uint32_t((i % K::STAGES) * 2 * K::TILE_BYTES), tbar + 8 * (i % K::STAGES),
+                          int(k_begin) + (warp + i * K::WARPS) * K::BN, hk, b);
+      return;
+    }
     uint16_t* ks = ring + (i % K::STAGES) * 2 * K::BN * K::LD + r0 * K::LD + ch * 8;
     uint16_t* vs = ks + K::BN * K::LD;
     const int64_t kv0 = k_begin + int64_t(warp + i * K::WARPS) * K::BN;
@@ -114,10 +190,16 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
     }
   };
   const int mine = ntiles > warp ? (ntiles - warp + K::WARPS - 1) / K::WARPS : 0;
+  if constexpr (TMA) {  // every stage takes a tile at once; a stage is refilled when the warp is past it
 #pragma unroll
-  for (int i = 0; i < K::STAGES - 1; ++i) {
-    if (i < mine) load_tile(i);
-    copy_async_commit();
+    for (int i = 0; i < K::STAGES; ++i)
+      if (i < mine) load_tile(i);
+  } else {
+#pragma unroll
+    for (int i = 0; i < K::STAGES - 1; ++i) {
+      if (i < mine) load_tile(i);
+      copy_async_commit();
+    }
   }
 
   float acc[K::DT][4] = {};
@@ -125,12 +207,28 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
   const int b_row = (lane / 16) * 8 + lane % 8, b_col = ((lane / 8) % 2) * 8;  // as in mma.hip
   const int v_row = ((lane / 8) % 2) * 8 + lane % 8, v_col = (lane / 16) * 8;
   for (int i = 0; i < mine; ++i) {
-    copy_async_wait<K::STAGES - 2>();
-    __syncwarp();  // every lane's copies of tile i are visible; tile i - 1's stage is free
-    if (i + K::STAGES - 1 < mine) load_tile(i + K::STAGES - 1);
-    copy_async_commit();
+    if constexpr (TMA) {
+      if (i > 0 && i - 1 + K::STAGES < mine) {  // tile i - 1's stage is free: it takes tile i - 1 + STAGES
+        tma_reads_done();
+        load_tile(i - 1 + K::STAGES);
+      }
+      tma_stage_wait(tbar + 8 * (i % K::STAGES), uint32_t(i / K::STAGES) & 1u);
+    } else {
+      copy_async_wait<K::STAGES - 2>();
+      __syncwarp();  // every lane's copies of tile i are visible; tile i - 1's stage is free
+      if (i + K::STAGES - 1 < mine) load_tile(i + K::STAGES - 1);
+      copy_async_commit();
+    }
     const uint16_t* ks = ring + (i % K::STAGES) * 2 * K::BN * K::LD;
     const uint16_t* vs = ks + K::BN * K::LD;
+    const uint32_t kt = tring + uint32_t((i % K::STAGES) * 2 * K::TILE_BYTES), vt = kt + uint32_t(K::TILE_BYTES);
+    // The shared address of (key row r, column c) of the stage's K or V: padded rows, or the TMA's swizzle.
+    auto k_at = [&](int r, int c) {
+      return TMA ? kt + uint32_t(ws::sw_offset(r, c, K::BN, K::SW)) : smem_addr(ks + r * K::LD + c);
+    };
+    auto v_at = [&](int r, int c) {
+      return TMA ? vt + uint32_t(ws::sw_offset(r, c, K::BN, K::SW)) : smem_addr(vs + r * K::LD + c);
+    };
     const int64_t kv0 = k_begin + int64_t(warp + i * K::WARPS) * K::BN;
 
     float s[K::NT][4] = {};
@@ -139,7 +237,7 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
 #pragma unroll
       for (int np = 0; np < K::NT / 2; ++np) {
         uint32_t kb[4];
-        ldsm_x4(smem_addr(ks + (np * 16 + b_row) * K::LD + kk * 16 + b_col), kb);
+        ldsm_x4(k_at(np * 16 + b_row, kk * 16 + b_col), kb);
         mma16816<T>(s[2 * np], qf[kk], kb[0], kb[1]);
         mma16816<T>(s[2 * np + 1], qf[kk], kb[2], kb[3]);
       }
@@ -173,13 +271,13 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
 #pragma unroll
       for (int dp = 0; dp < K::DT / 2; ++dp) {
         uint32_t vb[4];
-        ldsm_x4_trans(smem_addr(vs + (kn * 16 + v_row) * K::LD + dp * 16 + v_col), vb);
+        ldsm_x4_trans(v_at(kn * 16 + v_row, dp * 16 + v_col), vb);
         mma16816<T>(acc[2 * dp], pa, vb[0], vb[1]);
         mma16816<T>(acc[2 * dp + 1], pa, vb[2], vb[3]);
       }
     }
   }
-  copy_async_wait<0>();
+  if constexpr (!TMA) copy_async_wait<0>();  // TMA: every tile's mbarrier was waited on above
   __syncthreads();  // every warp is done with its ring: the shared memory now holds the fold
 
   // Fold the warps: per warp, 16 rows of acc (D floats) then m and l of the 16 rows.
@@ -256,6 +354,13 @@ __global__ void __launch_bounds__(K::THREADS) mma_decode_fwd(AttnArgs a, int chu
 // 3 stages 2557; 8 warps of 16-key tiles 2562: one block of 4 warps with 2 x 32-key stages is best.
 // A later run (copy 2915 / 2942 before and after): 2631 as above; the copies with the L2::128B
 // prefetch hint 2671, L2::256B 2660; 33, 24 or 66 chunks 2567 / 2517 / 2499; 3 stages 2643.
+// The TMA stream (sm_90), A/B alternated in one call, (16,32,8,1,8192,128) / (1,32,8,1,131072,128) /
+// (1,32,8,1,32768,128): cp.async 2860 / 2805 / 2380 -> TMA 2970 / 2915 / 2458 (cuDNN 3021 / 2925 /
+// 2539 in the next call). A bandwidth probe of the same grid that only touches what it loads read
+// 2800 through cp.async and 2910 through the TMA. No faster with the TMA (next call, each against
+// 2988 / 2940 / 2469): 3 stages (197 KB), 8 warps of 16-key tiles x 3 stages, 2 blocks an SM of
+// 16-key tiles x 3 stages, L2 promotion of 128 bytes or none (none: exactly the DRAM's sectors
+// requested of L2, where 256 requests 1.25x; 2972 / 2921 / 2432), K's boxes before V's.
 using Decode64 = DecodeTraits<64, 32, 4, 3>;
 using Decode128 = DecodeTraits<128, 32, 4, 2>;
 // D=256 (Gemma-2's decodes): 16-key tiles, so that 4 warps x 2 stages fit shared memory (132 KB);
@@ -293,12 +398,14 @@ int64_t decode_span(const Problem& p) {
 }
 
 // Blocks of the kernel for (dtype, D) one SM holds; its dynamic shared memory is raised first.
+// The instances take the same shared memory (K::SMEM) and threads.
 template <typename T, typename K>
 int decode_resident() {
-  FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, false>, K::SMEM));
-  FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, true>, K::SMEM));
+  FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, false, false>, K::SMEM));
+  FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, true, false>, K::SMEM));
+  if constexpr (K::TMA_STREAM) FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, false, true>, K::SMEM));
   int per_sm = 0;
-  FA_GPU_CHECK(max_active_blocks(&per_sm, mma_decode_fwd<T, K, false>, K::THREADS, K::SMEM));
+  FA_GPU_CHECK(max_active_blocks(&per_sm, mma_decode_fwd<T, K, false, false>, K::THREADS, K::SMEM));
   return std::max(per_sm, 1);
 }
 
@@ -331,6 +438,25 @@ int decode_chunk_keys(const Problem& p, DType t, int units, int splits) {
   return keys;
 }
 
+// K's (and V's) tile as the TMA stream reads it: BN key rows of one head and batch, in 64-column boxes.
+template <typename K>
+ws::TmaTile decode_kv_tile(const AttnArgs& a) {
+  return ws::tma_tile(K::D, K::BN, a.Sk, a.Hk, a.B, a.k_ss, a.k_sh, a.k_sb);
+}
+// Whether a run streams K/V through the TMA: sm_90 with sm_90a code built, a dense fp16/bf16 problem
+// whose K and V the TMA can describe (strides, 16-byte aligned bases) and whose key coordinate fits
+// the TMA's int. Elsewhere cp.async.
+bool use_tma(const Problem& p, const AttnArgs& a, const DeviceFacts& device) {
+  if (!kBuiltSm90a || !device.has_wgmma_sm90a || !p.serving_fields().empty()) return false;
+  if ((p.dtype != DType::fp16 && p.dtype != DType::bf16) || p.Sk > INT32_MAX) return false;
+  bool fits = false;
+  with_traits(p.D, [&](auto k) {
+    using K = decltype(k);
+    fits = K::TMA_STREAM && !ws::tma_tile_problem(decode_kv_tile<K>(a));
+  });
+  return fits && reinterpret_cast<uintptr_t>(a.k) % 16 == 0 && reinterpret_cast<uintptr_t>(a.v) % 16 == 0;
+}
+
 class MmaDecodeExecution : public GpuExecution {
  public:
   MmaDecodeExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int chunk_keys)
@@ -340,6 +466,12 @@ class MmaDecodeExecution : public GpuExecution {
       counters_ = DeviceBuffer(size_t(p.B) * p.Hk * sizeof(int));
       FA_GPU_CHECK(memset_async(counters_.as<int>(), 0, counters_.bytes(), stream_));
     }
+    tma_ = use_tma(p, args_, ctx.device);
+    if (tma_)
+      with_traits(args_.D, [&](auto k) {
+        const ws::TmaTile kv = decode_kv_tile<decltype(k)>(args_);
+        maps_ = DecodeMaps{encode_map(p.dtype, args_.k, kv, "K", 256), encode_map(p.dtype, args_.v, kv, "V", 256)};
+      });
   }
 
  protected:
@@ -352,9 +484,14 @@ class MmaDecodeExecution : public GpuExecution {
         using K = decltype(k);
         const dim3 grid(chunks_, args_.Hk, args_.B);
         if (args_.serving)
-          mma_decode_fwd<T, K, true><<<grid, K::THREADS, K::SMEM, stream_>>>(args_, chunk_keys_, counters_.as<int>());
+          mma_decode_fwd<T, K, true, false>
+              <<<grid, K::THREADS, K::SMEM, stream_>>>(maps_, args_, chunk_keys_, counters_.as<int>());
+        else if (tma_ && K::TMA_STREAM)
+          mma_decode_fwd<T, K, false, K::TMA_STREAM>
+              <<<grid, K::THREADS, K::SMEM, stream_>>>(maps_, args_, chunk_keys_, counters_.as<int>());
         else
-          mma_decode_fwd<T, K, false><<<grid, K::THREADS, K::SMEM, stream_>>>(args_, chunk_keys_, counters_.as<int>());
+          mma_decode_fwd<T, K, false, false>
+              <<<grid, K::THREADS, K::SMEM, stream_>>>(maps_, args_, chunk_keys_, counters_.as<int>());
         FA_GPU_CHECK_LAUNCH("mma_decode_fwd");
       });
     });
@@ -363,6 +500,8 @@ class MmaDecodeExecution : public GpuExecution {
  private:
   int chunk_keys_, chunks_;
   DeviceBuffer counters_;
+  bool tma_ = false;
+  DecodeMaps maps_{};
 };
 
 // The serving fields mma-decode takes: its rows are the S dense queries of every head of a group.

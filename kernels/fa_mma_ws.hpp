@@ -1,8 +1,8 @@
 // The host side of mma's sm_90 kernel (kernels/fa_mma_ws_sm90.hpp, mma_ws_fwd: FlashAttention-3's
 // forward structure: a TMA producer warp fills a K/V ring completed on mbarriers; two or three consumer
 // warpgroups (setmaxnreg) ping-pong on the tensor cores with P in registers): the dispatch from D to
-// a row of the tile table (kernels/device/ws_tile_traits.hpp), the tensor maps (cuTensorMapEncodeTiled,
-// reached through the runtime's driver entry point so that nothing links libcuda), the launch, the
+// a row of the tile table (kernels/device/ws_tile_traits.hpp), the tensor maps (kernels/runtime/
+// tensor_map.hpp encodes them), the launch, the
 // tile for the split rules and the TMA's refusals. kernels/fa_mma.hip includes it (alone: its
 // definitions sit in an unnamed namespace) and decides when a problem runs it (use_ws).
 #pragma once
@@ -17,9 +17,7 @@
 #include "kernels/fa_mma_ws_sm90.hpp"
 #include "kernels/runtime/gpu_execution.hpp"
 #include "kernels/runtime/launchers.hpp"
-#if FA_CUDA
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled_v12000, and cuda.h's tensor map enums
-#endif
+#include "kernels/runtime/tensor_map.hpp"
 
 namespace fa::gpu {
 namespace {
@@ -95,58 +93,6 @@ ws::TmaTile kv_tile(const AttnArgs& a) {
 template <typename K>
 ws::TmaTile o_tile(const AttnArgs& a) {
   return ws_view<K>(64, a.S, a.H, a.B, a.q_ss, a.q_sh, a.q_sb);
-}
-
-#if FA_CUDA
-// cuTensorMapEncodeTiled from the driver the runtime loaded. cudaGetDriverEntryPointByVersion is the
-// form CUDA 13 keeps (plain cudaGetDriverEntryPoint is deprecated there); 12000 asks for the
-// signature as of CUDA 12.0, the one cudaTypedefs.h names _v12000.
-PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-    FA_GPU_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found));
-    if (found != cudaDriverEntryPointSuccess || !p)
-      throw std::runtime_error("mma: the driver has no cuTensorMapEncodeTiled (it needs a CUDA 12.0+ driver)");
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
-  }();
-  return fn;
-}
-#endif
-
-// Encodes one tensor map: 16-bit elements (FP8 tensors as pairs of bytes), the tile's swizzle,
-// out-of-bounds boxes filled with zeros (rows past S or Sk), L2 promotion of 128 bytes (CUTLASS's
-// default for its TMA copies).
-sm90::TensorMap encode_map(DType t, const uint16_t* base, const ws::TmaTile& g, const char* what) {
-  if (const char* why = ws::tma_tile_problem(g))
-    throw std::logic_error(fmt::format("mma: the {} tensor map: {} (the gate should have said so)", what, why));
-#if FA_CUDA
-  static_assert(sizeof(sm90::TensorMap) == sizeof(CUtensorMap) && alignof(sm90::TensorMap) == alignof(CUtensorMap));
-  CUtensorMap m;
-  const cuuint64_t dim[4] = {g.dim[0], g.dim[1], g.dim[2], g.dim[3]};
-  const cuuint64_t stride[3] = {g.stride[0], g.stride[1], g.stride[2]};
-  const cuuint32_t box[4] = {g.box[0], g.box[1], g.box[2], g.box[3]}, unit[4] = {1, 1, 1, 1};
-  const CUresult r = encode_tiled()(
-      &m,
-      t == DType::bf16   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-      : t == DType::fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                         : CU_TENSOR_MAP_DATA_TYPE_UINT16,  // FP8: the TMA moves bytes, two a column
-      4,
-      const_cast<uint16_t*>(base), dim, stride, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      g.swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw std::runtime_error(fmt::format("mma: cuTensorMapEncodeTiled for {} failed (CUresult {}): dims {}x{}x{}x{}, "
-                                         "byte strides {}/{}/{}, box {}x{}",
-                                         what, int(r), g.dim[0], g.dim[1], g.dim[2], g.dim[3], g.stride[0], g.stride[1],
-                                         g.stride[2], g.box[0], g.box[1]));
-  sm90::TensorMap out;
-  std::memcpy(&out, &m, sizeof m);
-  return out;
-#else
-  (void)t, (void)base;
-  throw std::logic_error("mma: tensor maps are a CUDA feature (the gate refuses other devices)");
-#endif
 }
 
 template <typename K>
