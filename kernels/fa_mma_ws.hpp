@@ -99,7 +99,8 @@ template <typename K>
 WsMaps make_maps(const AttnArgs& a, DType t) {
   return WsMaps{encode_map(t, a.q, q_tile<K>(a), "Q"), encode_map(t, a.k, kv_tile<K>(a), "K"),
                 encode_map(t, a.v, kv_tile<K>(a), "V"),
-                K::tma_stores_o(a.G) ? encode_map(t, a.o, o_tile<K>(a), "O") : sm90::TensorMap{}};
+                K::tma_stores_o(a.G) ? encode_map(t, a.o, o_tile<K>(a), "O") : sm90::TensorMap{},
+                tile::item_divs(a, int((a.S + K::BM - 1) / K::BM))};
 }
 
 // The grid: one block a work item (q tile, head, batch x split), as block_coords reads it. Where

@@ -77,6 +77,7 @@ struct WsTraits {
 // not split (G <= 1; splits store fp32 partials thread by thread), else zeros.
 struct WsMaps {
   sm90::TensorMap q, k, v, o;
+  tile::ItemDivs divs;  // a wave's item decoding (block_coords_at)
 };
 
 #if FA_HAS_WGMMA_SM90
@@ -396,7 +397,7 @@ __global__ void __launch_bounds__(K::THREADS, 1) mma_ws_fwd(const FA_GRID_CONSTA
   // Calls f(c, kr, ntiles) for each of the block's items, counting tb and qk on after each.
   auto for_items = [&](auto&& f) {
     auto one = [&](int item) {  // item < 0: the block's own (block_coords: a grid of items)
-      const tile::BlockCoords c = item < 0 ? tile::block_coords(a, K::BM) : tile::block_coords_at(a, K::BM, item, nq);
+      const tile::BlockCoords c = item < 0 ? tile::block_coords(a, K::BM) : tile::block_coords_at(a, K::BM, item, maps.divs);
       const KeyRange kr = tile::dense_block_keys(a, c, K::BM, K::BN);  // the gate refuses serving fields, as mma
       const int ntiles = kr.end > kr.begin ? int((kr.end - kr.begin + K::BN - 1) / K::BN) : 0;
       f(c, kr, ntiles);

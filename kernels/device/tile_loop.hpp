@@ -19,8 +19,13 @@ struct BlockCoords {
   int b, h, hk, g, q0;
 };
 
-// The coordinates of q tile qx of nq, head h and z = b x G + g. Causal blocks take their q tile in
-// reverse, so the heaviest (last) tiles are scheduled first.
+// The first row of q tile qx of nq. Causal blocks take their q tile in reverse, so the heaviest
+// (last) tiles are scheduled first.
+__device__ inline int q_tile_row0(const AttnArgs& a, int block_m, int qx, int nq) {
+  return (a.causal ? nq - 1 - qx : qx) * block_m;
+}
+
+// The coordinates of q tile qx of nq, head h and z = b x G + g.
 __device__ inline BlockCoords coords_of(const AttnArgs& a, int block_m, int qx, int nq, int h, int z) {
   const int G = a.G > 1 ? a.G : 1;
   BlockCoords c;
@@ -28,7 +33,7 @@ __device__ inline BlockCoords coords_of(const AttnArgs& a, int block_m, int qx, 
   c.b = z / G;
   c.g = z % G;
   c.hk = c.h / (a.H / a.Hk);
-  c.q0 = (a.causal ? nq - 1 - qx : qx) * block_m;
+  c.q0 = q_tile_row0(a, block_m, qx, nq);
   return c;
 }
 
@@ -37,12 +42,28 @@ __device__ inline BlockCoords block_coords(const AttnArgs& a, int block_m) {
   return coords_of(a, block_m, int(blockIdx.x), int(gridDim.x), int(blockIdx.y), int(blockIdx.z));
 }
 
+// The divisors of a walk's items (block_coords_at): q tiles nq, heads H, splits max(G, 1) and the
+// GQA group H / Hk. The host sets them up once a launch (item_divs).
+struct ItemDivs {
+  FastDiv nq, h, g, group;
+};
+inline ItemDivs item_divs(const AttnArgs& a, int nq) {
+  return ItemDivs{FastDiv(nq), FastDiv(a.H), FastDiv(a.G > 1 ? a.G : 1), FastDiv(a.H / a.Hk)};
+}
+
 // Work item `item` of a grid that walks its items in a loop (mma's sm_90 kernel, where its items
 // are short and cost alike): the order of a (nq, H, B x G) grid, q tiles fastest, so one item a
-// block reproduces block_coords. The walk's items number below 2^31 (its launch's condition).
-__device__ inline BlockCoords block_coords_at(const AttnArgs& a, int block_m, int item, int nq) {
-  const int rest = item / nq;
-  return coords_of(a, block_m, item % nq, nq, rest % a.H, rest / a.H);
+// block reproduces block_coords (coords_of's divisions, here through d). The walk's items number
+// below 2^31 (its launch's condition).
+__device__ inline BlockCoords block_coords_at(const AttnArgs& a, int block_m, int item, const ItemDivs& d) {
+  const int rest = d.nq.div(item), z = d.h.div(rest);
+  BlockCoords c;
+  c.h = rest - z * a.H;
+  c.b = d.g.div(z);
+  c.g = z - c.b * d.g.divisor();
+  c.hk = d.group.div(c.h);
+  c.q0 = q_tile_row0(a, block_m, item - rest * d.nq.divisor(), d.nq.divisor());
+  return c;
 }
 
 // Sequence b as its rows see it: its own query and key counts and the window from the serving view;

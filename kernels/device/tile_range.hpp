@@ -9,6 +9,29 @@
 
 namespace fa::gpu::tile {
 
+// Division of n in [0, 2^31) by a divisor d in [1, 2^31) fixed for a launch, as a multiply-high, an
+// add and a shift: the round-up method of Granlund and Montgomery ("Division by invariant integers
+// using multiplication", PLDI 1994; CUTLASS's FastDivmod takes the same form), with l = ceil(log2 d)
+// and mul = floor(2^32 (2^l - d) / d) + 1, so that n / d = (mulhi(n, mul) + n) >> l. The host sets
+// one up; a kernel's plain `n / d` by a runtime d compiles to about 20 instructions.
+struct FastDiv {
+  uint32_t d = 1, mul = 1, shift = 0;
+  FastDiv() = default;
+  FA_HD explicit FastDiv(int64_t divisor) : d(uint32_t(divisor)) {
+    while ((uint64_t(1) << shift) < d) ++shift;
+    mul = uint32_t(((uint64_t(1) << 32) * ((uint64_t(1) << shift) - d)) / d + 1);
+  }
+  FA_HD int div(int n) const {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    const uint32_t hi = __umulhi(uint32_t(n), mul);
+#else
+    const uint32_t hi = uint32_t((uint64_t(uint32_t(n)) * mul) >> 32);
+#endif
+    return int((hi + uint32_t(n)) >> shift);
+  }
+  FA_HD int divisor() const { return int(d); }
+};
+
 // One sequence as its rows see it: sq queries, sk keys, bottom-right aligned, FlashAttention's
 // window (left, right; -1 unbounded). A dense problem is one shape for every batch: S, Sk, no window.
 struct SeqShape {

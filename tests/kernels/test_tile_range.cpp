@@ -6,6 +6,8 @@
 // Plain C++. Run: ctest -R TileRange
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <random>
 #include <vector>
 
 #include "kernels/device/tile_range.hpp"
@@ -217,4 +219,32 @@ TEST(TileRange, AHandWorkedWindowPinsTheRangesAndColumns) {
   EXPECT_EQ(s0.end, 8);
   EXPECT_EQ(s1.begin, 8);
   EXPECT_EQ(s1.end, 10);
+}
+
+// FastDiv against the C++ division: every divisor up to 3000 with the numerators around its first
+// multiples and a spread of large ones, and the divisors at powers of two (2^k - 1, 2^k, 2^k + 1) up
+// to 2^31 - 1 with random numerators and the extremes (0, 2^31 - 1, the multiples' neighbours).
+TEST(TileRange, FastDivGivesTheQuotientOfEveryNumeratorBelowTwoToThe31) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> any(0, INT32_MAX);
+  auto check = [&](int d, int n) {
+    const FastDiv f(d);
+    ASSERT_EQ(f.div(n), n / d) << n << " / " << d << " (mul " << f.mul << ", shift " << f.shift << ")";
+    ASSERT_EQ(f.divisor(), d);
+  };
+  for (int d = 1; d <= 3000; ++d) {
+    for (int n = 0; n < 4 * d + 3; ++n) check(d, n);
+    for (int i = 0; i < 40; ++i) check(d, any(rng));
+    check(d, INT32_MAX);
+    const int top = INT32_MAX / d * d;  // the largest multiple: its neighbours
+    check(d, top);
+    check(d, top - 1);
+  }
+  for (int k = 2; k <= 31; ++k)
+    for (int64_t dd : {(int64_t(1) << k) - 1, int64_t(1) << k, (int64_t(1) << k) + 1}) {
+      if (dd > INT32_MAX) continue;
+      const int d = int(dd);
+      for (int n : {0, 1, d - 1, d, d + 1, INT32_MAX, INT32_MAX - 1}) if (n >= 0) check(d, n);
+      for (int i = 0; i < 2000; ++i) check(d, any(rng));
+    }
 }
