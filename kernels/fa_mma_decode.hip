@@ -139,18 +139,6 @@ __global__ void __launch_bounds__(K::THREADS)
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr) mod[hr] = score_mod(a, b, row_h[hr]);
 
-  uint32_t qf[K::KD][4];  // Q as the A operand, straight from global memory; padding rows are 0
-#pragma unroll
-  for (int kk = 0; kk < K::KD; ++kk)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const frag::Coord e = frag::mma_m16n8k16_a(lane, 2 * i);
-      const int r = e.row;
-      qf[kk][i] = r < rows ? *reinterpret_cast<const uint32_t*>(a.q + b * a.q_sb + int64_t(r % a.S) * a.q_ss +
-                                                                  (hk * group + r / a.S) * a.q_sh + kk * 16 + e.col)
-                           : 0u;
-    }
-
   uint16_t* const ring = smem + warp * K::WARP_ELEMS;
   const int r0 = lane / K::CPR, ch = lane % K::CPR;
   const KeyRows key_row = SERVE ? key_rows(a, b, hk) : KeyRows{};
@@ -201,6 +189,20 @@ __global__ void __launch_bounds__(K::THREADS)
       copy_async_commit();
     }
   }
+
+  // Q as the A operand, straight from global memory (padding rows are 0), once the first tiles are on
+  // their way: the mbarriers' init fence comes before the first TMA copy, and Q's loads need not.
+  uint32_t qf[K::KD][4];
+#pragma unroll
+  for (int kk = 0; kk < K::KD; ++kk)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const frag::Coord e = frag::mma_m16n8k16_a(lane, 2 * i);
+      const int r = e.row;
+      qf[kk][i] = r < rows ? *reinterpret_cast<const uint32_t*>(a.q + b * a.q_sb + int64_t(r % a.S) * a.q_ss +
+                                                                  (hk * group + r / a.S) * a.q_sh + kk * 16 + e.col)
+                           : 0u;
+    }
 
   float acc[K::DT][4] = {};
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
