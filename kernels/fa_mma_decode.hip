@@ -28,9 +28,10 @@
 namespace fa::gpu {
 namespace {
 
-template <int D_, int BN_, int WARPS_, int STAGES_>
+// STAGES: the cp.async ring's stages a warp, TSTAGES the TMA stream's (no row padding: more fit).
+template <int D_, int BN_, int WARPS_, int STAGES_, int TSTAGES_ = STAGES_>
 struct DecodeTraits {
-  static constexpr int D = D_, BN = BN_, WARPS = WARPS_, STAGES = STAGES_;
+  static constexpr int D = D_, BN = BN_, WARPS = WARPS_, STAGES = STAGES_, TSTAGES = TSTAGES_;
   static constexpr int THREADS = WARPS * 32;
   static constexpr int NT = BN / 8, DT = D / 8, KD = D / 16, KN = BN / 16;
   static constexpr int LD = D + 8;   // shared row stride in elements (16-byte pad, as in mma)
@@ -42,11 +43,14 @@ struct DecodeTraits {
   // the 128-byte swizzle (ws_layout.hpp's sw_offset), from a 1024-aligned base; after the warps'
   // rings, an mbarrier a (warp, stage).
   static constexpr int SW = 128, TILE_BYTES = BN * D * 2;
-  static constexpr int RINGS_BYTES = WARPS * STAGES * 2 * TILE_BYTES;
-  static constexpr int TMA_BYTES = ws::kSmemAlign + RINGS_BYTES + WARPS * STAGES * 8;
-  static constexpr int SMEM = std::max({WARPS * WARP_ELEMS * 2, FOLD_BYTES, TMA_BYTES});
+  static constexpr int RINGS_BYTES = WARPS * TSTAGES * 2 * TILE_BYTES;
+  static constexpr int TMA_BYTES = ws::kSmemAlign + RINGS_BYTES + WARPS * TSTAGES * 8;
+  // Dynamic shared memory of the cp.async instances and of the TMA one.
+  static constexpr int SMEM = std::max(WARPS * WARP_ELEMS * 2, FOLD_BYTES), TMA_SMEM = std::max(TMA_BYTES, FOLD_BYTES);
+  static constexpr int smem(bool tma) { return tma ? TMA_SMEM : SMEM; }
   // D = 256 keeps cp.async: its TMA instance spilled 136 bytes (nvcc 13.0), where the cp.async one spills none.
   static constexpr bool TMA_STREAM = D <= 128;
+  static_assert(TMA_SMEM <= 227 * 1024, "the TMA instance fits an sm_90 block");
   static_assert(ws::swizzle_bytes(D) == SW, "TMA boxes of 64 columns");
   static_assert(32 % CPR == 0 && BN % RPP == 0 && BN % 16 == 0 && D % 16 == 0, "tile shape");
 };
@@ -144,18 +148,19 @@ __global__ void __launch_bounds__(K::THREADS)
   const KeyRows key_row = SERVE ? key_rows(a, b, hk) : KeyRows{};
   // TMA: the warp's ring and its stages' mbarriers (tring, tbar + 8 st).
   const uint32_t tbase = (smem_addr(smem) + uint32_t(ws::kSmemAlign - 1)) & ~uint32_t(ws::kSmemAlign - 1);
-  const uint32_t tring = tbase + uint32_t(warp * K::STAGES * 2 * K::TILE_BYTES);
-  const uint32_t tbar = tbase + uint32_t(K::RINGS_BYTES + warp * K::STAGES * 8);
+  constexpr int ST = TMA ? K::TSTAGES : K::STAGES;  // the ring's stages
+  const uint32_t tring = tbase + uint32_t(warp * ST * 2 * K::TILE_BYTES);
+  const uint32_t tbar = tbase + uint32_t(K::RINGS_BYTES + warp * ST * 8);
   if constexpr (TMA) {
     if (lane == 0)
 #pragma unroll
-      for (int st = 0; st < K::STAGES; ++st) tma_stage_init(tbar + 8 * st);
+      for (int st = 0; st < ST; ++st) tma_stage_init(tbar + 8 * st);
     __syncwarp();
   }
   auto load_tile = [&](int i) {  // the warp's i-th tile (chunk tile warp + i * WARPS)
     if constexpr (TMA) {
       if (lane == 0)
-        tma_load_stage<K>(maps, tring + uint32_t((i % K::STAGES) * 2 * K::TILE_BYTES), tbar + 8 * (i % K::STAGES),
+        tma_load_stage<K>(maps, tring + uint32_t((i % ST) * 2 * K::TILE_BYTES), tbar + 8 * (i % ST),
                           int(k_begin) + (warp + i * K::WARPS) * K::BN, hk, b);
       return;
     }
@@ -180,7 +185,7 @@ __global__ void __launch_bounds__(K::THREADS)
   const int mine = ntiles > warp ? (ntiles - warp + K::WARPS - 1) / K::WARPS : 0;
   if constexpr (TMA) {  // every stage takes a tile at once; a stage is refilled when the warp is past it
 #pragma unroll
-    for (int i = 0; i < K::STAGES; ++i)
+    for (int i = 0; i < ST; ++i)
       if (i < mine) load_tile(i);
   } else {
 #pragma unroll
@@ -210,11 +215,11 @@ __global__ void __launch_bounds__(K::THREADS)
   const int v_row = ((lane / 8) % 2) * 8 + lane % 8, v_col = (lane / 16) * 8;
   for (int i = 0; i < mine; ++i) {
     if constexpr (TMA) {
-      if (i > 0 && i - 1 + K::STAGES < mine) {  // tile i - 1's stage is free: it takes tile i - 1 + STAGES
+      if (i > 0 && i - 1 + ST < mine) {  // tile i - 1's stage is free: it takes tile i - 1 + ST
         tma_reads_done();
-        load_tile(i - 1 + K::STAGES);
+        load_tile(i - 1 + ST);
       }
-      tma_stage_wait(tbar + 8 * (i % K::STAGES), uint32_t(i / K::STAGES) & 1u);
+      tma_stage_wait(tbar + 8 * (i % ST), uint32_t(i / ST) & 1u);
     } else {
       copy_async_wait<K::STAGES - 2>();
       __syncwarp();  // every lane's copies of tile i are visible; tile i - 1's stage is free
@@ -223,7 +228,7 @@ __global__ void __launch_bounds__(K::THREADS)
     }
     const uint16_t* ks = ring + (i % K::STAGES) * 2 * K::BN * K::LD;
     const uint16_t* vs = ks + K::BN * K::LD;
-    const uint32_t kt = tring + uint32_t((i % K::STAGES) * 2 * K::TILE_BYTES), vt = kt + uint32_t(K::TILE_BYTES);
+    const uint32_t kt = tring + uint32_t((i % ST) * 2 * K::TILE_BYTES), vt = kt + uint32_t(K::TILE_BYTES);
     // The shared address of (key row r, column c) of the stage's K or V: padded rows, or the TMA's swizzle.
     auto k_at = [&](int r, int c) {
       return TMA ? kt + uint32_t(ws::sw_offset(r, c, K::BN, K::SW)) : smem_addr(ks + r * K::LD + c);
@@ -363,8 +368,16 @@ __global__ void __launch_bounds__(K::THREADS)
 // 2988 / 2940 / 2469): 3 stages (197 KB), 8 warps of 16-key tiles x 3 stages, 2 blocks an SM of
 // 16-key tiles x 3 stages, L2 promotion of 128 bytes or none (none: exactly the DRAM's sectors
 // requested of L2, where 256 requests 1.25x; 2972 / 2921 / 2432), K's boxes before V's.
+// Later calls, with Q loaded after the first tiles: 3 TMA stages (the cp.async rows keep 2: 3
+// padded stages would pass the A100's 163 KB) 3015 / 2958 / 2530 -> 3020 / 2961 / 2550, and no
+// faster with the softmax of the tile's padding rows 8..15 skipped, 16-key tiles x 4 stages, 2 warps
+// of 64-key tiles, or L2 prefetches (cp.async.bulk.prefetch.tensor) of the warp's tiles 2 or 4
+// rounds ahead (2629 / 1671 on the first row). The first row's bandwidth probe read 3073 with the
+// tiles only touched and 3029 with 2000 cycles spent on each: the softmax and MMAs between a
+// warp's tiles cost about that much; cuDNN (an sm_80 cp.async kernel, 128 blocks of 4 warps on
+// 128-key tiles) reads 3046-3052 there.
 using Decode64 = DecodeTraits<64, 32, 4, 3>;
-using Decode128 = DecodeTraits<128, 32, 4, 2>;
+using Decode128 = DecodeTraits<128, 32, 4, 2, 3>;
 // D=256 (Gemma-2's decodes): 16-key tiles, so that 4 warps x 2 stages fit shared memory (132 KB);
 // Q's fragments (64 registers) and the accumulator (128) leave room for the tile's scores.
 using Decode256 = DecodeTraits<256, 16, 4, 2>;
@@ -400,14 +413,20 @@ int64_t decode_span(const Problem& p) {
 }
 
 // Blocks of the kernel for (dtype, D) one SM holds; its dynamic shared memory is raised first.
-// The instances take the same shared memory (K::SMEM) and threads.
+// The fewer of the cp.async and TMA instances' (one count, whichever a run launches; the traits rows
+// give both the same).
 template <typename T, typename K>
 int decode_resident() {
   FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, false, false>, K::SMEM));
   FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, true, false>, K::SMEM));
-  if constexpr (K::TMA_STREAM) FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, false, true>, K::SMEM));
   int per_sm = 0;
   FA_GPU_CHECK(max_active_blocks(&per_sm, mma_decode_fwd<T, K, false, false>, K::THREADS, K::SMEM));
+  if constexpr (K::TMA_STREAM) {
+    FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, false, true>, K::TMA_SMEM));
+    int tma_per_sm = 0;
+    FA_GPU_CHECK(max_active_blocks(&tma_per_sm, mma_decode_fwd<T, K, false, true>, K::THREADS, K::TMA_SMEM));
+    per_sm = std::min(per_sm, tma_per_sm);
+  }
   return std::max(per_sm, 1);
 }
 
@@ -490,7 +509,7 @@ class MmaDecodeExecution : public GpuExecution {
               <<<grid, K::THREADS, K::SMEM, stream_>>>(maps_, args_, chunk_keys_, counters_.as<int>());
         else if (tma_ && K::TMA_STREAM)
           mma_decode_fwd<T, K, false, K::TMA_STREAM>
-              <<<grid, K::THREADS, K::SMEM, stream_>>>(maps_, args_, chunk_keys_, counters_.as<int>());
+              <<<grid, K::THREADS, K::smem(K::TMA_STREAM), stream_>>>(maps_, args_, chunk_keys_, counters_.as<int>());
         else
           mma_decode_fwd<T, K, false, false>
               <<<grid, K::THREADS, K::SMEM, stream_>>>(maps_, args_, chunk_keys_, counters_.as<int>());
