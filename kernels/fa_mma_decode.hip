@@ -412,16 +412,21 @@ int64_t decode_span(const Problem& p) {
   return std::max<int64_t>(span, 1);
 }
 
+// Whether the device runs the TMA stream: sm_90 with sm_90a code built (use_tma adds the problem's
+// conditions). Elsewhere the TMA instance is neither launched nor prepared: its shared memory (197
+// KB at D=128) passes what an A100 (163 KB) or an sm_89 part grants a block.
+bool tma_device(const DeviceFacts& device) { return kBuiltSm90a && device.has_wgmma_sm90a; }
+
 // Blocks of the kernel for (dtype, D) one SM holds; its dynamic shared memory is raised first.
-// The fewer of the cp.async and TMA instances' (one count, whichever a run launches; the traits rows
-// give both the same).
+// Where the TMA stream runs, the fewer of the cp.async and TMA instances' (one count, whichever a
+// run launches; the traits rows give both the same).
 template <typename T, typename K>
-int decode_resident() {
+int decode_resident(const DeviceFacts& device) {
   FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, false, false>, K::SMEM));
   FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, true, false>, K::SMEM));
   int per_sm = 0;
   FA_GPU_CHECK(max_active_blocks(&per_sm, mma_decode_fwd<T, K, false, false>, K::THREADS, K::SMEM));
-  if constexpr (K::TMA_STREAM) {
+  if (K::TMA_STREAM && tma_device(device)) {
     FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, false, true>, K::TMA_SMEM));
     int tma_per_sm = 0;
     FA_GPU_CHECK(max_active_blocks(&tma_per_sm, mma_decode_fwd<T, K, false, true>, K::THREADS, K::TMA_SMEM));
@@ -446,13 +451,13 @@ int chunks_of(const Problem& p, int chunk_keys) { return int((decode_span(p) + c
 // that many chunks (mma's G, where mma runs this kernel). Either way the kernel's shared-memory
 // limit is raised here, before any launch: an --isolate child prepares and launches with nothing
 // else having done so.
-int decode_chunk_keys(const Problem& p, DType t, int units, int splits) {
+int decode_chunk_keys(const Problem& p, DType t, const DeviceFacts& device, int splits) {
   int keys = 0;
   with_dtype(t, [&](auto tr) {
     using T = decltype(tr);
     with_traits(int(p.D), [&](auto k) {
       using K = decltype(k);
-      const int64_t slots = int64_t(decode_resident<T, K>()) * std::max(units, 1);
+      const int64_t slots = int64_t(decode_resident<T, K>(device)) * std::max(device.units, 1);
       keys = chunk_keys_for<K>(p, splits > 0 ? splits : slots / (p.B * p.Hk));
     });
   });
@@ -468,7 +473,7 @@ ws::TmaTile decode_kv_tile(const AttnArgs& a) {
 // whose K and V the TMA can describe (strides, 16-byte aligned bases) and whose key coordinate fits
 // the TMA's int. Elsewhere cp.async.
 bool use_tma(const Problem& p, const AttnArgs& a, const DeviceFacts& device) {
-  if (!kBuiltSm90a || !device.has_wgmma_sm90a || !p.serving_fields().empty()) return false;
+  if (!tma_device(device) || !p.serving_fields().empty()) return false;
   if ((p.dtype != DType::fp16 && p.dtype != DType::bf16) || p.Sk > INT32_MAX) return false;
   bool fits = false;
   with_traits(p.D, [&](auto k) {
@@ -554,7 +559,7 @@ TileShape packed_decode_tile(const Problem& p, const DeviceFacts& device) {
     with_traits(int(p.D), [&](auto k) {
       using K = decltype(k);
       tile.block_n = K::BN;
-      tile.resident = decode_resident<decltype(tr), K>();
+      tile.resident = decode_resident<decltype(tr), K>(device);
     });
   });
   return tile;
@@ -569,7 +574,7 @@ int packed_decode_chunks(const Problem& p, int splits) {
 std::unique_ptr<Execution> make_packed_decode(const Problem& p, const HostInputs& in, const GateContext& ctx,
                                               int splits) {
   return std::make_unique<MmaDecodeExecution>(p, in, ctx,
-                                              decode_chunk_keys(p, p.dtype, ctx.device.units, std::max(splits, 1)));
+                                              decode_chunk_keys(p, p.dtype, ctx.device, std::max(splits, 1)));
 }
 
 namespace {
@@ -583,7 +588,7 @@ PathRow mma_decode_row(const DeviceFacts&) {
             false, mma_decode_supports,
             [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<MmaDecodeExecution>(p, in, ctx,
-                                                          decode_chunk_keys(p, p.dtype, ctx.device.units, 0));
+                                                          decode_chunk_keys(p, p.dtype, ctx.device, 0));
             }};
   r.auto_rank = 55;  // S*H/Hk <= 16: reads K/V once per group on tensor cores, ahead of the scalar decode
   r.tiles = TileShape{16, 32};
