@@ -7,7 +7,8 @@
 // (batch, kv head) to finish folds them (kernels/device/combine_row.hpp) in the same launch.
 // Chunks: one wave of blocks (occupancy x SMs / (B x Hk)), reported as G_used. `mma` runs this
 // kernel on decode-shaped problems too, with its G as the chunk count (kernels/fa_mma.hip). On sm_90
-// (sm_90a code built) dense problems fill the rings through the TMA instead of cp.async.
+// (sm_90a code built), dense fp16/bf16 problems at D 64 and 128 fill the rings through the TMA
+// instead of cp.async (use_tma).
 // fa-bench-isa: sm_90a: mma.sync.aligned.m16n8k16 cp.async.bulk.tensor mbarrier
 // fa-bench-isa: sm_90a.sass: HMMA UTMALDG
 // fa-bench-isa-each: sm_90a: mma_decode_fwd: mma.sync.aligned.m16n8k16
@@ -60,9 +61,10 @@ struct DecodeMaps {
   sm90::TensorMap k, v;
 };
 
-// The TMA stream's steps. They exist in the sm_90a pass; the host launches the TMA instance only on
-// sm_90 with that code built (use_tma), so the other passes' bodies never run.
-__device__ inline void tma_stage_init(uint32_t bar) {
+// The TMA stream's steps (unused where the kernel's body is not built: AMD, the host pass). They
+// exist in the sm_90a pass; the host launches the TMA instance only on sm_90 with that code built
+// (use_tma), so the other passes' bodies never run.
+[[maybe_unused]] __device__ inline void tma_stage_init(uint32_t bar) {
 #if FA_HAS_WGMMA_SM90
   sm90::mbar_init(bar, 1);
   sm90::fence_mbar_init();
@@ -84,18 +86,19 @@ __device__ inline void tma_load_stage(const DecodeMaps& maps, uint32_t ks, uint3
   (void)maps, (void)ks, (void)bar, (void)key, (void)hk, (void)b;
 #endif
 }
-__device__ inline void tma_stage_wait(uint32_t bar, uint32_t parity) {
+[[maybe_unused]] __device__ inline void tma_stage_wait(uint32_t bar, uint32_t parity) {
 #if FA_HAS_WGMMA_SM90
   sm90::mbar_wait(bar, parity);
 #else
   (void)bar, (void)parity;
 #endif
 }
-// The warp's reads of a stage (ldmatrix, ordinary shared loads) before the TMA writes it again.
-__device__ inline void tma_reads_done() {
-  __syncwarp();
+// The warp's reads of a stage (ldmatrix) before the TMA writes it again: each lane orders its reads
+// before the async proxy's writes, then the warp meets, then lane 0 issues the copy.
+[[maybe_unused]] __device__ inline void tma_reads_done() {
 #if FA_HAS_WGMMA_SM90
   sm90::fence_proxy_async();
+  __syncwarp();
 #endif
 }
 
@@ -426,11 +429,13 @@ int decode_resident(const DeviceFacts& device) {
   FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, true, false>, K::SMEM));
   int per_sm = 0;
   FA_GPU_CHECK(max_active_blocks(&per_sm, mma_decode_fwd<T, K, false, false>, K::THREADS, K::SMEM));
-  if (K::TMA_STREAM && tma_device(device)) {
-    FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, false, true>, K::TMA_SMEM));
-    int tma_per_sm = 0;
-    FA_GPU_CHECK(max_active_blocks(&tma_per_sm, mma_decode_fwd<T, K, false, true>, K::THREADS, K::TMA_SMEM));
-    per_sm = std::min(per_sm, tma_per_sm);
+  if constexpr (K::TMA_STREAM) {  // a constexpr test: D = 256's TMA instance is never instantiated
+    if (tma_device(device)) {
+      FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, false, true>, K::TMA_SMEM));
+      int tma_per_sm = 0;
+      FA_GPU_CHECK(max_active_blocks(&tma_per_sm, mma_decode_fwd<T, K, false, true>, K::THREADS, K::TMA_SMEM));
+      per_sm = std::min(per_sm, tma_per_sm);
+    }
   }
   return std::max(per_sm, 1);
 }

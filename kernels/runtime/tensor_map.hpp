@@ -19,8 +19,9 @@
 
 namespace fa::gpu {
 
-// Whether this binary holds sm_90a device code (wgmma and the TMA are sm_90a features: neither sm_80
-// code nor a later arch runs them); the paths' hosts ask it with the device's facts.
+// Whether this binary holds sm_90a device code (wgmma is an sm_90a feature, neither sm_80 code nor a
+// later arch runs it, and the TMA code of mma and mma-decode is built in that pass); the paths'
+// hosts ask it with the device's facts.
 #ifdef FABENCH_CUDA_SM90A
 inline constexpr bool kBuiltSm90a = true;
 #else

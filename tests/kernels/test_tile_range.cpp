@@ -244,7 +244,8 @@ TEST(TileRange, FastDivGivesTheQuotientOfEveryNumeratorBelowTwoToThe31) {
     for (int64_t dd : {(int64_t(1) << k) - 1, int64_t(1) << k, (int64_t(1) << k) + 1}) {
       if (dd > INT32_MAX) continue;
       const int d = int(dd);
-      for (int n : {0, 1, d - 1, d, d + 1, INT32_MAX, INT32_MAX - 1}) if (n >= 0) check(d, n);
+      for (int64_t n : {int64_t(0), int64_t(1), dd - 1, dd, dd + 1, int64_t(INT32_MAX), int64_t(INT32_MAX) - 1})
+        if (n <= INT32_MAX) check(d, int(n));
       for (int i = 0; i < 2000; ++i) check(d, any(rng));
     }
 }
