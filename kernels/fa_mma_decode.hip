@@ -8,7 +8,7 @@
 // Chunks: one wave of blocks (occupancy x SMs / (B x Hk)), reported as G_used. `mma` runs this
 // kernel on decode-shaped problems too, with its G as the chunk count (kernels/fa_mma.hip). On sm_90
 // (sm_90a code built), dense fp16/bf16 problems at D 64 and 128 fill the rings through the TMA
-// instead of cp.async (use_tma).
+// instead of cp.async (use_tma; the stream's steps: kernels/device/decode_stream_sm90.hpp).
 // fa-bench-isa: sm_90a: mma.sync.aligned.m16n8k16 cp.async.bulk.tensor mbarrier
 // fa-bench-isa: sm_90a.sass: HMMA UTMALDG
 // fa-bench-isa-each: sm_90a: mma_decode_fwd: mma.sync.aligned.m16n8k16
@@ -18,6 +18,7 @@
 
 #include "harness/path_registry.hpp"
 #include "kernels/device/combine_row.hpp"
+#include "kernels/device/decode_stream_sm90.hpp"
 #include "kernels/device/fragment_layout.hpp"
 #include "kernels/runtime/gpu_execution.hpp"
 #include "kernels/runtime/launchers.hpp"
@@ -55,52 +56,6 @@ struct DecodeTraits {
   static_assert(ws::swizzle_bytes(D) == SW, "TMA boxes of 64 columns");
   static_assert(32 % CPR == 0 && BN % RPP == 0 && BN % 16 == 0 && D % 16 == 0, "tile shape");
 };
-
-// The K and V tensor maps of the TMA stream (the host encodes them: tensor_map.hpp), read in place.
-struct DecodeMaps {
-  sm90::TensorMap k, v;
-};
-
-// The TMA stream's steps (unused where the kernel's body is not built: AMD, the host pass). They
-// exist in the sm_90a pass; the host launches the TMA instance only on sm_90 with that code built
-// (use_tma), so the other passes' bodies never run.
-[[maybe_unused]] __device__ inline void tma_stage_init(uint32_t bar) {
-#if FA_HAS_WGMMA_SM90
-  sm90::mbar_init(bar, 1);
-  sm90::fence_mbar_init();
-#else
-  (void)bar;
-#endif
-}
-// Key rows [key, key + BN) of K and V for (b, hk) into a stage: D / 64 boxes each, on one mbarrier.
-template <typename K>
-__device__ inline void tma_load_stage(const DecodeMaps& maps, uint32_t ks, uint32_t bar, int key, int hk, int b) {
-#if FA_HAS_WGMMA_SM90
-  sm90::mbar_arrive_expect_tx(bar, 2 * K::TILE_BYTES);
-#pragma unroll
-  for (int j = 0; j < K::D / 64; ++j) {
-    sm90::tma_load_4d(ks + j * K::BN * K::SW, &maps.k, bar, 64 * j, key, hk, b);
-    sm90::tma_load_4d(ks + K::TILE_BYTES + j * K::BN * K::SW, &maps.v, bar, 64 * j, key, hk, b);
-  }
-#else
-  (void)maps, (void)ks, (void)bar, (void)key, (void)hk, (void)b;
-#endif
-}
-[[maybe_unused]] __device__ inline void tma_stage_wait(uint32_t bar, uint32_t parity) {
-#if FA_HAS_WGMMA_SM90
-  sm90::mbar_wait(bar, parity);
-#else
-  (void)bar, (void)parity;
-#endif
-}
-// The warp's reads of a stage (ldmatrix) before the TMA writes it again: each lane orders its reads
-// before the async proxy's writes, then the warp meets, then lane 0 issues the copy.
-[[maybe_unused]] __device__ inline void tma_reads_done() {
-#if FA_HAS_WGMMA_SM90
-  sm90::fence_proxy_async();
-  __syncwarp();
-#endif
-}
 
 // SERVE: the instance for problems with serving fields (per-sequence key counts, paged K/V, window,
 // ALiBi, softcap): the chunks cut the keys some row of the sequence sees (rows_keys), each key's row
@@ -155,9 +110,7 @@ __global__ void __launch_bounds__(K::THREADS)
   const uint32_t tring = tbase + uint32_t(warp * ST * 2 * K::TILE_BYTES);
   const uint32_t tbar = tbase + uint32_t(K::RINGS_BYTES + warp * ST * 8);
   if constexpr (TMA) {
-    if (lane == 0)
-#pragma unroll
-      for (int st = 0; st < ST; ++st) tma_stage_init(tbar + 8 * st);
+    if (lane == 0) tma_stages_init(tbar, ST);
     __syncwarp();
   }
   auto load_tile = [&](int i) {  // the warp's i-th tile (chunk tile warp + i * WARPS)

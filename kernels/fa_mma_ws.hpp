@@ -1,10 +1,10 @@
 // The host side of mma's sm_90 kernel (kernels/fa_mma_ws_sm90.hpp, mma_ws_fwd: FlashAttention-3's
 // forward structure: a TMA producer warp fills a K/V ring completed on mbarriers; two or three consumer
 // warpgroups (setmaxnreg) ping-pong on the tensor cores with P in registers): the dispatch from D to
-// a row of the tile table (kernels/device/ws_tile_traits.hpp), the tensor maps (kernels/runtime/
-// tensor_map.hpp encodes them), the launch, the
-// tile for the split rules and the TMA's refusals. kernels/fa_mma.hip includes it (alone: its
-// definitions sit in an unnamed namespace) and decides when a problem runs it (use_ws).
+// a row of the tile table (kernels/device/ws_tile_traits.hpp), the tensor maps (encoded by
+// kernels/runtime/tensor_map.hpp), the launch, the tile for the split rules and the TMA's refusals.
+// kernels/fa_mma.hip includes it (alone: its definitions sit in an unnamed namespace) and decides
+// when a problem runs it (use_ws).
 #pragma once
 #include <fmt/format.h>
 

@@ -1,0 +1,62 @@
+// mma-decode's TMA stream (kernels/fa_mma_decode.hip, its TMA instance): each warp's ring of K/V
+// stages filled by TMA boxes of 64 columns in the 128-byte swizzle, one mbarrier a stage. The steps
+// exist in the sm_90a pass (FA_HAS_WGMMA_SM90); the host launches the TMA instance only on sm_90
+// with that code built (use_tma), so the other passes' bodies are empty and never run.
+#pragma once
+#include <cstdint>
+
+#include "kernels/device/async_sm90.hpp"
+
+namespace fa::gpu {
+
+// The K and V tensor maps of the stream (the host encodes them: kernels/runtime/tensor_map.hpp),
+// read in place.
+struct DecodeMaps {
+  sm90::TensorMap k, v;
+};
+
+// The `stages` mbarriers from `bar0` (8 bytes apart), one arrival each (lane 0's expect_tx), then
+// one init fence.
+__device__ inline void tma_stages_init(uint32_t bar0, int stages) {
+#if FA_HAS_WGMMA_SM90
+  for (int st = 0; st < stages; ++st) sm90::mbar_init(bar0 + 8 * uint32_t(st), 1);
+  sm90::fence_mbar_init();
+#else
+  (void)bar0, (void)stages;
+#endif
+}
+
+// Key rows [key, key + BN) of K and V for (b, hk) into the stage at ks (K, then V TILE_BYTES on):
+// D / 64 boxes each, on one mbarrier.
+template <typename K>
+__device__ inline void tma_load_stage(const DecodeMaps& maps, uint32_t ks, uint32_t bar, int key, int hk, int b) {
+#if FA_HAS_WGMMA_SM90
+  sm90::mbar_arrive_expect_tx(bar, 2 * K::TILE_BYTES);
+#pragma unroll
+  for (int j = 0; j < K::D / 64; ++j) {
+    sm90::tma_load_4d(ks + j * K::BN * K::SW, &maps.k, bar, 64 * j, key, hk, b);
+    sm90::tma_load_4d(ks + K::TILE_BYTES + j * K::BN * K::SW, &maps.v, bar, 64 * j, key, hk, b);
+  }
+#else
+  (void)maps, (void)ks, (void)bar, (void)key, (void)hk, (void)b;
+#endif
+}
+
+__device__ inline void tma_stage_wait(uint32_t bar, uint32_t parity) {
+#if FA_HAS_WGMMA_SM90
+  sm90::mbar_wait(bar, parity);
+#else
+  (void)bar, (void)parity;
+#endif
+}
+
+// The warp's reads of a stage (ldmatrix) before the TMA writes it again: each lane orders its reads
+// before the async proxy's writes, then the warp meets, then lane 0 issues the copy.
+__device__ inline void tma_reads_done() {
+#if FA_HAS_WGMMA_SM90
+  sm90::fence_proxy_async();
+  __syncwarp();
+#endif
+}
+
+}  // namespace fa::gpu
