@@ -30,10 +30,11 @@
 namespace fa::gpu {
 namespace {
 
-// STAGES: the cp.async ring's stages a warp, TSTAGES the TMA stream's (no row padding: more fit).
-template <int D_, int BN_, int WARPS_, int STAGES_, int TSTAGES_ = STAGES_>
+// STAGES: the cp.async ring's stages (K and V) a warp; TK and TV: the TMA stream's K and V slots a
+// warp (no row padding: more fit; K's slots turn over sooner, so it may take more).
+template <int D_, int BN_, int WARPS_, int STAGES_, int TK_ = STAGES_, int TV_ = TK_>
 struct DecodeTraits {
-  static constexpr int D = D_, BN = BN_, WARPS = WARPS_, STAGES = STAGES_, TSTAGES = TSTAGES_;
+  static constexpr int D = D_, BN = BN_, WARPS = WARPS_, STAGES = STAGES_, TK = TK_, TV = TV_;
   static constexpr int THREADS = WARPS * 32;
   static constexpr int NT = BN / 8, DT = D / 8, KD = D / 16, KN = BN / 16;
   static constexpr int LD = D + 8;   // shared row stride in elements (16-byte pad, as in mma)
@@ -41,12 +42,12 @@ struct DecodeTraits {
   static constexpr int RPP = 32 / CPR;  // rows a pass of one warp copies
   static constexpr int WARP_ELEMS = STAGES * 2 * BN * LD;
   static constexpr int FOLD_BYTES = WARPS * 16 * (D + 2) * 4;  // acc, m, l of every warp's rows
-  // The TMA stream (sm_90, dense): a stage is K then V, each D / 64 boxes of BN rows x 128 bytes in
-  // the 128-byte swizzle (ws_layout.hpp's sw_offset), from a 1024-aligned base; after the warps'
-  // rings, an mbarrier a (warp, stage).
+  // The TMA stream (sm_90, dense): a warp's TK K slots then TV V slots, each a tile of D / 64 boxes
+  // of BN rows x 128 bytes in the 128-byte swizzle (ws_layout.hpp's sw_offset), from a 1024-aligned
+  // base; after the warps' rings, an mbarrier a slot.
   static constexpr int SW = 128, TILE_BYTES = BN * D * 2;
-  static constexpr int RINGS_BYTES = WARPS * TSTAGES * 2 * TILE_BYTES;
-  static constexpr int TMA_BYTES = ws::kSmemAlign + RINGS_BYTES + WARPS * TSTAGES * 8;
+  static constexpr int RINGS_BYTES = WARPS * (TK + TV) * TILE_BYTES;
+  static constexpr int TMA_BYTES = ws::kSmemAlign + RINGS_BYTES + WARPS * (TK + TV) * 8;
   // Dynamic shared memory of the cp.async instances and of the TMA one.
   static constexpr int SMEM = std::max(WARPS * WARP_ELEMS * 2, FOLD_BYTES), TMA_SMEM = std::max(TMA_BYTES, FOLD_BYTES);
   static constexpr int smem(bool tma) { return tma ? TMA_SMEM : SMEM; }
@@ -62,10 +63,14 @@ struct DecodeTraits {
 // is found through the serving view (k_at: the page table), and edge tiles are masked per row.
 // TMA (sm_90, dense only): the warps' rings fill through the TMA on mbarriers, not through cp.async
 // (see the traits rows below for what it gained).
-template <typename T, typename K, bool SERVE, bool TMA>
+// NARROW (dense, group x S <= 8): the transposed products S^T = K Q^T and O^T = V^T P^T, whose
+// m16n8k16 tiles hold 8 query rows in N where the others hold 16 in M: half the MMAs, half the
+// accumulator. The scores' C layout turns into P^T's B layout through movmatrix (8x8 transposes).
+template <typename T, typename K, bool SERVE, bool TMA, bool NARROW = false>
 __global__ void __launch_bounds__(K::THREADS)
     mma_decode_fwd(const FA_GRID_CONSTANT DecodeMaps maps, AttnArgs a, int chunk_keys, int* counters) {
   static_assert(!(SERVE && TMA), "the TMA stream reads dense K/V");
+  static_assert(!(SERVE && NARROW), "the narrow instances mask dense rows");
 #if FA_HAS_MMA_SM80
   extern __shared__ __align__(16) uint16_t smem[];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -104,22 +109,26 @@ __global__ void __launch_bounds__(K::THREADS)
   uint16_t* const ring = smem + warp * K::WARP_ELEMS;
   const int r0 = lane / K::CPR, ch = lane % K::CPR;
   const KeyRows key_row = SERVE ? key_rows(a, b, hk) : KeyRows{};
-  // TMA: the warp's ring and its stages' mbarriers (tring, tbar + 8 st).
+  // TMA: the warp's K and V slots and their mbarriers (K's, then V's). The warp's tile i sits in K
+  // slot i % TK and V slot i % TV; a K slot is refilled once the tile's scores are out of it
+  // (before its softmax and PV), a V slot once the tile is done.
   const uint32_t tbase = (smem_addr(smem) + uint32_t(ws::kSmemAlign - 1)) & ~uint32_t(ws::kSmemAlign - 1);
-  constexpr int ST = TMA ? K::TSTAGES : K::STAGES;  // the ring's stages
-  const uint32_t tring = tbase + uint32_t(warp * ST * 2 * K::TILE_BYTES);
-  const uint32_t tbar = tbase + uint32_t(K::RINGS_BYTES + warp * ST * 8);
+  const uint32_t tring = tbase + uint32_t(warp * (K::TK + K::TV) * K::TILE_BYTES);
+  const uint32_t tbar = tbase + uint32_t(K::RINGS_BYTES + warp * (K::TK + K::TV) * 8);
+  auto k_slot = [&](int i) { return uint32_t(i % K::TK); };
+  auto v_slot = [&](int i) { return uint32_t(K::TK + i % K::TV); };
+  auto tkey = [&](int i) { return int(k_begin) + (warp + i * K::WARPS) * K::BN; };
+  auto load_k = [&](int i) {
+    if (lane == 0) tma_load_tile<K>(maps.k, tring + k_slot(i) * K::TILE_BYTES, tbar + 8 * k_slot(i), tkey(i), hk, b);
+  };
+  auto load_v = [&](int i) {
+    if (lane == 0) tma_load_tile<K>(maps.v, tring + v_slot(i) * K::TILE_BYTES, tbar + 8 * v_slot(i), tkey(i), hk, b);
+  };
   if constexpr (TMA) {
-    if (lane == 0) tma_stages_init(tbar, ST);
+    if (lane == 0) tma_stages_init(tbar, K::TK + K::TV);
     __syncwarp();
   }
-  auto load_tile = [&](int i) {  // the warp's i-th tile (chunk tile warp + i * WARPS)
-    if constexpr (TMA) {
-      if (lane == 0)
-        tma_load_stage<K>(maps, tring + uint32_t((i % ST) * 2 * K::TILE_BYTES), tbar + 8 * (i % ST),
-                          int(k_begin) + (warp + i * K::WARPS) * K::BN, hk, b);
-      return;
-    }
+  auto load_tile = [&](int i) {  // the warp's i-th tile (chunk tile warp + i * WARPS), cp.async
     uint16_t* ks = ring + (i % K::STAGES) * 2 * K::BN * K::LD + r0 * K::LD + ch * 8;
     uint16_t* vs = ks + K::BN * K::LD;
     const int64_t kv0 = k_begin + int64_t(warp + i * K::WARPS) * K::BN;
@@ -139,10 +148,13 @@ __global__ void __launch_bounds__(K::THREADS)
     }
   };
   const int mine = ntiles > warp ? (ntiles - warp + K::WARPS - 1) / K::WARPS : 0;
-  if constexpr (TMA) {  // every stage takes a tile at once; a stage is refilled when the warp is past it
+  if constexpr (TMA) {  // every slot takes a tile at once
 #pragma unroll
-    for (int i = 0; i < ST; ++i)
-      if (i < mine) load_tile(i);
+    for (int i = 0; i < K::TK; ++i)
+      if (i < mine) load_k(i);
+#pragma unroll
+    for (int i = 0; i < K::TV; ++i)
+      if (i < mine) load_v(i);
   } else {
 #pragma unroll
     for (int i = 0; i < K::STAGES - 1; ++i) {
@@ -153,29 +165,42 @@ __global__ void __launch_bounds__(K::THREADS)
 
   // Q as the A operand, straight from global memory (padding rows are 0), once the first tiles are on
   // their way: the mbarriers' init fence comes before the first TMA copy, and Q's loads need not.
-  uint32_t qf[K::KD][4];
+  // NARROW: Q^T as the B operand (k = column, n = packed row).
+  constexpr int QREGS = NARROW ? 2 : 4;
+  uint32_t qf[K::KD][QREGS];
 #pragma unroll
   for (int kk = 0; kk < K::KD; ++kk)
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const frag::Coord e = frag::mma_m16n8k16_a(lane, 2 * i);
-      const int r = e.row;
+    for (int i = 0; i < QREGS; ++i) {
+      const frag::Coord e = NARROW ? frag::mma_m16n8k16_b(lane, 2 * i) : frag::mma_m16n8k16_a(lane, 2 * i);
+      const int r = NARROW ? e.col : e.row, col = NARROW ? e.row : e.col;
       qf[kk][i] = r < rows ? *reinterpret_cast<const uint32_t*>(a.q + b * a.q_sb + int64_t(r % a.S) * a.q_ss +
-                                                                  (hk * group + r / a.S) * a.q_sh + kk * 16 + e.col)
+                                                                  (hk * group + r / a.S) * a.q_sh + kk * 16 + col)
                            : 0u;
     }
+  // NARROW: the query position of this lane's two columns 2 (lane % 4) + e (S: a padding row).
+  int col_s[2];
+#pragma unroll
+  for (int e = 0; e < 2; ++e) {
+    const int r = frag::mma_m16n8k16_c(lane, e).col;
+    col_s[e] = r < rows ? r % a.S : a.S;
+  }
 
-  float acc[K::DT][4] = {};
+  // The accumulator: O's 16 rows x D (8-column blocks), or NARROW O^T's D rows (16-row blocks) x 8.
+  float acc[NARROW ? K::KD : K::DT][4] = {};
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
   const int b_row = (lane / 16) * 8 + lane % 8, b_col = ((lane / 8) % 2) * 8;  // as in mma.hip
   const int v_row = ((lane / 8) % 2) * 8 + lane % 8, v_col = (lane / 16) * 8;
+  // NARROW: K as the A operand (ldmatrix); V^T as the A operand is V's 16x16 block transposed,
+  // its four 8x8 matrices at (b_row, b_col).
+  const int a_row = lane % 16, a_col = (lane / 16) * 8;
   for (int i = 0; i < mine; ++i) {
     if constexpr (TMA) {
-      if (i > 0 && i - 1 + ST < mine) {  // tile i - 1's stage is free: it takes tile i - 1 + ST
+      if (i > 0 && i - 1 + K::TV < mine) {  // tile i - 1's V slot is free: it takes tile i - 1 + TV's
         tma_reads_done();
-        load_tile(i - 1 + ST);
+        load_v(i - 1 + K::TV);
       }
-      tma_stage_wait(tbar + 8 * (i % ST), uint32_t(i / ST) & 1u);
+      tma_stage_wait(tbar + 8 * k_slot(i), uint32_t(i / K::TK) & 1u);
     } else {
       copy_async_wait<K::STAGES - 2>();
       __syncwarp();  // every lane's copies of tile i are visible; tile i - 1's stage is free
@@ -184,7 +209,7 @@ __global__ void __launch_bounds__(K::THREADS)
     }
     const uint16_t* ks = ring + (i % K::STAGES) * 2 * K::BN * K::LD;
     const uint16_t* vs = ks + K::BN * K::LD;
-    const uint32_t kt = tring + uint32_t((i % ST) * 2 * K::TILE_BYTES), vt = kt + uint32_t(K::TILE_BYTES);
+    const uint32_t kt = tring + k_slot(i) * K::TILE_BYTES, vt = tring + v_slot(i) * K::TILE_BYTES;
     // The shared address of (key row r, column c) of the stage's K or V: padded rows, or the TMA's swizzle.
     auto k_at = [&](int r, int c) {
       return TMA ? kt + uint32_t(ws::sw_offset(r, c, K::BN, K::SW)) : smem_addr(ks + r * K::LD + c);
@@ -193,50 +218,112 @@ __global__ void __launch_bounds__(K::THREADS)
       return TMA ? vt + uint32_t(ws::sw_offset(r, c, K::BN, K::SW)) : smem_addr(vs + r * K::LD + c);
     };
     const int64_t kv0 = k_begin + int64_t(warp + i * K::WARPS) * K::BN;
+    auto k_done = [&] {  // TMA: the scores are out of tile i's K slot: it takes tile i + TK's
+      if constexpr (TMA)
+        if (i + K::TK < mine) {
+          tma_reads_done();
+          load_k(i + K::TK);
+        }
+    };
+    auto v_wait = [&] {  // TMA: tile i's V has landed
+      if constexpr (TMA) tma_stage_wait(tbar + 8 * v_slot(i), uint32_t(i / K::TV) & 1u);
+    };
 
-    float s[K::NT][4] = {};
+    if constexpr (NARROW) {
+      // S^T (keys x 8 rows): two accumulators over alternate k steps, for two chains of MMAs a block.
+      float s[K::KN][4] = {}, s2[K::KN][4] = {};
 #pragma unroll
-    for (int kk = 0; kk < K::KD; ++kk)
+      for (int kk = 0; kk < K::KD; ++kk)
 #pragma unroll
-      for (int np = 0; np < K::NT / 2; ++np) {
-        uint32_t kb[4];
-        ldsm_x4(k_at(np * 16 + b_row, kk * 16 + b_col), kb);
-        mma16816<T>(s[2 * np], qf[kk], kb[0], kb[1]);
-        mma16816<T>(s[2 * np + 1], qf[kk], kb[2], kb[3]);
+        for (int mt = 0; mt < K::KN; ++mt) {
+          uint32_t ka[4];
+          ldsm_x4(k_at(mt * 16 + a_row, kk * 16 + a_col), ka);
+          mma16816<T>(kk % 2 ? s2[mt] : s[mt], ka, qf[kk][0], qf[kk][1]);
+        }
+#pragma unroll
+      for (int mt = 0; mt < K::KN; ++mt)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) s[mt][j] += s2[mt][j];
+      k_done();
+      // Slot j of block mt: key mt * 16 + lane / 4 + 8 (j / 2), column j % 2 of the lane's two.
+      if (kv0 + K::BN > k_end || (a.causal && a.S > 1)) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int n = tile::tile_cols_visible(a, col_s[e], kv0, k_end, K::BN);
+#pragma unroll
+          for (int mt = 0; mt < K::KN; ++mt)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+              if (frag::mma_m16n8k16_c(lane, 2 * h).row + 16 * mt >= n) s[mt][2 * h + e] = -INFINITY;
+        }
       }
-    if constexpr (SERVE) {
-      if (transform || tile::tile_masked(unmasked, int(kv0), K::BN)) {  // scores transformed, or an edge tile
 #pragma unroll
-        for (int hr = 0; hr < 2; ++hr)
-          serve_quad_row<K::NT>([&](int nt, int e) -> float& { return s[nt][2 * hr + e]; }, lane, a.scale_log2,
-                                mod[hr], row_s[hr], int(kv0),
-                                tile::tile_cols(tile::row_keys_in(sh, row_s[hr], ck), int(kv0), K::BN));
+      for (int e = 0; e < 2; ++e) {
+        const float alpha =
+            softmax_col<K::KN>([&](int mt, int h) -> float& { return s[mt][2 * h + e]; }, m[e], l[e], scale_log2);
+#pragma unroll
+        for (int dm = 0; dm < K::KD; ++dm) acc[dm][e] *= alpha, acc[dm][2 + e] *= alpha;
       }
-    } else if (kv0 + K::BN > k_end || (a.causal && a.S > 1)) {  // the chunk's end, or a causal short block
+      // O^T += V^T P^T: P^T's k step kn is S^T's block kn, its two 8x8 halves transposed.
+      v_wait();
+#pragma unroll
+      for (int kn = 0; kn < K::KN; ++kn) {
+        const uint32_t p0 = movmatrix_trans(pack2<T>(s[kn][0], s[kn][1]));
+        const uint32_t p1 = movmatrix_trans(pack2<T>(s[kn][2], s[kn][3]));
+#pragma unroll
+        for (int dm = 0; dm < K::KD; ++dm) {
+          uint32_t va[4];
+          ldsm_x4_trans(v_at(kn * 16 + b_row, dm * 16 + b_col), va);
+          mma16816<T>(acc[dm], va, p0, p1);
+        }
+      }
+    } else {
+      float s[K::NT][4] = {};
+#pragma unroll
+      for (int kk = 0; kk < K::KD; ++kk)
+#pragma unroll
+        for (int np = 0; np < K::NT / 2; ++np) {
+          uint32_t kb[4];
+          ldsm_x4(k_at(np * 16 + b_row, kk * 16 + b_col), kb);
+          mma16816<T>(s[2 * np], qf[kk], kb[0], kb[1]);
+          mma16816<T>(s[2 * np + 1], qf[kk], kb[2], kb[3]);
+        }
+      k_done();
+      if constexpr (SERVE) {
+        if (transform || tile::tile_masked(unmasked, int(kv0), K::BN)) {  // scores transformed, or an edge tile
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr)
+            serve_quad_row<K::NT>([&](int nt, int e) -> float& { return s[nt][2 * hr + e]; }, lane, a.scale_log2,
+                                  mod[hr], row_s[hr], int(kv0),
+                                  tile::tile_cols(tile::row_keys_in(sh, row_s[hr], ck), int(kv0), K::BN));
+        }
+      } else if (kv0 + K::BN > k_end || (a.causal && a.S > 1)) {  // the chunk's end, or a causal short block
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          mask_quad_row<K::NT>([&](int nt, int e) -> float& { return s[nt][2 * hr + e]; }, lane,
+                               tile::tile_cols_visible(a, row_s[hr], kv0, k_end, K::BN));
+        }
+      }
 #pragma unroll
       for (int hr = 0; hr < 2; ++hr) {
-        mask_quad_row<K::NT>([&](int nt, int e) -> float& { return s[nt][2 * hr + e]; }, lane,
-                             tile::tile_cols_visible(a, row_s[hr], kv0, k_end, K::BN));
+        const float alpha =
+            softmax_quad_row<K::NT>([&](int nt, int e) -> float& { return s[nt][2 * hr + e]; }, m[hr], l[hr], scale_log2);
+#pragma unroll
+        for (int dt = 0; dt < K::DT; ++dt) acc[dt][2 * hr] *= alpha, acc[dt][2 * hr + 1] *= alpha;
       }
-    }
+      v_wait();
 #pragma unroll
-    for (int hr = 0; hr < 2; ++hr) {
-      const float alpha =
-          softmax_quad_row<K::NT>([&](int nt, int e) -> float& { return s[nt][2 * hr + e]; }, m[hr], l[hr], scale_log2);
+      for (int kn = 0; kn < K::KN; ++kn) {
+        const uint32_t pa[4] = {pack2<T>(s[2 * kn][0], s[2 * kn][1]), pack2<T>(s[2 * kn][2], s[2 * kn][3]),
+                                pack2<T>(s[2 * kn + 1][0], s[2 * kn + 1][1]),
+                                pack2<T>(s[2 * kn + 1][2], s[2 * kn + 1][3])};
 #pragma unroll
-      for (int dt = 0; dt < K::DT; ++dt) acc[dt][2 * hr] *= alpha, acc[dt][2 * hr + 1] *= alpha;
-    }
-#pragma unroll
-    for (int kn = 0; kn < K::KN; ++kn) {
-      const uint32_t pa[4] = {pack2<T>(s[2 * kn][0], s[2 * kn][1]), pack2<T>(s[2 * kn][2], s[2 * kn][3]),
-                              pack2<T>(s[2 * kn + 1][0], s[2 * kn + 1][1]),
-                              pack2<T>(s[2 * kn + 1][2], s[2 * kn + 1][3])};
-#pragma unroll
-      for (int dp = 0; dp < K::DT / 2; ++dp) {
-        uint32_t vb[4];
-        ldsm_x4_trans(v_at(kn * 16 + v_row, dp * 16 + v_col), vb);
-        mma16816<T>(acc[2 * dp], pa, vb[0], vb[1]);
-        mma16816<T>(acc[2 * dp + 1], pa, vb[2], vb[3]);
+        for (int dp = 0; dp < K::DT / 2; ++dp) {
+          uint32_t vb[4];
+          ldsm_x4_trans(v_at(kn * 16 + v_row, dp * 16 + v_col), vb);
+          mma16816<T>(acc[2 * dp], pa, vb[0], vb[1]);
+          mma16816<T>(acc[2 * dp + 1], pa, vb[2], vb[3]);
+        }
       }
     }
   }
@@ -246,19 +333,38 @@ __global__ void __launch_bounds__(K::THREADS)
   // Fold the warps: per warp, 16 rows of acc (D floats) then m and l of the 16 rows.
   float* const fold = reinterpret_cast<float*>(smem);
   float* const mine_acc = fold + warp * 16 * (K::D + 2);
+  if constexpr (NARROW) {  // column e of the lane's two: row 2 (lane % 4) + e of O
 #pragma unroll
-  for (int hr = 0; hr < 2; ++hr) {
-    float lsum = l[hr];
-    lsum += shfl_xor(lsum, 1, 4);
-    lsum += shfl_xor(lsum, 2, 4);
-    const frag::Coord at = frag::mma_m16n8k16_c(lane, 2 * hr);
+    for (int e = 0; e < 2; ++e) {
+      float lsum = l[e];
+      lsum += shfl_xor(lsum, 4, 32);
+      lsum += shfl_xor(lsum, 8, 32);
+      lsum += shfl_xor(lsum, 16, 32);
+      const int r = frag::mma_m16n8k16_c(lane, e).col;
 #pragma unroll
-    for (int dt = 0; dt < K::DT; ++dt)
-      *reinterpret_cast<float2*>(mine_acc + at.row * K::D + dt * 8 + at.col) =
-          make_float2(acc[dt][2 * hr], acc[dt][2 * hr + 1]);
-    if (lane % 4 == 0) {
-      mine_acc[16 * K::D + at.row] = m[hr];
-      mine_acc[16 * K::D + 16 + at.row] = lsum;
+      for (int dm = 0; dm < K::KD; ++dm)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) mine_acc[r * K::D + dm * 16 + frag::mma_m16n8k16_c(lane, 2 * h).row] = acc[dm][2 * h + e];
+      if (lane < 4) {
+        mine_acc[16 * K::D + r] = m[e];
+        mine_acc[16 * K::D + 16 + r] = lsum;
+      }
+    }
+  } else {
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      float lsum = l[hr];
+      lsum += shfl_xor(lsum, 1, 4);
+      lsum += shfl_xor(lsum, 2, 4);
+      const frag::Coord at = frag::mma_m16n8k16_c(lane, 2 * hr);
+#pragma unroll
+      for (int dt = 0; dt < K::DT; ++dt)
+        *reinterpret_cast<float2*>(mine_acc + at.row * K::D + dt * 8 + at.col) =
+            make_float2(acc[dt][2 * hr], acc[dt][2 * hr + 1]);
+      if (lane % 4 == 0) {
+        mine_acc[16 * K::D + at.row] = m[hr];
+        mine_acc[16 * K::D + 16 + at.row] = lsum;
+      }
     }
   }
   __syncthreads();
@@ -331,7 +437,17 @@ __global__ void __launch_bounds__(K::THREADS)
 // rounds ahead (2629 / 1671 on the first row). The first row's bandwidth probe read 3073 with the
 // tiles only touched and 3029 with 2000 cycles spent on each: the softmax and MMAs between a
 // warp's tiles cost about that much; cuDNN (an sm_80 cp.async kernel, 128 blocks of 4 warps on
-// 128-key tiles) reads 3046-3052 there.
+// 128-key tiles) reads 3046-3052 there. So the tile's work shrank, and K's slot turns over sooner.
+// A/B in one call, the three rows: 16-row tiles 3019 / 2971 / 2556 (3017 / 2969 / 2563 again);
+// NARROW (S^T = K Q^T at group x S <= 8: half the MMAs) 3035 / 2980 / 2585; K's slot refilled
+// once the scores are out of it (its own mbarrier) 3036 / 2975 / 2583; both 3039-3047 / 2978-2994
+// / 2602-2609 (cuDNN 3054 / 2940 / 2497 in that call). With K and V rings apart, 4 K slots and 3 V
+// slots (224 KB) or 5 and 2 were no faster than 3 and 3 (next call: 3024-3044 for 3 and 3, 3027-
+// 3038 for 4 and 3, 3032-3043 for 5 and 2; cuDNN 3045-3056). Left: per-SM speed. A globaltimer
+// trace of the first row's 128 blocks (one a pair, one an SM) had 24 blocks done at 130-135 us, 20
+// at 154-158 and 84 at 172-174: a third of the SMs idle for the last 15-40 us. A dynamic split
+// (warps taking key tiles of their pair through an atomic, then helping other pairs) lost in a
+// probe (2073 against 3064 static): the atomic's round trip sat in front of every refill.
 using Decode64 = DecodeTraits<64, 32, 4, 3>;
 using Decode128 = DecodeTraits<128, 32, 4, 2, 3>;
 // D=256 (Gemma-2's decodes): 16-key tiles, so that 4 warps x 2 stages fit shared memory (132 KB);
@@ -380,11 +496,13 @@ template <typename T, typename K>
 int decode_resident(const DeviceFacts& device) {
   FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, false, false>, K::SMEM));
   FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, true, false>, K::SMEM));
+  FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, false, false, true>, K::SMEM));
   int per_sm = 0;
   FA_GPU_CHECK(max_active_blocks(&per_sm, mma_decode_fwd<T, K, false, false>, K::THREADS, K::SMEM));
   if constexpr (K::TMA_STREAM) {  // a constexpr test: D = 256's TMA instance is never instantiated
     if (tma_device(device)) {
       FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, false, true>, K::TMA_SMEM));
+      FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, false, true, true>, K::TMA_SMEM));
       int tma_per_sm = 0;
       FA_GPU_CHECK(max_active_blocks(&tma_per_sm, mma_decode_fwd<T, K, false, true>, K::THREADS, K::TMA_SMEM));
       per_sm = std::min(per_sm, tma_per_sm);
@@ -467,18 +585,27 @@ class MmaDecodeExecution : public GpuExecution {
       with_traits(args_.D, [&](auto k) {
         using K = decltype(k);
         const dim3 grid(chunks_, args_.Hk, args_.B);
+        const int64_t rows = args_.S * (args_.H / args_.Hk);
         if (args_.serving)
           mma_decode_fwd<T, K, true, false>
               <<<grid, K::THREADS, K::SMEM, stream_>>>(maps_, args_, chunk_keys_, counters_.as<int>());
-        else if (tma_ && K::TMA_STREAM)
-          mma_decode_fwd<T, K, false, K::TMA_STREAM>
-              <<<grid, K::THREADS, K::smem(K::TMA_STREAM), stream_>>>(maps_, args_, chunk_keys_, counters_.as<int>());
+        else if (rows <= 8)
+          launch_dense<T, K, true>(grid);
         else
-          mma_decode_fwd<T, K, false, false>
-              <<<grid, K::THREADS, K::SMEM, stream_>>>(maps_, args_, chunk_keys_, counters_.as<int>());
+          launch_dense<T, K, false>(grid);
         FA_GPU_CHECK_LAUNCH("mma_decode_fwd");
       });
     });
+  }
+  // A dense problem's instance: through the TMA where it runs, else cp.async; NARROW at S x group <= 8.
+  template <typename T, typename K, bool NARROW>
+  void launch_dense(dim3 grid) {
+    if (tma_ && K::TMA_STREAM)
+      mma_decode_fwd<T, K, false, K::TMA_STREAM, NARROW>
+          <<<grid, K::THREADS, K::smem(K::TMA_STREAM), stream_>>>(maps_, args_, chunk_keys_, counters_.as<int>());
+    else
+      mma_decode_fwd<T, K, false, false, NARROW>
+          <<<grid, K::THREADS, K::SMEM, stream_>>>(maps_, args_, chunk_keys_, counters_.as<int>());
   }
 
  private:

@@ -1,5 +1,5 @@
-// mma-decode's TMA stream (kernels/fa_mma_decode.hip, its TMA instance): each warp's ring of K/V
-// stages filled by TMA boxes of 64 columns in the 128-byte swizzle, one mbarrier a stage. The steps
+// mma-decode's TMA stream (kernels/fa_mma_decode.hip, its TMA instances): each warp's rings of K
+// and V tiles filled by TMA boxes of 64 columns in the 128-byte swizzle, one mbarrier a tile slot. The steps
 // exist in the sm_90a pass (FA_HAS_WGMMA_SM90); the host launches the TMA instance only on sm_90
 // with that code built (use_tma), so the other passes' bodies are empty and never run.
 #pragma once
@@ -15,8 +15,8 @@ struct DecodeMaps {
   sm90::TensorMap k, v;
 };
 
-// The `stages` mbarriers from `bar0` (8 bytes apart), one arrival each (lane 0's expect_tx), then
-// one init fence.
+// The `stages` mbarriers (one a slot) from `bar0`, 8 bytes apart, one arrival each (lane 0's
+// expect_tx), then one init fence.
 __device__ inline void tma_stages_init(uint32_t bar0, int stages) {
 #if FA_HAS_WGMMA_SM90
   for (int st = 0; st < stages; ++st) sm90::mbar_init(bar0 + 8 * uint32_t(st), 1);
@@ -26,19 +26,16 @@ __device__ inline void tma_stages_init(uint32_t bar0, int stages) {
 #endif
 }
 
-// Key rows [key, key + BN) of K and V for (b, hk) into the stage at ks (K, then V TILE_BYTES on):
-// D / 64 boxes each, on one mbarrier.
+// Key rows [key, key + BN) of K or V (map) for (b, hk) into the tile at dst: D / 64 boxes, on
+// the tile's own mbarrier.
 template <typename K>
-__device__ inline void tma_load_stage(const DecodeMaps& maps, uint32_t ks, uint32_t bar, int key, int hk, int b) {
+__device__ inline void tma_load_tile(const sm90::TensorMap& map, uint32_t dst, uint32_t bar, int key, int hk, int b) {
 #if FA_HAS_WGMMA_SM90
-  sm90::mbar_arrive_expect_tx(bar, 2 * K::TILE_BYTES);
+  sm90::mbar_arrive_expect_tx(bar, K::TILE_BYTES);
 #pragma unroll
-  for (int j = 0; j < K::D / 64; ++j) {
-    sm90::tma_load_4d(ks + j * K::BN * K::SW, &maps.k, bar, 64 * j, key, hk, b);
-    sm90::tma_load_4d(ks + K::TILE_BYTES + j * K::BN * K::SW, &maps.v, bar, 64 * j, key, hk, b);
-  }
+  for (int j = 0; j < K::D / 64; ++j) sm90::tma_load_4d(dst + j * K::BN * K::SW, &map, bar, 64 * j, key, hk, b);
 #else
-  (void)maps, (void)ks, (void)bar, (void)key, (void)hk, (void)b;
+  (void)map, (void)dst, (void)bar, (void)key, (void)hk, (void)b;
 #endif
 }
 

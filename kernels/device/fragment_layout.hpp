@@ -28,6 +28,12 @@ FA_HD constexpr Coord mma_m16n8k16_b(int lane, int i) { return {2 * (lane % 4) +
 // C/D (16x8 fp32) is 4 registers: slot i = 0..3.
 FA_HD constexpr Coord mma_m16n8k16_c(int lane, int i) { return {lane / 4 + 8 * (i >> 1), 2 * (lane % 4) + (i & 1)}; }
 
+// movmatrix.sync.aligned.m8n8.trans.b16 (sm_75+): a warp's 8x8 matrix of 16-bit elements in
+// the C layout's shape (lane: row lane / 4, columns 2 (lane % 4) + i, i = 0, 1) transposed in
+// registers. PTX ISA, "Warp-level matrix transpose instruction: movmatrix": the output holds the
+// transpose in that same shape, so output slot i of a lane is the input's element (row, col):
+FA_HD constexpr Coord movmatrix_m8n8_trans(int lane, int i) { return {2 * (lane % 4) + i, lane / 4}; }
+
 // ---- NVIDIA wgmma.mma_async.sync.aligned.m64nNk16 (sm_90a), fp16/bf16 inputs, fp32 accumulator ----
 // PTX ISA, "Register Fragments and Shared Memory Matrix Layouts" for wgmma (figures "WGMMA
 // .m64nNk16 register fragment layout for matrix A" and "... for accumulator matrix D"): a thread

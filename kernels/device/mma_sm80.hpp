@@ -118,16 +118,16 @@ __device__ inline MmaBlockPlan mma_block_plan(const AttnArgs& a, const tile::Blo
   return pl;
 }
 
-// The online-softmax step of the row (tile::softmax_rescale): the quad's max, the scores turned
-// into exp2(s * scale_log2 - max) in place, this lane's part of the row sum l updated. Returns the
+// The online-softmax step of NT blocks of 2 scores a lane (tile::softmax_rescale): the lanes'
+// max (lanes_max reduces a lane's max over the lanes sharing the row), the scores turned into
+// exp2(s * scale_log2 - max) in place, this lane's part of the row sum l updated. Returns the
 // factor the row's accumulator is to be multiplied by.
-template <int NT, typename At>
-__device__ inline float softmax_quad_row(At&& at, float& m, float& l, float scale_log2) {
+template <int NT, typename At, typename LanesMax>
+__device__ inline float softmax_step(At&& at, float& m, float& l, float scale_log2, LanesMax&& lanes_max) {
   float mx = -INFINITY;
 #pragma unroll
   for (int j = 0; j < NT; ++j) mx = fmaxf(mx, fmaxf(at(j, 0), at(j, 1)));
-  mx = fmaxf(mx, shfl_xor(mx, 1, 4));
-  mx = fmaxf(mx, shfl_xor(mx, 2, 4));
+  mx = lanes_max(mx);
   float neg_m;
   const float alpha = tile::softmax_rescale(m, mx, scale_log2, neg_m);
   float sum = 0.f;
@@ -139,8 +139,36 @@ __device__ inline float softmax_quad_row(At&& at, float& m, float& l, float scal
       x = fast_exp2(fmaf(x, scale_log2, neg_m));
       sum += x;
     }
-  l = l * alpha + sum;  // this lane's part; the quad's parts add up at the end
+  l = l * alpha + sum;  // this lane's part; the row's lanes' parts add up at the end
   return alpha;
+}
+// A row of the C layout: a quad of lanes holds it.
+template <int NT, typename At>
+__device__ inline float softmax_quad_row(At&& at, float& m, float& l, float scale_log2) {
+  return softmax_step<NT>(at, m, l, scale_log2, [](float x) {
+    x = fmaxf(x, shfl_xor(x, 1, 4));
+    return fmaxf(x, shfl_xor(x, 2, 4));
+  });
+}
+// A column of the C layout (a transposed product's row, as mma-decode's narrow instances hold a
+// query): the 8 lanes of one lane % 4 hold it, each its rows lane / 4 and lane / 4 + 8 of every
+// 16-row block; `at(j, h)` is this lane's score in row 8 h + lane / 4 of block j.
+template <int NT, typename At>
+__device__ inline float softmax_col(At&& at, float& m, float& l, float scale_log2) {
+  return softmax_step<NT>(at, m, l, scale_log2, [](float x) {
+    x = fmaxf(x, shfl_xor(x, 4, 32));
+    x = fmaxf(x, shfl_xor(x, 8, 32));
+    return fmaxf(x, shfl_xor(x, 16, 32));
+  });
+}
+
+// The 8x8 matrix of 16-bit pairs that a warp holds in the C layout (lane: row lane / 4, columns
+// 2 (lane % 4) and + 1), transposed in registers (movmatrix, sm_75+): each lane then holds its
+// row of the transpose in the same layout (fragment_layout.hpp: movmatrix_m8n8_trans).
+__device__ inline uint32_t movmatrix_trans(uint32_t x) {
+  uint32_t r;
+  asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n" : "=r"(r) : "r"(x));
+  return r;
 }
 
 // Two floats rounded to nearest into the dtype, `lo` in the low half (the lower column).

@@ -220,6 +220,31 @@ TEST(FragmentLayout, WmmaAccumulatorExchangedAcrossHalfWavesIsTheNextProductsBOp
   EXPECT_EQ(o, matmul(vt, matmul(k, qt)));
 }
 
+// fa_mma_decode.hip's narrow instances compute S^T = K Q^T (16 keys x 8 query rows), turn each
+// 8x8 half of its accumulator into P^T's B operand with movmatrix.trans, and take O^T = V^T P^T:
+// B slot i of a lane is register i / 2 (the accumulator's rows 8 (i / 2) ..) at half i % 2, which
+// movmatrix fetched from the accumulator's (row, col) = movmatrix_m8n8_trans(lane, i % 2) of that
+// half, held by lane 4 row + col / 2, slot 2 (i / 2) + col % 2 (the accumulator's layout).
+TEST(FragmentLayout, MmaAccumulatorTransposedByMovmatrixIsTheNextProductsBOperand) {
+  EXPECT_EQ(fa::frag::movmatrix_m8n8_trans(1, 0).row, 2);  // lane 1 takes column 0 of rows 2, 3
+  EXPECT_EQ(fa::frag::movmatrix_m8n8_trans(1, 1).row, 3);
+  EXPECT_EQ(fa::frag::movmatrix_m8n8_trans(13, 1).col, 3);
+  std::mt19937 g(13);
+  const Mat k = random_mat(16, 16, g), qt = random_mat(16, 8, g), vt = random_mat(16, 16, g);
+  const Regs s = emulate(kMma, load(kMma, kMma.a, k), load(kMma, kMma.b, qt));
+  Regs p(32, std::vector<double>(4));
+  for (int lane = 0; lane < 32; ++lane)
+    for (int i = 0; i < 4; ++i) {
+      const Coord e = fa::frag::movmatrix_m8n8_trans(lane, i % 2);
+      const Coord c = fa::frag::mma_m16n8k16_c(4 * e.row + e.col / 2, 2 * (i / 2) + e.col % 2);
+      EXPECT_EQ(c.row, 8 * (i / 2) + e.row) << "lane " << lane << " slot " << i;
+      EXPECT_EQ(c.col, e.col) << "lane " << lane << " slot " << i;
+      p[lane][i] = s[4 * e.row + e.col / 2][2 * (i / 2) + e.col % 2];
+    }
+  const Mat o = scatter(kMma, emulate(kMma, load(kMma, kMma.a, vt), p));
+  EXPECT_EQ(o, matmul(vt, matmul(k, qt)));
+}
+
 // ---- wgmma (sm_90a): register fragments and the swizzled shared-memory layout ----------------
 
 namespace {
