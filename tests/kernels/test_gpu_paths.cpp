@@ -122,21 +122,22 @@ TEST(GpuPaths, EveryPathPassesRandomizedSmallProblems) {
   EXPECT_GT(passes, 200);
 }
 
-// Speculative decoding and multi-token prediction: S = 2..8 query rows of a GQA group of 4..8 heads,
-// causal and not, Sk on and off the 64/128-key tiles, fp16 and bf16. Where S x group <= 16,
-// mma-decode packs the group's rows into one tile; where its gate admits a problem it must run it.
+// Speculative decoding and multi-token prediction: S = 2..8 query rows of a GQA group of 1..8 heads,
+// causal and not, Sk on and off the 64/128-key tiles, D 64, 128 and 256, fp16 and bf16. Where
+// S x group <= 16, mma-decode packs the group's rows into one tile (<= 8: its narrow instances,
+// whose padding columns the small groups exercise); where its gate admits a problem it must run it.
 TEST(GpuPaths, ShortQueryGqaRowsPassOnEveryPathAndMmaDecodeRunsThePackedOnes) {
   REQUIRE_GPU();
   Sweep s;
   int line = 0;
   for (int64_t S : {2, 3, 4, 8})
-    for (int64_t group : {4, 5, 8})
+    for (int64_t group : {1, 2, 4, 5, 8})
       for (int64_t Sk : {128, 1024, 77, 1000})
         for (bool causal : {false, true})
           for (DType t : {DType::fp16, DType::bf16}) {
             SweepRow r;
             r.problem.H = 2 * group, r.problem.Hk = 2, r.problem.S = S, r.problem.Sk = Sk;
-            r.problem.D = line % 2 ? 64 : 128, r.problem.causal = causal, r.problem.dtype = t;
+            r.problem.D = 64 << (line % 3), r.problem.causal = causal, r.problem.dtype = t;
             r.where = SourceLoc{"spec-decode", ++line};
             r.splits = {SplitRequest{}, SplitRequest{false, 4}};
             s.rows.push_back(r);
