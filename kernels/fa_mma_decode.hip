@@ -1,7 +1,8 @@
 // mma-decode: flash-decoding on NVIDIA tensor cores (sm80+) for S * (H / Hk) <= 16 — decode
 // steps and short query blocks. One block per (key chunk, kv head, batch); the query heads of the
 // GQA group and the S query rows are packed into one 16-row mma tile (row = head_in_group * S + s),
-// so K and V are read once per group. Each warp streams its own tiles of the chunk (tiles w,
+// so K and V are read once per group (at group x S <= 8, dense: the transposed products, 8 rows in
+// the MMA's N; see NARROW below). Each warp streams its own tiles of the chunk (tiles w,
 // w + WARPS, ...) through a private cp.async ring and keeps its own online softmax; the warps
 // fold their states through shared memory, and chunks write fp32 partials; the last block of a
 // (batch, kv head) to finish folds them (kernels/device/combine_row.hpp) in the same launch.
@@ -9,7 +10,7 @@
 // kernel on decode-shaped problems too, with its G as the chunk count (kernels/fa_mma.hip). On sm_90
 // (sm_90a code built), dense fp16/bf16 problems at D 64 and 128 fill the rings through the TMA
 // instead of cp.async (use_tma; the stream's steps: kernels/device/decode_stream_sm90.hpp).
-// fa-bench-isa: sm_90a: mma.sync.aligned.m16n8k16 cp.async.bulk.tensor mbarrier
+// fa-bench-isa: sm_90a: mma.sync.aligned.m16n8k16 cp.async.bulk.tensor mbarrier movmatrix.sync.aligned.m8n8.trans.b16
 // fa-bench-isa: sm_90a.sass: HMMA UTMALDG
 // fa-bench-isa-each: sm_90a: mma_decode_fwd: mma.sync.aligned.m16n8k16
 #include <fmt/format.h>
@@ -306,8 +307,8 @@ __global__ void __launch_bounds__(K::THREADS)
       }
 #pragma unroll
       for (int hr = 0; hr < 2; ++hr) {
-        const float alpha =
-            softmax_quad_row<K::NT>([&](int nt, int e) -> float& { return s[nt][2 * hr + e]; }, m[hr], l[hr], scale_log2);
+        const float alpha = softmax_quad_row<K::NT>([&](int nt, int e) -> float& { return s[nt][2 * hr + e]; },
+                                                    m[hr], l[hr], scale_log2);
 #pragma unroll
         for (int dt = 0; dt < K::DT; ++dt) acc[dt][2 * hr] *= alpha, acc[dt][2 * hr + 1] *= alpha;
       }
@@ -344,7 +345,8 @@ __global__ void __launch_bounds__(K::THREADS)
 #pragma unroll
       for (int dm = 0; dm < K::KD; ++dm)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) mine_acc[r * K::D + dm * 16 + frag::mma_m16n8k16_c(lane, 2 * h).row] = acc[dm][2 * h + e];
+        for (int h = 0; h < 2; ++h)
+          mine_acc[r * K::D + dm * 16 + frag::mma_m16n8k16_c(lane, 2 * h).row] = acc[dm][2 * h + e];
       if (lane < 4) {
         mine_acc[16 * K::D + r] = m[e];
         mine_acc[16 * K::D + 16 + r] = lsum;
@@ -485,13 +487,14 @@ int64_t decode_span(const Problem& p) {
 }
 
 // Whether the device runs the TMA stream: sm_90 with sm_90a code built (use_tma adds the problem's
-// conditions). Elsewhere the TMA instance is neither launched nor prepared: its shared memory (197
-// KB at D=128) passes what an A100 (163 KB) or an sm_89 part grants a block.
+// conditions). Elsewhere the TMA instances are neither launched nor prepared: their shared memory
+// (197 KB at D=128) passes what an A100 (163 KB) or an sm_89 part grants a block.
 bool tma_device(const DeviceFacts& device) { return kBuiltSm90a && device.has_wgmma_sm90a; }
 
 // Blocks of the kernel for (dtype, D) one SM holds; its dynamic shared memory is raised first.
 // Where the TMA stream runs, the fewer of the cp.async and TMA instances' (one count, whichever a
-// run launches; the traits rows give both the same).
+// run launches; the traits rows give both the same). Counted on the 16-row instances: the narrow
+// ones take the same shared memory and fewer registers.
 template <typename T, typename K>
 int decode_resident(const DeviceFacts& device) {
   FA_GPU_CHECK(set_max_dynamic_smem(mma_decode_fwd<T, K, false, false>, K::SMEM));

@@ -1,7 +1,7 @@
 // mma-decode's TMA stream (kernels/fa_mma_decode.hip, its TMA instances): each warp's rings of K
-// and V tiles filled by TMA boxes of 64 columns in the 128-byte swizzle, one mbarrier a tile slot. The steps
-// exist in the sm_90a pass (FA_HAS_WGMMA_SM90); the host launches the TMA instance only on sm_90
-// with that code built (use_tma), so the other passes' bodies are empty and never run.
+// and V tiles filled by TMA boxes of 64 columns in the 128-byte swizzle, one mbarrier a tile slot.
+// The steps exist in the sm_90a pass (FA_HAS_WGMMA_SM90); the host launches the TMA instances only
+// on sm_90 with that code built (use_tma), so the other passes' bodies are empty and never run.
 #pragma once
 #include <cstdint>
 
@@ -47,7 +47,7 @@ __device__ inline void tma_stage_wait(uint32_t bar, uint32_t parity) {
 #endif
 }
 
-// The warp's reads of a stage (ldmatrix) before the TMA writes it again: each lane orders its reads
+// The warp's reads of a slot (ldmatrix) before the TMA writes it again: each lane orders its reads
 // before the async proxy's writes, then the warp meets, then lane 0 issues the copy.
 __device__ inline void tma_reads_done() {
 #if FA_HAS_WGMMA_SM90
