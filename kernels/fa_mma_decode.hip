@@ -5,7 +5,7 @@
 // the MMA's N; see NARROW below). Each warp streams its own tiles of the chunk (tiles w,
 // w + WARPS, ...) through a private cp.async ring and keeps its own online softmax; the warps
 // fold their states through shared memory, and chunks write fp32 partials; the last block of a
-// (batch, kv head) to finish folds them (kernels/device/combine_row.hpp) in the same launch.
+// (batch, kv head) to finish folds them (kernels/device/decode_fold.hpp) in the same launch.
 // Chunks: one wave of blocks (occupancy x SMs / (B x Hk)), reported as G_used. `mma` runs this
 // kernel on decode-shaped problems too, with its G as the chunk count (kernels/fa_mma.hip). On sm_90
 // (sm_90a code built), dense fp16/bf16 problems at D 64 and 128 fill the rings through the TMA
@@ -18,7 +18,7 @@
 #include <algorithm>
 
 #include "harness/path_registry.hpp"
-#include "kernels/device/combine_row.hpp"
+#include "kernels/device/decode_fold.hpp"
 #include "kernels/device/decode_stream_sm90.hpp"
 #include "kernels/device/fragment_layout.hpp"
 #include "kernels/runtime/gpu_execution.hpp"
@@ -42,7 +42,8 @@ struct DecodeTraits {
   static constexpr int CPR = D / 8;  // 16-byte chunks a row
   static constexpr int RPP = 32 / CPR;  // rows a pass of one warp copies
   static constexpr int WARP_ELEMS = STAGES * 2 * BN * LD;
-  static constexpr int FOLD_BYTES = WARPS * 16 * (D + 2) * 4;  // acc, m, l of every warp's rows
+  static constexpr int FOLD_WARP = 16 * (D + 2);  // floats a warp folds: 16 rows of acc, then m and l
+  static constexpr int FOLD_BYTES = WARPS * FOLD_WARP * 4;
   // The TMA stream (sm_90, dense): a warp's TK K slots then TV V slots, each a tile of D / 64 boxes
   // of BN rows x 128 bytes in the 128-byte swizzle (ws_layout.hpp's sw_offset), from a 1024-aligned
   // base; after the warps' rings, an mbarrier a slot.
@@ -94,12 +95,14 @@ __global__ void __launch_bounds__(K::THREADS)
   const int ntiles = int((k_end - k_begin + K::BN - 1) / K::BN);
   const uint16_t* kg = a.k + b * a.k_sb + hk * a.k_sh;
   const uint16_t* vg = a.v + b * a.k_sb + hk * a.k_sh;
+  // The query position s of packed row r; s = S marks a padding row.
+  auto query_pos = [&](int r) { return r < rows ? r % a.S : a.S; };
   // The query position s of the two packed rows this lane holds (C layout rows lane/4 and lane/4 + 8).
   int row_s[2], row_h[2];
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {
     const int r = frag::mma_m16n8k16_c(lane, 2 * hr).row;
-    row_s[hr] = r < rows ? r % a.S : a.S;  // s >= S marks a padding row
+    row_s[hr] = query_pos(r);
     row_h[hr] = hk * group + (r < rows ? r / a.S : 0);
   }
   ScoreMod mod[2];  // SERVE: each row's head's softcap and ALiBi, read once
@@ -179,13 +182,8 @@ __global__ void __launch_bounds__(K::THREADS)
                                                                   (hk * group + r / a.S) * a.q_sh + kk * 16 + col)
                            : 0u;
     }
-  // NARROW: the query position of this lane's two columns 2 (lane % 4) + e (S: a padding row).
-  int col_s[2];
-#pragma unroll
-  for (int e = 0; e < 2; ++e) {
-    const int r = frag::mma_m16n8k16_c(lane, e).col;
-    col_s[e] = r < rows ? r % a.S : a.S;
-  }
+  // NARROW: the query position of this lane's two columns 2 (lane % 4) + e.
+  const int col_s[2] = {query_pos(frag::mma_m16n8k16_c(lane, 0).col), query_pos(frag::mma_m16n8k16_c(lane, 1).col)};
 
   // The accumulator: O's 16 rows x D (8-column blocks), or NARROW O^T's D rows (16-row blocks) x 8.
   float acc[NARROW ? K::KD : K::DT][4] = {};
@@ -333,7 +331,7 @@ __global__ void __launch_bounds__(K::THREADS)
 
   // Fold the warps: per warp, 16 rows of acc (D floats) then m and l of the 16 rows.
   float* const fold = reinterpret_cast<float*>(smem);
-  float* const mine_acc = fold + warp * 16 * (K::D + 2);
+  float* const mine_acc = fold + warp * K::FOLD_WARP;
   if constexpr (NARROW) {  // column e of the lane's two: row 2 (lane % 4) + e of O
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
@@ -370,48 +368,7 @@ __global__ void __launch_bounds__(K::THREADS)
     }
   }
   __syncthreads();
-  for (int idx = tid; idx < rows * (K::D / 2); idx += K::THREADS) {
-    const int r = idx / (K::D / 2), d = 2 * (idx % (K::D / 2));
-    float mx = -INFINITY;
-#pragma unroll
-    for (int w = 0; w < K::WARPS; ++w) mx = fmaxf(mx, fold[w * 16 * (K::D + 2) + 16 * K::D + r]);
-    float L = 0.f, o0 = 0.f, o1 = 0.f;
-    if (mx != -INFINITY) {
-#pragma unroll
-      for (int w = 0; w < K::WARPS; ++w) {
-        const float* f = fold + w * 16 * (K::D + 2);
-        const float mw = f[16 * K::D + r];
-        const float wt = mw == -INFINITY ? 0.f : fast_exp2((mw - mx) * scale_log2);
-        L += wt * f[16 * K::D + 16 + r];
-        o0 += wt * f[r * K::D + d];
-        o1 += wt * f[r * K::D + d + 1];
-      }
-    }
-    const tile::RowEnd e = tile::row_end(mx, L, scale_log2);
-    const int h = hk * group + r / a.S, s_row = r % a.S;
-    const tile::BlockCoords c{b, h, hk, chunk, 0};
-    tile::store_pair<T>(a, c, s_row, d, o0 * e.inv_l, o1 * e.inv_l);
-    if (d == 0) tile::store_lse(a, c, s_row, e.lse);
-  }
-
-  // The chunks' combine, by the last block of the (batch, kv head) to finish: every block fences
-  // its partials before it counts itself in, so the last one sees them all. This replaces a
-  // combine kernel whose launch waited behind this kernel's tail (H100, (1,32,8,1,131072,128):
-  // 204 us with the kernel, of which mma_decode_fwd 191 and combine_splits 4.1).
-  if (a.G > 1) {
-    __shared__ int last;
-    __threadfence();
-    __syncthreads();
-    int* const count = counters + int64_t(b) * a.Hk + hk;
-    if (tid == 0) last = atomicAdd(count, 1) == a.G - 1;
-    __syncthreads();
-    if (last) {
-      __threadfence();
-      constexpr int team = K::D / 4, per = K::THREADS / team;
-      for (int r = tid / team; r < rows; r += per) combine_row<T, 4>(a, b, hk * group + r / a.S, r % a.S, tid % team);
-      if (tid == 0) *count = 0;  // the next launch counts from zero
-    }
-  }
+  decode_fold_store<T, K>(a, reinterpret_cast<const float*>(smem), b, hk, chunk, scale_log2, counters);
 #else
   unsupported_arch();  // built for an arch without mma.sync: the gate refuses such devices
 #endif
