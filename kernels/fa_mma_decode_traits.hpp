@@ -1,0 +1,108 @@
+// mma-decode's traits table (kernels/fa_mma_decode.hip): a row a head dim, tile keys, warps, the
+// cp.async stages and the TMA stream's K and V slots, and the shared-memory layout they give, with
+// the H100 measurements that chose each row; with_traits is the head-dim list the gate asks.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "kernels/device/ws_layout.hpp"
+
+namespace fa::gpu::mma_decode {
+
+// STAGES: the cp.async ring's stages (K and V) a warp; TK and TV: the TMA stream's K and V slots a
+// warp (no row padding: more fit; K's slots turn over sooner, so it may take more).
+template <int D_, int BN_, int WARPS_, int STAGES_, int TK_ = STAGES_, int TV_ = TK_>
+struct DecodeTraits {
+  static constexpr int D = D_, BN = BN_, WARPS = WARPS_, STAGES = STAGES_, TK = TK_, TV = TV_;
+  static constexpr int THREADS = WARPS * 32;
+  static constexpr int NT = BN / 8, DT = D / 8, KD = D / 16, KN = BN / 16;
+  static constexpr int LD = D + 8;   // shared row stride in elements (16-byte pad, as in mma)
+  static constexpr int CPR = D / 8;  // 16-byte chunks a row
+  static constexpr int RPP = 32 / CPR;  // rows a pass of one warp copies
+  static constexpr int WARP_ELEMS = STAGES * 2 * BN * LD;
+  static constexpr int FOLD_WARP = 16 * (D + 2);  // floats a warp folds: 16 rows of acc, then m and l
+  static constexpr int FOLD_BYTES = WARPS * FOLD_WARP * 4;
+  // The TMA stream (sm_90, dense): a warp's TK K slots then TV V slots, each a tile of D / 64 boxes
+  // of BN rows x 128 bytes in the 128-byte swizzle (ws_layout.hpp's sw_offset), from a 1024-aligned
+  // base; after the warps' rings, an mbarrier a slot.
+  static constexpr int SW = 128, TILE_BYTES = BN * D * 2;
+  static constexpr int RINGS_BYTES = WARPS * (TK + TV) * TILE_BYTES;
+  static constexpr int TMA_BYTES = ws::kSmemAlign + RINGS_BYTES + WARPS * (TK + TV) * 8;
+  // Dynamic shared memory of the cp.async instances and of the TMA one.
+  static constexpr int SMEM = std::max(WARPS * WARP_ELEMS * 2, FOLD_BYTES), TMA_SMEM = std::max(TMA_BYTES, FOLD_BYTES);
+  static constexpr int smem(bool tma) { return tma ? TMA_SMEM : SMEM; }
+  // D = 256 keeps cp.async: its TMA instance spilled 136 bytes (nvcc 13.0), where the cp.async one spills none.
+  static constexpr bool TMA_STREAM = D <= 128;
+  static_assert(TMA_SMEM <= 227 * 1024, "the TMA instance fits an sm_90 block");
+  static_assert(ws::swizzle_bytes(D) == SW, "TMA boxes of 64 columns");
+  static_assert(32 % CPR == 0 && BN % RPP == 0 && BN % 16 == 0 && D % 16 == 0, "tile shape");
+};
+
+// H100, bf16, GB/s with the device copy (2941) and torch flash/cuDNN in the same run: (1,32,8,1,131072,128)
+// 2579 = 88% of copy (flash 2308, cuDNN 2376); (16,32,8,1,8192,128) 2708; (1,32,8,1,32768,128) 1870.
+// With the combine folded into the last block of each (batch, kv head): 2650 = 90.4% of a 2933 copy,
+// 2680, 1990 (flash 2151 / 2473 / 1451, cuDNN 2574 / 2671 / 1633 in that run).
+// Tried for D=128 in that run: 16-key tiles, 3 stages (2 blocks an SM, 33 chunks) 2476; 32-key tiles,
+// 3 stages 2557; 8 warps of 16-key tiles 2562: one block of 4 warps with 2 x 32-key stages is best.
+// A later run (copy 2915 / 2942 before and after): 2631 as above; the copies with the L2::128B
+// prefetch hint 2671, L2::256B 2660; 33, 24 or 66 chunks 2567 / 2517 / 2499; 3 stages 2643.
+// The TMA stream (sm_90), A/B alternated in one call, (16,32,8,1,8192,128) / (1,32,8,1,131072,128) /
+// (1,32,8,1,32768,128): cp.async 2860 / 2805 / 2380 -> TMA 2970 / 2915 / 2458 (cuDNN 3021 / 2925 /
+// 2539 in the next call). A bandwidth probe of the same grid that only touches what it loads read
+// 2800 through cp.async and 2910 through the TMA. No faster with the TMA (next call, each against
+// 2988 / 2940 / 2469): 3 stages (197 KB), 8 warps of 16-key tiles x 3 stages, 2 blocks an SM of
+// 16-key tiles x 3 stages, L2 promotion of 128 bytes or none (none: exactly the DRAM's sectors
+// requested of L2, where 256 requests 1.25x; 2972 / 2921 / 2432), K's boxes before V's.
+// Later calls, with Q loaded after the first tiles: 3 TMA stages (the cp.async rows keep 2: 3
+// padded stages would pass the A100's 163 KB) 3015 / 2958 / 2530 -> 3020 / 2961 / 2550, and no
+// faster with the softmax of the tile's padding rows 8..15 skipped, 16-key tiles x 4 stages, 2 warps
+// of 64-key tiles, or L2 prefetches (cp.async.bulk.prefetch.tensor) of the warp's tiles 2 or 4
+// rounds ahead (2629 / 1671 on the first row). The first row's bandwidth probe read 3073 with the
+// tiles only touched and 3029 with 2000 cycles spent on each: the softmax and MMAs between a
+// warp's tiles cost about that much; cuDNN (an sm_80 cp.async kernel, 128 blocks of 4 warps on
+// 128-key tiles) reads 3046-3052 there. So the tile's work shrank, and K's slot turns over sooner.
+// A/B in one call, the three rows: 16-row tiles 3019 / 2971 / 2556 (3017 / 2969 / 2563 again);
+// NARROW (S^T = K Q^T at group x S <= 8: half the MMAs) 3035 / 2980 / 2585; K's slot refilled
+// once the scores are out of it (its own mbarrier) 3036 / 2975 / 2583; both 3039-3047 / 2978-2994
+// / 2602-2609 (cuDNN 3054 / 2940 / 2497 in that call). With K and V rings apart, 4 K slots and 3 V
+// slots (224 KB) or 5 and 2 were no faster than 3 and 3 (next call: 3024-3044 for 3 and 3, 3027-
+// 3038 for 4 and 3, 3032-3043 for 5 and 2; cuDNN 3045-3056). Left: per-SM speed. A globaltimer
+// trace of the first row's 128 blocks (one a pair, one an SM) had 24 blocks done at 130-135 us, 20
+// at 154-158 and 84 at 172-174: a third of the SMs idle for the last 15-40 us. A dynamic split
+// (warps taking key tiles of their pair through an atomic, then helping other pairs) lost in a
+// probe (2073 against 3064 static): the atomic's round trip sat in front of every refill. Nor
+// does a balanced split pay: a probe of the stream with a persistent grid of 132 blocks claiming
+// (pair, key chunk) items two ahead through an atomic, the pairs' big chunks first (4096, 2048,
+// 1024, 512, 512 keys; a block barrier, a fold and a 2 KB partial an item), ended its blocks within
+// 12 us of each other where the static grid's ended from 139 to 181 us, and read 2860 against the
+// static grid's 2904 (memset flush, 2026-11-27): the SMs that finish early leave the DRAM no less
+// busy. Nor the start (A/B alternated, twice, in one call; cuDNN 3046-3058 / 2942 / 2485-2497):
+// 3032-3041 / 2985-2989 / 2594-2599 as is; Q by 1-D bulk copies issued before the first tiles
+// 3030-3037 / 2979-2984 / 2567-2569; with the tensor maps prefetched too 3021-3028; with an
+// L2 evict_first policy on the K/V boxes (and Q first) 3026-3027; all three 3038-3042 / 2963-2974.
+using Decode64 = DecodeTraits<64, 32, 4, 3>;
+using Decode128 = DecodeTraits<128, 32, 4, 2, 3>;
+// D=256 (Gemma-2's decodes): 16-key tiles, so that 4 warps x 2 stages fit shared memory (132 KB);
+// Q's fragments (64 registers) and the accumulator (128) leave room for the tile's scores.
+using Decode256 = DecodeTraits<256, 16, 4, 2>;
+
+// The dispatch: calls f(K{}) with the traits row of head dim D, or returns false for a D without a
+// row. It is the head-dim list: the gate and the row's words ask it.
+template <typename F>
+bool with_traits(int64_t D, F&& f) {
+  switch (D) {
+    case 64: f(Decode64{}); return true;
+    case 128: f(Decode128{}); return true;
+    case 256: f(Decode256{}); return true;
+    default: return false;
+  }
+}
+inline std::string decode_head_dims() {
+  std::string out;
+  for (int64_t D = 8; D <= 256; D += 8)
+    if (with_traits(D, [](auto) {})) out += (out.empty() ? "" : ", ") + std::to_string(D);
+  return out;
+}
+
+}  // namespace fa::gpu::mma_decode
