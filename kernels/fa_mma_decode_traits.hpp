@@ -81,6 +81,13 @@ struct DecodeTraits {
 // 3032-3041 / 2985-2989 / 2594-2599 as is; Q by 1-D bulk copies issued before the first tiles
 // 3030-3037 / 2979-2984 / 2567-2569; with the tensor maps prefetched too 3021-3028; with an
 // L2 evict_first policy on the K/V boxes (and Q first) 3026-3027; all three 3038-3042 / 2963-2974.
+// Sampled properly (5 calls, 12 alternated samples a side): 3039-3042 against cuDNN's 3053-3055,
+// 0.995-0.997x; the stream alone (tiles only touched, same calls) 3055-3080. A %globaltimer trace:
+// first tile 3.6-4.1 us after the first block's start; after the last tile lands, 1.0-1.5 us of
+// the tile's math, the fold and the stores (the stores 0.77 us, 0.51 with a.o / a.lse held in
+// registers from the start). TMA issue first with the maps prefetched, plus the held pointers and
+// a one-chunk store loop: +0.2% (3 calls), not reproduced in the shared epilogue's form; folding
+// into each warp's own ring, no proxy fence, or mma's G = 2-16 chunks: no gain (README, 2026-11-27).
 using Decode64 = DecodeTraits<64, 32, 4, 3>;
 using Decode128 = DecodeTraits<128, 32, 4, 2, 3>;
 // D=256 (Gemma-2's decodes): 16-key tiles, so that 4 warps x 2 stages fit shared memory (132 KB);
