@@ -88,6 +88,13 @@ struct DecodeTraits {
 // registers from the start). TMA issue first with the maps prefetched, plus the held pointers and
 // a one-chunk store loop: +0.2% (3 calls), not reproduced in the shared epilogue's form; folding
 // into each warp's own ring, no proxy fence, or mma's G = 2-16 chunks: no gain (README, 2026-11-27).
+// Time against Sk (1k-16k keys): mma-decode 5.91 us + 20.80 us / 1k keys, cuDNN 6.34 + 20.72: the
+// gap is in the stream, not the start or the tail. A warp spends ~1560 cycles on a tile (clock64),
+// and a probe of the stream lost 0.6-1% per 1000 cycles a tile held its slots, so the narrow rows
+// refill a slot once the tile's fragments are in registers: 3041 / 2988 / 2617 against 3039 / 2985
+// / 2610 (cuDNN 3054 / 2944 / 2504). No faster (12 alternated samples a side, against 3042-3044):
+// (TK, TV) = (2, 2) 3041, (3, 2) 3041; L2 promotion 128 B 3025, none 3026; a producer warp issuing
+// every refill 3030, one a consumer warp 3017 (the refill waits for it to wake; README, 2026-11-27).
 using Decode64 = DecodeTraits<64, 32, 4, 3>;
 using Decode128 = DecodeTraits<128, 32, 4, 2, 3>;
 // D=256 (Gemma-2's decodes): 16-key tiles, so that 4 warps x 2 stages fit shared memory (132 KB);
