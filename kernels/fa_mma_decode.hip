@@ -194,7 +194,8 @@ __global__ void __launch_bounds__(K::THREADS)
       return TMA ? vt + uint32_t(ws::sw_offset(r, c, K::BN, K::SW)) : smem_addr(vs + r * K::LD + c);
     };
     const int64_t kv0 = k_begin + int64_t(warp + i * K::WARPS) * K::BN;
-    auto k_done = [&] {  // TMA: the scores are out of tile i's K slot: it takes tile i + TK's
+    // TMA: tile i's K is out of its slot (its scores; NARROW: its fragments): it takes tile i + TK's
+    auto k_done = [&] {
       if constexpr (TMA)
         if (i + K::TK < mine) {
           tma_reads_done();
