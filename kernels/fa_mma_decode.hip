@@ -436,10 +436,11 @@ int decode_chunk_keys(const Problem& p, DType t, const DeviceFacts& device, int 
   return keys;
 }
 
-// K's (and V's) tile as the TMA stream reads it: BN key rows of one head and batch, in 64-column boxes.
+// K's (and V's) tile as the TMA stream reads it: BN key rows of one head and batch, its 64-column
+// blocks in one box.
 template <typename K>
 ws::TmaTile decode_kv_tile(const AttnArgs& a) {
-  return ws::tma_tile(K::D, K::BN, a.Sk, a.Hk, a.B, a.k_ss, a.k_sh, a.k_sb);
+  return ws::tma_tile_one_copy(ws::tma_tile(K::D, K::BN, a.Sk, a.Hk, a.B, a.k_ss, a.k_sh, a.k_sb));
 }
 // Whether a run streams K/V through the TMA: sm_90 with sm_90a code built, a dense fp16/bf16 problem
 // whose K and V the TMA can describe (strides, 16-byte aligned bases) and whose key coordinate fits

@@ -23,9 +23,9 @@ struct DecodeTraits {
   static constexpr int WARP_ELEMS = STAGES * 2 * BN * LD;
   static constexpr int FOLD_WARP = 16 * (D + 2);  // floats a warp folds: 16 rows of acc, then m and l
   static constexpr int FOLD_BYTES = WARPS * FOLD_WARP * 4;
-  // The TMA stream (sm_90, dense): a warp's TK K slots then TV V slots, each a tile of D / 64 boxes
-  // of BN rows x 128 bytes in the 128-byte swizzle (ws_layout.hpp's sw_offset), from a 1024-aligned
-  // base; after the warps' rings, an mbarrier a slot.
+  // The TMA stream (sm_90, dense): a warp's TK K slots then TV V slots, each a tile of D / 64 column
+  // blocks of BN rows x 128 bytes in the 128-byte swizzle (ws_layout.hpp's sw_offset), one box
+  // (tma_tile_one_copy), from a 1024-aligned base; after the warps' rings, an mbarrier a slot.
   static constexpr int SW = 128, TILE_BYTES = BN * D * 2;
   static constexpr int RINGS_BYTES = WARPS * (TK + TV) * TILE_BYTES;
   static constexpr int TMA_BYTES = ws::kSmemAlign + RINGS_BYTES + WARPS * (TK + TV) * 8;

@@ -87,6 +87,14 @@ __device__ inline void tma_load_4d(uint32_t dst, const TensorMap* tmap, uint32_t
       "l"(reinterpret_cast<uint64_t>(tmap)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
       : "memory");
 }
+// The same with five coordinates (cute SM90_TMA_LOAD_5D without the cache hint).
+__device__ inline void tma_load_5d(uint32_t dst, const TensorMap* tmap, uint32_t bar, int c0, int c1, int c2, int c3,
+                                   int c4) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6, %7}], [%2];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(tmap)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+      : "memory");
+}
 // The other direction (cute SM90_TMA_STORE_4D): the box at `src` in shared memory, in the tensor
 // map's swizzle, to the tensor's box at (c0 .. c3); elements outside the tensor (rows past S) are not
 // written. The copy joins this thread's bulk group (bulk_commit); its shared-memory source may be

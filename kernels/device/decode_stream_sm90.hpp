@@ -26,14 +26,14 @@ __device__ inline void tma_stages_init(uint32_t bar0, int stages) {
 #endif
 }
 
-// Key rows [key, key + BN) of K or V (map) for (b, hk) into the tile at dst: D / 64 boxes, on
-// the tile's own mbarrier.
+// Key rows [key, key + BN) of K or V (map: ws::tma_tile_one_copy's five dimensions) for (b, hk)
+// into the tile at dst, its D / 64 column blocks of BN rows x 128 bytes one after another, in one
+// copy on the tile's own mbarrier.
 template <typename K>
 __device__ inline void tma_load_tile(const sm90::TensorMap& map, uint32_t dst, uint32_t bar, int key, int hk, int b) {
 #if FA_HAS_WGMMA_SM90
   sm90::mbar_arrive_expect_tx(bar, K::TILE_BYTES);
-#pragma unroll
-  for (int j = 0; j < K::D / 64; ++j) sm90::tma_load_4d(dst + j * K::BN * K::SW, &map, bar, 64 * j, key, hk, b);
+  sm90::tma_load_5d(dst, &map, bar, 0, key, 0, hk, b);
 #else
   (void)map, (void)dst, (void)bar, (void)key, (void)hk, (void)b;
 #endif

@@ -80,13 +80,14 @@ FA_HD constexpr int mnmajor_start(int kn, int rows, int sw) { return sw_offset(1
 // D / (SW/2) boxes, box j landing at column block j (j * tile_rows * SW bytes on). Rows past the
 // tensor's end (S, Sk) come in as zeros and still count toward the bytes the mbarrier expects.
 struct TmaTile {
-  uint64_t dim[4];     // elements: D, rows, heads, batch
-  uint64_t stride[3];  // bytes between consecutive rows, heads, batches (dimension 0 is contiguous)
-  uint32_t box[4];     // {SW/2, tile_rows, 1, 1}
+  uint64_t dim[5];     // elements: D, rows, heads, batch (rank 5: the box's columns, rows, column blocks, heads, batch)
+  uint64_t stride[4];  // bytes between consecutive rows, heads, batches (dimension 0 is contiguous)
+  uint32_t box[5];     // {SW/2, tile_rows, 1, 1} (rank 5: {SW/2, tile_rows, D/(SW/2), 1, 1})
   int swizzle;         // bytes: 64 or 128
   int copies;          // boxes a tile
   int box_bytes;       // shared-memory bytes of one box = the distance between consecutive boxes
   uint32_t tile_bytes; // bytes one tile brings: the mbarrier's expect_tx
+  int rank;            // 4, or 5 (tma_tile_one_copy)
 };
 FA_HD constexpr TmaTile tma_tile(int D, int tile_rows, int64_t rows, int64_t heads, int64_t batch, int64_t s_row,
                                  int64_t s_head, int64_t s_batch) {
@@ -99,17 +100,32 @@ FA_HD constexpr TmaTile tma_tile(int D, int tile_rows, int64_t rows, int64_t hea
   t.copies = D / bc;
   t.box_bytes = tile_rows * sw;
   t.tile_bytes = uint32_t(tile_rows) * uint32_t(D) * 2u;
+  t.rank = 4;
+  return t;
+}
+// The same tile in one copy: the column blocks become a dimension of their own, after the rows
+// (SW bytes apart in memory), so that one box of (SW/2 columns, tile_rows, D/(SW/2) blocks) lands the
+// tile where the 4-D form's `copies` boxes land it (block j after block j - 1's rows), in one
+// instruction. The TMA walks a box innermost dimension first.
+FA_HD constexpr TmaTile tma_tile_one_copy(TmaTile t) {
+  const uint64_t blocks = t.dim[0] / t.box[0];
+  t.dim[4] = t.dim[3], t.dim[3] = t.dim[2], t.dim[2] = blocks, t.dim[0] = t.box[0];
+  t.stride[3] = t.stride[2], t.stride[2] = t.stride[1], t.stride[1] = uint64_t(t.box[0]) * 2;
+  t.box[4] = 1, t.box[3] = 1, t.box[2] = uint32_t(blocks);
+  t.copies = 1;
+  t.box_bytes = int(t.tile_bytes);
+  t.rank = 5;
   return t;
 }
 // Why cuTensorMapEncodeTiled would refuse the tile, or nullptr: its documented limits.
 inline const char* tma_tile_problem(const TmaTile& t) {
   if (t.swizzle != 64 && t.swizzle != 128) return "the head dimension is not a multiple of 32 (no 64- or 128-byte swizzle)";
   if (t.dim[0] % t.box[0] != 0) return "the head dimension is not a whole number of swizzle spans";
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < t.rank; ++i)
     if (t.dim[i] < 1 || t.dim[i] > (uint64_t(1) << 32)) return "a tensor dimension is outside [1, 2^32]";
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < t.rank - 1; ++i)
     if (t.stride[i] % 16 != 0 || t.stride[i] >= (uint64_t(1) << 40)) return "a stride is not a multiple of 16 bytes below 2^40";
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < t.rank; ++i)
     if (t.box[i] < 1 || t.box[i] > 256) return "a box dimension is outside [1, 256]";
   if (t.box[0] * 2 > uint32_t(t.swizzle) || (t.box[0] * 2) % 16 != 0) return "the inner box is not one swizzle span";
   return nullptr;

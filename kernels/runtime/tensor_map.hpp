@@ -4,6 +4,7 @@
 // encode theirs here.
 #pragma once
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdint>
 #include <cstring>
@@ -55,24 +56,25 @@ inline sm90::TensorMap encode_map(DType t, const uint16_t* base, const ws::TmaTi
 #if FA_CUDA
   static_assert(sizeof(sm90::TensorMap) == sizeof(CUtensorMap) && alignof(sm90::TensorMap) == alignof(CUtensorMap));
   CUtensorMap m;
-  const cuuint64_t dim[4] = {g.dim[0], g.dim[1], g.dim[2], g.dim[3]};
-  const cuuint64_t stride[3] = {g.stride[0], g.stride[1], g.stride[2]};
-  const cuuint32_t box[4] = {g.box[0], g.box[1], g.box[2], g.box[3]}, unit[4] = {1, 1, 1, 1};
+  const cuuint64_t dim[5] = {g.dim[0], g.dim[1], g.dim[2], g.dim[3], g.dim[4]};
+  const cuuint64_t stride[4] = {g.stride[0], g.stride[1], g.stride[2], g.stride[3]};
+  const cuuint32_t box[5] = {g.box[0], g.box[1], g.box[2], g.box[3], g.box[4]}, unit[5] = {1, 1, 1, 1, 1};
   const CUresult r = encode_tiled()(
       &m,
       t == DType::bf16   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
       : t == DType::fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                          : CU_TENSOR_MAP_DATA_TYPE_UINT16,  // FP8: the TMA moves bytes, two a column
-      4,
+      cuuint32_t(g.rank),
       const_cast<uint16_t*>(base), dim, stride, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
       g.swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
       l2_promote == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
-    throw std::runtime_error(fmt::format("mma: cuTensorMapEncodeTiled for {} failed (CUresult {}): dims {}x{}x{}x{}, "
-                                         "byte strides {}/{}/{}, box {}x{}",
-                                         what, int(r), g.dim[0], g.dim[1], g.dim[2], g.dim[3], g.stride[0], g.stride[1],
-                                         g.stride[2], g.box[0], g.box[1]));
+    throw std::runtime_error(fmt::format("mma: cuTensorMapEncodeTiled for {} failed (CUresult {}): rank {}, dims {}, "
+                                         "byte strides {}, box {}",
+                                         what, int(r), g.rank, fmt::join(g.dim, g.dim + g.rank, "x"),
+                                         fmt::join(g.stride, g.stride + g.rank - 1, "/"),
+                                         fmt::join(g.box, g.box + g.rank, "x")));
   sm90::TensorMap out;
   std::memcpy(&out, &m, sizeof m);
   return out;

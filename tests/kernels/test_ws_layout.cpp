@@ -182,6 +182,48 @@ TEST(WsLayout, TmaBoxesTileATileExactlyInItsColumnBlocks) {
   }
 }
 
+TEST(WsLayout, TheOneCopyTileReadsAndLandsEachElementWhereTheColumnBlockBoxesDo) {
+  // The TMA walks a box innermost dimension first: element (c, r, j) of the 5-D box (columns, rows,
+  // column blocks) reads c * 2 + r * stride[0] + j * stride[1] bytes past the box's origin and lands
+  // ((j * rows + r) * box[0] + c) * 2 bytes past its destination, before the address swizzle. Box j
+  // of the 4-D form reads (j * box[0] + c) * 2 + r * stride[0] and lands at j * box_bytes + (r *
+  // box[0] + c) * 2. Both forms must agree on every element, for BSHD and BHSD strides.
+  for (const int D : {64, 128, 256})
+    for (const int rows : {16, 32})
+      for (const bool bshd : {true, false}) {
+        const int64_t S = 1000, H = 8, B = 2;
+        const TmaTile t = bshd ? tma_tile(D, rows, S, H, B, H * D, D, S * H * D) : tma_tile(D, rows, S, H, B, D, S * D, H * S * D);
+        const TmaTile one = tma_tile_one_copy(t);
+        ASSERT_EQ(tma_tile_problem(one), nullptr) << tma_tile_problem(one);
+        EXPECT_EQ(one.rank, 5);
+        EXPECT_EQ(one.copies, 1);
+        EXPECT_EQ(one.tile_bytes, t.tile_bytes) << "the same expect_tx";
+        EXPECT_EQ(uint32_t(one.box_bytes), t.tile_bytes);
+        EXPECT_EQ(one.dim[1], uint64_t(S));
+        EXPECT_EQ(one.dim[3], uint64_t(H));
+        EXPECT_EQ(one.dim[4], uint64_t(B));
+        EXPECT_EQ(one.stride[2], t.stride[1]) << "heads";
+        EXPECT_EQ(one.stride[3], t.stride[2]) << "batches";
+        EXPECT_EQ(uint64_t(one.box[0] * one.box[2]), uint64_t(D)) << "the column blocks cover the head dimension";
+        const uint64_t bc = t.box[0];
+        for (uint64_t j = 0; j < one.box[2]; ++j)
+          for (uint64_t r = 0; r < one.box[1]; ++r)
+            for (uint64_t c = 0; c < one.box[0]; ++c) {
+              ASSERT_EQ(c * 2 + r * one.stride[0] + j * one.stride[1], (j * bc + c) * 2 + r * t.stride[0])
+                  << "D " << D << " (" << c << ", " << r << ", " << j << "): read";
+              ASSERT_EQ(((j * one.box[1] + r) * one.box[0] + c) * 2, j * uint64_t(t.box_bytes) + (r * bc + c) * 2)
+                  << "D " << D << " (" << c << ", " << r << ", " << j << "): landed";
+            }
+      }
+  const TmaTile wide = tma_tile_one_copy(tma_tile(128, 32, 1000, 8, 2, 8 * 128, 128, 1000 * 8 * 128));
+  TmaTile bad = wide;
+  bad.box[2] = 300;
+  EXPECT_NE(tma_tile_problem(bad), nullptr) << "the fifth dimension's box is checked too";
+  bad = wide;
+  bad.stride[3] = 8;
+  EXPECT_NE(tma_tile_problem(bad), nullptr) << "the fourth stride is checked too";
+}
+
 TEST(WsLayout, TmaTilesTakeBshdAndBhsdStridesAndNameWhatTheEncoderWouldRefuse) {
   const int64_t S = 333, H = 4, B = 3, D = 128;
   const TmaTile bshd = tma_tile(D, 128, S, H, B, H * D, D, S * H * D);
