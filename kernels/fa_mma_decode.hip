@@ -89,20 +89,19 @@ __global__ void __launch_bounds__(K::THREADS)
   const int r0 = lane / K::CPR, ch = lane % K::CPR;
   const KeyRows key_row = SERVE ? key_rows(a, b, hk) : KeyRows{};
   // TMA: the warp's K and V slots and their mbarriers (K's, then V's). The warp's tile i sits in K
-  // slot i % TK and V slot i % TV; a K slot is refilled once the tile's scores are out of it
-  // (before its softmax and PV), a V slot once the tile is done. NARROW refills each slot as soon as
-  // the tile's K (V) fragments are in registers, before the MMAs that use them.
+  // slot i % TK and V slot i % TV (the loop carries both and their phases); a slot is refilled once
+  // the MMAs that read it are issued (NARROW: they read the tile's fragments, taken out of the slot
+  // first), so that the refill's fence finds the slot's reads done.
   const uint32_t tbase = (smem_addr(smem) + uint32_t(ws::kSmemAlign - 1)) & ~uint32_t(ws::kSmemAlign - 1);
   const uint32_t tring = tbase + uint32_t(warp * (K::TK + K::TV) * K::TILE_BYTES);
   const uint32_t tbar = tbase + uint32_t(K::RINGS_BYTES + warp * (K::TK + K::TV) * 8);
-  auto k_slot = [&](int i) { return uint32_t(i % K::TK); };
-  auto v_slot = [&](int i) { return uint32_t(K::TK + i % K::TV); };
   auto tkey = [&](int i) { return int(k_begin) + (warp + i * K::WARPS) * K::BN; };
-  auto load_k = [&](int i) {
-    if (lane == 0) tma_load_tile<K>(maps.k, tring + k_slot(i) * K::TILE_BYTES, tbar + 8 * k_slot(i), tkey(i), hk, b);
+  auto v_slot = [&](uint32_t q) { return K::TK + q; };  // V's slot q among the warp's TK + TV (K's: q)
+  auto load_k = [&](int i, uint32_t q) {  // the warp's tile i into K slot q
+    if (lane == 0) tma_load_tile<K>(maps.k, tring + q * K::TILE_BYTES, tbar + 8 * q, tkey(i), hk, b);
   };
-  auto load_v = [&](int i) {
-    if (lane == 0) tma_load_tile<K>(maps.v, tring + v_slot(i) * K::TILE_BYTES, tbar + 8 * v_slot(i), tkey(i), hk, b);
+  auto load_v = [&](int i, uint32_t q) {
+    if (lane == 0) tma_load_tile<K>(maps.v, tring + v_slot(q) * K::TILE_BYTES, tbar + 8 * v_slot(q), tkey(i), hk, b);
   };
   if constexpr (TMA) {
     if (lane == 0) tma_stages_init(tbar, K::TK + K::TV);
@@ -131,10 +130,10 @@ __global__ void __launch_bounds__(K::THREADS)
   if constexpr (TMA) {  // every slot takes a tile at once
 #pragma unroll
     for (int i = 0; i < K::TK; ++i)
-      if (i < mine) load_k(i);
+      if (i < mine) load_k(i, i);
 #pragma unroll
     for (int i = 0; i < K::TV; ++i)
-      if (i < mine) load_v(i);
+      if (i < mine) load_v(i, i);
   } else {
 #pragma unroll
     for (int i = 0; i < K::STAGES - 1; ++i) {
@@ -169,14 +168,10 @@ __global__ void __launch_bounds__(K::THREADS)
   // NARROW: K as the A operand (ldmatrix); V^T as the A operand is V's 16x16 block transposed,
   // its four 8x8 matrices at (b_row, b_col).
   const int a_row = lane % 16, a_col = (lane / 16) * 8;
+  uint32_t kq = 0, kph = 0, vq = 0, vph = 0;  // TMA: tile i's K and V slots (i % TK, i % TV) and phases
   for (int i = 0; i < mine; ++i) {
     if constexpr (TMA) {
-      if (!NARROW && i > 0 && i - 1 + K::TV < mine) {  // tile i - 1's V slot is free: it takes tile i - 1 + TV's
-        // (NARROW: below, once tile i - 1's V was in registers)
-        tma_reads_done();
-        load_v(i - 1 + K::TV);
-      }
-      tma_stage_wait(tbar + 8 * k_slot(i), uint32_t(i / K::TK) & 1u);
+      tma_stage_wait(tbar + 8 * kq, kph);
     } else {
       copy_async_wait<K::STAGES - 2>();
       __syncwarp();  // every lane's copies of tile i are visible; tile i - 1's stage is free
@@ -185,7 +180,7 @@ __global__ void __launch_bounds__(K::THREADS)
     }
     const uint16_t* ks = ring + (i % K::STAGES) * 2 * K::BN * K::LD;
     const uint16_t* vs = ks + K::BN * K::LD;
-    const uint32_t kt = tring + k_slot(i) * K::TILE_BYTES, vt = tring + v_slot(i) * K::TILE_BYTES;
+    const uint32_t kt = tring + kq * K::TILE_BYTES, vt = tring + v_slot(vq) * K::TILE_BYTES;
     // The shared address of (key row r, column c) of the stage's K or V: padded rows, or the TMA's swizzle.
     auto k_at = [&](int r, int c) {
       return TMA ? kt + uint32_t(ws::sw_offset(r, c, K::BN, K::SW)) : smem_addr(ks + r * K::LD + c);
@@ -194,43 +189,43 @@ __global__ void __launch_bounds__(K::THREADS)
       return TMA ? vt + uint32_t(ws::sw_offset(r, c, K::BN, K::SW)) : smem_addr(vs + r * K::LD + c);
     };
     const int64_t kv0 = k_begin + int64_t(warp + i * K::WARPS) * K::BN;
-    // TMA: tile i's K is out of its slot (its scores; NARROW: its fragments): it takes tile i + TK's
+    // TMA: the MMAs that read tile i's K are issued: its slot takes tile i + TK's
     auto k_done = [&] {
       if constexpr (TMA)
         if (i + K::TK < mine) {
           tma_reads_done();
-          load_k(i + K::TK);
+          load_k(i + K::TK, kq);
         }
     };
     auto v_wait = [&] {  // TMA: tile i's V has landed
-      if constexpr (TMA) tma_stage_wait(tbar + 8 * v_slot(i), uint32_t(i / K::TV) & 1u);
+      if constexpr (TMA) tma_stage_wait(tbar + 8 * v_slot(vq), vph);
     };
-    auto v_done = [&] {  // TMA, NARROW: tile i's V is out of its slot: it takes tile i + TV's
+    auto v_done = [&] {  // TMA: the same for V: its slot takes tile i + TV's
       if constexpr (TMA)
         if (i + K::TV < mine) {
           tma_reads_done();
-          load_v(i + K::TV);
+          load_v(i + K::TV, vq);
         }
     };
 
     if constexpr (NARROW) {
       // S^T (keys x 8 rows): two accumulators over alternate k steps, for two chains of MMAs a block.
-      // The tile's K fragments (64 registers) come out of the slot first, so that it is refilled
-      // before the MMAs run; the same for V before PV. A slot refilled sooner keeps the stream
-      // fuller: a bandwidth probe of this stream read 3074 GB/s with a warp's tiles only touched,
-      // 3068 / 3055 / 3022 with 400 / 1000 / 2000 cycles spent on each before its slots were
-      // refilled, and this kernel spends about 1600 cycles on a tile (H100, the first decode row).
+      // The tile's K fragments (64 registers) come out of the slot first, the MMAs are issued, and
+      // then the slot is refilled: its fence then finds the reads done, and the MMAs run under it;
+      // the same for V and PV. A slot refilled sooner keeps the stream fuller: a bandwidth probe of
+      // this stream read 3074 GB/s with a warp's tiles only touched, 3068 / 3055 / 3022 with 400 /
+      // 1000 / 2000 cycles spent on each before its slots were refilled (H100, the first decode row).
       float s[K::KN][4] = {}, s2[K::KN][4] = {};
       uint32_t ka[K::KD][K::KN][4];
 #pragma unroll
       for (int kk = 0; kk < K::KD; ++kk)
 #pragma unroll
         for (int mt = 0; mt < K::KN; ++mt) ldsm_x4(k_at(mt * 16 + a_row, kk * 16 + a_col), ka[kk][mt]);
-      k_done();
 #pragma unroll
       for (int kk = 0; kk < K::KD; ++kk)
 #pragma unroll
         for (int mt = 0; mt < K::KN; ++mt) mma16816<T>(kk % 2 ? s2[mt] : s[mt], ka[kk][mt], qf[kk][0], qf[kk][1]);
+      k_done();
 #pragma unroll
       for (int mt = 0; mt < K::KN; ++mt)
 #pragma unroll
@@ -261,7 +256,6 @@ __global__ void __launch_bounds__(K::THREADS)
       for (int kn = 0; kn < K::KN; ++kn)
 #pragma unroll
         for (int dm = 0; dm < K::KD; ++dm) ldsm_x4_trans(v_at(kn * 16 + b_row, dm * 16 + b_col), va[kn][dm]);
-      v_done();
 #pragma unroll
       for (int kn = 0; kn < K::KN; ++kn) {
         const uint32_t p0 = movmatrix_trans(pack2<T>(s[kn][0], s[kn][1]));
@@ -269,6 +263,7 @@ __global__ void __launch_bounds__(K::THREADS)
 #pragma unroll
         for (int dm = 0; dm < K::KD; ++dm) mma16816<T>(acc[dm], va[kn][dm], p0, p1);
       }
+      v_done();
     } else {
       float s[K::NT][4] = {};
 #pragma unroll
@@ -317,6 +312,11 @@ __global__ void __launch_bounds__(K::THREADS)
           mma16816<T>(acc[2 * dp + 1], pa, vb[2], vb[3]);
         }
       }
+      v_done();
+    }
+    if constexpr (TMA) {  // tile i + 1's slots
+      if (++kq == K::TK) kq = 0, kph ^= 1u;
+      if (++vq == K::TV) vq = 0, vph ^= 1u;
     }
   }
   if constexpr (!TMA) copy_async_wait<0>();  // TMA: every tile's mbarrier was waited on above
