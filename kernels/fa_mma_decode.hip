@@ -242,12 +242,13 @@ __global__ void __launch_bounds__(K::THREADS)
               if (frag::mma_m16n8k16_c(lane, 2 * h).row + 16 * mt >= n) s[mt][2 * h + e] = -INFINITY;
         }
       }
+      float alpha[2];
+      if (softmax_cols_lazy<K::KN>([&](int e, int mt, int h) -> float& { return s[mt][2 * h + e]; }, m, l,
+                                   scale_log2, alpha)) {
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const float alpha =
-            softmax_col<K::KN>([&](int mt, int h) -> float& { return s[mt][2 * h + e]; }, m[e], l[e], scale_log2);
+        for (int e = 0; e < 2; ++e)
 #pragma unroll
-        for (int dm = 0; dm < K::KD; ++dm) acc[dm][e] *= alpha, acc[dm][2 + e] *= alpha;
+          for (int dm = 0; dm < K::KD; ++dm) acc[dm][e] *= alpha[e], acc[dm][2 + e] *= alpha[e];
       }
       // O^T += V^T P^T: P^T's k step kn is S^T's block kn, its two 8x8 halves transposed.
       v_wait();

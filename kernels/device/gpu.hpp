@@ -138,6 +138,15 @@ __device__ inline float shfl_xor(float v, int lane_mask, int width) {
 #endif
 }
 
+// Whether `p` holds on some lane of the wave. Every lane must call it, as shfl_xor.
+__device__ inline bool warp_any(bool p) {
+#if FA_HIP
+  return __any(p);
+#else
+  return __any_sync(0xffffffffu, p);
+#endif
+}
+
 // 2^x, hardware approximation (about 2 ulp); the kernels' softmax runs in base 2.
 __device__ inline float fast_exp2(float x) {
 #if FA_HIP

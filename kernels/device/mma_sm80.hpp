@@ -162,6 +162,50 @@ __device__ inline float softmax_col(At&& at, float& m, float& l, float scale_log
   });
 }
 
+// softmax_col for NC columns at once, with the rescale made lazy (FlashAttention-4's conditional
+// rescaling): a tile none of whose scores passes its column's running max by more than
+// kLazyRescaleLog2 (exp2 domain) keeps the max, so its exponentials stay below 2^kLazyRescaleLog2,
+// and skips the lanes' max reduction and the accumulator's rescale; the factors then stay 1. One
+// warp vote decides, so every lane takes the same branch. Returns whether the factors in alpha are
+// to be applied. The offset m need not be the true max: O and l are both relative to it, and the
+// fold (decode_fold.hpp) weighs the warps' states by their own m. `at(c, j, h)` is this lane's
+// score of column c in row 8 h + lane / 4 of block j.
+constexpr float kLazyRescaleLog2 = 8.f;
+template <int NT, int NC, typename At>
+__device__ inline bool softmax_cols_lazy(At&& at, float (&m)[NC], float (&l)[NC], float scale_log2,
+                                         float (&alpha)[NC]) {
+  bool grow = false;
+#pragma unroll
+  for (int c = 0; c < NC; ++c) {
+    float mx = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < NT; ++j) mx = fmaxf(mx, fmaxf(at(c, j, 0), at(c, j, 1)));
+    grow |= mx * scale_log2 > m[c] * scale_log2 + kLazyRescaleLog2;  // m = -inf: any finite score
+  }
+  if (warp_any(grow)) {
+#pragma unroll
+    for (int c = 0; c < NC; ++c)
+      alpha[c] = softmax_col<NT>([&](int j, int h) -> float& { return at(c, j, h); }, m[c], l[c], scale_log2);
+    return true;
+  }
+#pragma unroll
+  for (int c = 0; c < NC; ++c) {
+    const float neg_m = m[c] == -INFINITY ? 0.f : -m[c] * scale_log2;  // a column with no score yet: all -inf
+    float sum = 0.f;
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float& x = at(c, j, h);
+        x = fast_exp2(fmaf(x, scale_log2, neg_m));
+        sum += x;
+      }
+    l[c] += sum;
+    alpha[c] = 1.f;
+  }
+  return false;
+}
+
 // The 8x8 matrix of 16-bit pairs that a warp holds in the C layout (lane: row lane / 4, columns
 // 2 (lane % 4) and + 1), transposed in registers (movmatrix, sm_75+): each lane then holds its
 // row of the transpose in the same layout (fragment_layout.hpp: movmatrix_m8n8_trans).

@@ -190,6 +190,38 @@ TEST(GpuPaths, DecodeSplitsLongKeySetsOverBlocksAndReportsIt) {
   }
 }
 
+// mma-decode's narrow instances keep a column's running max while no score of a tile passes it by
+// more than 2^8 in the exp2 domain (softmax_cols_lazy). Keys scaled by 1, 4, 16 and 64 in turn, 97
+// keys a step, make every warp's stream meet scores far above its max (the full rescale must run
+// mid-stream, or the exponentials overflow fp32) and far below it (the kept max): at D 64 and 128, fp16
+// and bf16, over 136 (batch, kv head) pairs (one chunk each: 23-24 tiles a warp) and over 16 (key
+// chunks, folded in the launch). Powers of two keep the scaled keys exact.
+TEST(GpuPaths, MmaDecodeNarrowRescalesWhenAScorePassesTheKeptMax) {
+  REQUIRE_GPU();
+  for (int64_t D : {64, 128})
+    for (DType t : {DType::fp16, DType::bf16})
+      for (int64_t B : {34, 4}) {
+        Problem p;
+        p.B = B, p.H = 16, p.Hk = 4, p.S = 1, p.Sk = 3001, p.D = D, p.dtype = t;  // group 4: narrow
+        if (auto no = gpu().reg.find("mma-decode")->supports(p, 0, gpu().ctx)) GTEST_SKIP() << *no;
+        HostInputs in = make_inputs(p);
+        const Strides ks = kv_strides(p);
+        for (int64_t b = 0; b < p.B; ++b)
+          for (int64_t j = 0; j < p.Sk; ++j)
+            for (int64_t h = 0; h < p.Hk; ++h)
+              for (int64_t d = 0; d < p.D; ++d) in.k[size_t(ks.at(b, j, h) + d)] *= float(1 << 2 * ((j / 97) % 4));
+        const Reference ref = compute_reference(p, in, sample_rows(p, 0, 0), true);
+        auto exec = gpu().reg.find("mma-decode")->prepare(p, in, 0, gpu().ctx);
+        exec->poison();
+        exec->run();
+        const RunOutputs out = exec->read_back();
+        const Verdict v = judge(measure(p, in, ref, out), p.dtype, {});
+        EXPECT_TRUE(v.pass) << "D=" << D << " " << dtype_name(t) << " B=" << B << " G_used=" << out.g_used << ": "
+                            << v.reason;
+        if (B == 4) EXPECT_GT(out.g_used, 1) << "the chunked case folds chunks";
+      }
+}
+
 // mma's sm_90 kernel (issue 18: TMA producer, mbarrier ring, ping-pong consumers) on every head dim
 // of its tile table, both dtypes, causal and not, BSHD and BHSD, GQA, at G = 0, 2 and 16, with S and
 // Sk off the tiles; and key ranges long enough (up to 19 tiles) that the K/V ring wraps its stages
