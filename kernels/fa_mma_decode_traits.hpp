@@ -95,7 +95,17 @@ struct DecodeTraits {
 // / 2610 (cuDNN 3054 / 2944 / 2504). No faster (12 alternated samples a side, against 3042-3044):
 // (TK, TV) = (2, 2) 3041, (3, 2) 3041; L2 promotion 128 B 3025, none 3026; a producer warp issuing
 // every refill 3030, one a consumer warp 3017 (the refill waits for it to wake; README, 2026-11-27).
-using Decode64 = DecodeTraits<64, 32, 4, 3>;
+// Less work a tile: one TMA copy a tile (ws::tma_tile_one_copy), the slots and phases carried (no
+// division), the MMAs issued before the refill's fence, and the lazy rescale (softmax_cols_lazy) took
+// the warps' non-waiting share of ncu's samples from 48% to 38%, and moved the first row by nothing:
+// 3043.3 against 3043.5, then 3047.2 against 3044.6 (cuDNN 3055 / 3057; 12 alternated samples a
+// side). The work of a tile is not what holds that row back (README, 2026-11-27, session 18).
+// D=64: 64-key tiles, so that a tile carries the bytes of D=128's 32-key one (8 KB) for the same
+// per-tile work (the fragments take the same 64 registers). A/B alternated in one H100 call against
+// 32-key tiles x 3 stages, GB/s (3 samples a side; cuDNN in the same rounds): (16,32,8,1,8192,64)
+// 2473 -> 2924 (cuDNN 2871), (1,32,8,1,131072,64) 2489 -> 2569 (cuDNN 2810). The cp.async instances
+// keep 2 stages (147 KB: 3 would pass the A100's 163 KB).
+using Decode64 = DecodeTraits<64, 64, 4, 2, 3>;
 using Decode128 = DecodeTraits<128, 32, 4, 2, 3>;
 // D=256 (Gemma-2's decodes): 16-key tiles, so that 4 warps x 2 stages fit shared memory (132 KB);
 // Q's fragments (64 registers) and the accumulator (128) leave room for the tile's scores.
