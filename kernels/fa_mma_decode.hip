@@ -1,5 +1,5 @@
 // mma-decode: flash-decoding on NVIDIA tensor cores (sm80+) for S * (H / Hk) <= 16 — decode
-// steps and short query blocks. One block per (key chunk, kv head, batch); the query heads of the
+// steps and short query blocks. One block per (kv head, key chunk, batch); the query heads of the
 // GQA group and the S query rows are packed into one 16-row mma tile (row = head_in_group * S + s),
 // so K and V are read once per group (at group x S <= 8, dense: the transposed products, 8 rows in
 // the MMA's N; see NARROW below). Each warp streams its own tiles of the chunk (tiles w,
@@ -51,7 +51,11 @@ __global__ void __launch_bounds__(K::THREADS)
 #if FA_HAS_MMA_SM80
   extern __shared__ __align__(16) uint16_t smem[];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int chunk = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  // The grid is (Hk, chunks, B): blocks start in that order, the kv heads of a chunk side by side.
+  // At D=64 two heads' 128-byte rows share each 256-byte line that the stream's L2 promotion
+  // fetches; with the chunks first, a neighbour's half was often evicted before its block read it
+  // (H100, (1,32,8,1,131072,64): 278-290 MB read from DRAM for 268.5 MB of K and V).
+  const int hk = blockIdx.x, chunk = blockIdx.y, b = blockIdx.z;
   const int group = a.H / a.Hk, rows = group * a.S;
   tile::SeqShape sh{};
   KeyRange ck{};  // SERVE: the chunk's keys
@@ -462,6 +466,8 @@ class MmaDecodeExecution : public GpuExecution {
   MmaDecodeExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int chunk_keys)
       : GpuExecution(p, in, ctx, chunks_of(p, chunk_keys)), chunk_keys_(chunk_keys), chunks_(chunks_of(p, chunk_keys)) {
     args_.G = chunks_ > 1 ? chunks_ : 0;
+    if (chunks_ > 65535)  // the grid's y; the gates keep it far below (mma: B x G <= 65535; else one wave)
+      throw std::logic_error(fmt::format("mma-decode: {} key chunks exceed the grid", chunks_));
     if (args_.G > 1) {  // one arrival count a (batch, kv head), zero between launches
       counters_ = DeviceBuffer(size_t(p.B) * p.Hk * sizeof(int));
       FA_GPU_CHECK(memset_async(counters_.as<int>(), 0, counters_.bytes(), stream_));
@@ -482,7 +488,7 @@ class MmaDecodeExecution : public GpuExecution {
       using T = decltype(tr);
       with_traits(args_.D, [&](auto k) {
         using K = decltype(k);
-        const dim3 grid(chunks_, args_.Hk, args_.B);
+        const dim3 grid(args_.Hk, chunks_, args_.B);
         const int64_t rows = args_.S * (args_.H / args_.Hk);
         if (args_.serving)
           mma_decode_fwd<T, K, true, false>
