@@ -81,7 +81,7 @@ FA_HD constexpr int mnmajor_start(int kn, int rows, int sw) { return sw_offset(1
 // tensor's end (S, Sk) come in as zeros and still count toward the bytes the mbarrier expects.
 struct TmaTile {
   uint64_t dim[5];     // elements: D, rows, heads, batch (rank 5: the box's columns, rows, column blocks, heads, batch)
-  uint64_t stride[4];  // bytes between consecutive rows, heads, batches (dimension 0 is contiguous)
+  uint64_t stride[4];  // bytes between consecutive rows, heads, batches (rank 5: rows, column blocks, heads, batches)
   uint32_t box[5];     // {SW/2, tile_rows, 1, 1} (rank 5: {SW/2, tile_rows, D/(SW/2), 1, 1})
   int swizzle;         // bytes: 64 or 128
   int copies;          // boxes a tile
