@@ -216,9 +216,8 @@ __global__ void __launch_bounds__(K::THREADS)
       // S^T (keys x 8 rows): two accumulators over alternate k steps, for two chains of MMAs a block.
       // The tile's K fragments (64 registers) come out of the slot first, the MMAs are issued, and
       // then the slot is refilled: its fence then finds the reads done, and the MMAs run under it;
-      // the same for V and PV. A slot refilled sooner keeps the stream fuller: a bandwidth probe of
-      // this stream read 3074 GB/s with a warp's tiles only touched, 3068 / 3055 / 3022 with 400 /
-      // 1000 / 2000 cycles spent on each before its slots were refilled (H100, the first decode row).
+      // the same for V and PV. What the early refill and a lighter tile gained on the H100 (little:
+      // the tile's work is not what holds the stream back) is in the traits header's history.
       float s[K::KN][4] = {}, s2[K::KN][4] = {};
       uint32_t ka[K::KD][K::KN][4];
 #pragma unroll
