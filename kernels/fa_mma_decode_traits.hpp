@@ -100,6 +100,11 @@ struct DecodeTraits {
 // the warps' non-waiting share of ncu's samples from 48% to 38%, and moved the first row by nothing:
 // 3043.3 against 3043.5, then 3047.2 against 3044.6 (cuDNN 3055 / 3057; 12 alternated samples a
 // side). The work of a tile is not what holds that row back (README, 2026-11-27, session 18).
+// Not faster either (alternated, 24 samples a side, as is 3047.9): each 256-byte row's halves
+// requested together (the 5-D box as (columns, column blocks, rows); ldmatrix then meets a 2-way
+// bank conflict) 3041.7, and without L2 promotion 3037.8, though that asks L2 for exactly the
+// DRAM's sectors (16.79 M against 20.98 M); V's fragments out of its slot before the softmax,
+// 3043.9 against 3041.7 (README, 2026-11-27, session 19).
 // D=64: 64-key tiles, so that a tile carries the bytes of D=128's 32-key one (8 KB) for the same
 // per-tile work (the fragments take the same 64 registers). A/B alternated in one H100 call against
 // 32-key tiles x 3 stages, GB/s (3 samples a side; cuDNN in the same rounds): (16,32,8,1,8192,64)
