@@ -104,7 +104,9 @@ struct DecodeTraits {
 // requested together (the 5-D box as (columns, column blocks, rows); ldmatrix then meets a 2-way
 // bank conflict) 3041.7, and without L2 promotion 3037.8, though that asks L2 for exactly the
 // DRAM's sectors (16.79 M against 20.98 M); V's fragments out of its slot before the softmax,
-// 3043.9 against 3041.7 (README, 2026-11-27, session 19).
+// 3043.9 against 3041.7. What moved it was the launch, not the tile: the TMA instance in 2-block
+// clusters along the kv heads, 3042.2 -> 3065.0 against cuDNN's 3055.9 (MmaDecodeExecution::
+// launch_dense; README, 2026-11-27, session 19).
 // D=64: 64-key tiles, so that a tile carries the bytes of D=128's 32-key one (8 KB) for the same
 // per-tile work (the fragments take the same 64 registers). A/B alternated in one H100 call against
 // 32-key tiles x 3 stages, GB/s (3 samples a side; cuDNN in the same rounds): (16,32,8,1,8192,64)

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "kernels/device/arch_table.hpp"
 
@@ -51,6 +52,12 @@ template <typename K>
 Error max_active_blocks(int* n, K kernel, int threads, size_t smem) {
   return hipOccupancyMaxActiveBlocksPerMultiprocessor(n, kernel, threads, smem);
 }
+// HIP has no thread-block clusters: a plain launch (launch errors surface at FA_GPU_CHECK_LAUNCH).
+template <typename... P, typename... A>
+Error launch_clusters(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, Stream s, unsigned, A&&... args) {
+  hipLaunchKernelGGL(kernel, grid, block, smem, s, std::forward<A>(args)...);
+  return hipSuccess;
+}
 #else
 using Error = cudaError_t;
 using Stream = cudaStream_t;
@@ -80,6 +87,19 @@ Error set_max_dynamic_smem(K kernel, int bytes) {
 template <typename K>
 Error max_active_blocks(int* n, K kernel, int threads, size_t smem) {
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, kernel, threads, smem);
+}
+// A launch whose blocks go out in clusters of `cluster_x` along x (sm_90: a cluster's blocks run at
+// once, on one GPC); grid.x must be a multiple of it, and 1 is a plain launch.
+template <typename... P, typename... A>
+Error launch_clusters(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, Stream s, unsigned cluster_x,
+                      A&&... args) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid, cfg.blockDim = block, cfg.dynamicSmemBytes = smem, cfg.stream = s;
+  cudaLaunchAttribute at{};
+  at.id = cudaLaunchAttributeClusterDimension;
+  at.val.clusterDim.x = cluster_x, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
+  cfg.attrs = &at, cfg.numAttrs = cluster_x > 1 ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
 }
 #endif
 
