@@ -503,9 +503,9 @@ class MmaDecodeExecution : public GpuExecution {
   // A dense problem's instance: through the TMA where it runs, else cp.async; NARROW at S x group <= 8.
   // The TMA instance goes out in 2-block clusters along x (kv heads h and h + 1 of a chunk, on one
   // GPC) where Hk is even. H100, one call, alternated: (16,32,8,1,8192,128) 3042.2 -> 3065.0 GB/s
-  // (16 samples a side; cuDNN 3055.9), (1,32,8,1,131072,128) 2994.7 -> 3016.4 (2 a side), the
-  // D=64 rows +0.4-0.7%. The stream probe gained 0.3-0.4% the same way, and lost 4-14% with clusters of 4 or 8.
-  // Why pairs pay is not pinned down (README, 2026-11-27, session 19).
+  // (16 samples a side; cuDNN 3055.9), (1,32,8,1,131072,128) 2994.7 -> 3016.4 (2 a side), D=64 rows
+  // +0.4-0.7%. The stream probe gained 0.3-0.4% so, and lost 4-14% with clusters of 4 or 8; why
+  // pairs pay is not pinned down (README, 2026-11-27, session 19).
   template <typename T, typename K, bool NARROW>
   void launch_dense(dim3 grid) {
     if (tma_ && K::TMA_STREAM)
