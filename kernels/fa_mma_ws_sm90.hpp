@@ -136,7 +136,7 @@ __device__ inline void ws_drain(uint32_t base, int tiles, int qs) {
 // FP8: warp `tw / 32` (0 .. 2) of the producer warpgroup's transposing warps, lane tw % 32. For each
 // tile: once V landed (v_full) and the consumers released the stage's V^T (vt_empty), it writes its
 // share of V^T (kernels/device/ws_fp8.hpp: 8 x 4-byte items, 64-bit loads, byte permutes, 32-bit
-// stores), fences the writes for wgmma's reads (the async proxy), and its lane 0 arrives on vt_full
+// stores; fp8_lane_d8 staggers the lanes' row groups against bank conflicts), fences the writes for wgmma's reads (the async proxy), and its lane 0 arrives on vt_full
 // and on v_empty.
 __device__ inline void lds64(uint32_t addr, uint32_t& lo, uint32_t& hi) {
   asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n" : "=r"(lo), "=r"(hi) : "r"(addr) : "memory");
@@ -158,7 +158,8 @@ __device__ inline void ws_transpose_v(int ntiles, uint32_t base, int tw, int tb)
     sm90::mbar_wait_or_trap(base + L.v_full(st), ws::full_parity(t, K::STAGES));
     sm90::mbar_wait_or_trap(base + L.vt_empty(st), ws::empty_parity(t, K::STAGES));
     const uint32_t src = base + L.v(st), dst = base + L.vt(st);
-    for (uint32_t d8 = w; d8 < uint32_t(K::D / 8); d8 += ws::kTransposeWarps) {  // item (d8, c4)
+    for (uint32_t dw = w; dw < uint32_t(K::D / 8); dw += ws::kTransposeWarps) {
+      const uint32_t d8 = ws::fp8_lane_d8(dw, c4);  // item (d8, c4): lanes spread over the bank slots
       uint32_t lo[4], hi[4], out[4];
 #pragma unroll
       for (int j = 0; j < 4; ++j) lds64(src + ws::fp8_v_at(row[j], (row[j] >> 7) & uint32_t(kSw / 16 - 1), d8), lo[j], hi[j]);

@@ -62,6 +62,18 @@ FA_HD constexpr uint32_t fp8_vt_at(uint32_t d8, uint32_t r, uint32_t c4) {
   return d8 * 1024u + r * 128u + ((((c4 >> 2) ^ r) & 7u) << 4) + ((c4 & 3u) << 2);
 }
 
+// The row group lane c4 takes where its warp's loop is at d8 (BN = 128, D / 8 a multiple of 4). A
+// warp's 64-bit shared loads go as two half-warps, one 128-byte bank line each at best. The four
+// source rows of one load (fixed j) have only 4 swizzle phases in a warp (key % 8 is
+// 2 (c4 % 4) + j % 2, by fp8_key_of_slot), so with every lane at its warp's d8, 4 lanes of a half
+// shared each 8-byte bank slot: 8 wavefronts a load where 2 would do (ncu: 25.6 M shared-load
+// conflicts on the Llama-3 GQA causal row in fp8_e4m3, e085a07, 6 a load). XOR-ing d8 with bits 2-3
+// of c4, which tell those 4 lanes apart, gives a half-warp's 16 lanes 16 slots at D = 128: 1
+// wavefront a half. At D = 64 a bank line holds two rows and the phase's other bit is j's, so 8
+// slots: 2 a half. It is a bijection on the row groups, so each lane still covers each once over the
+// warps' loops; the stores keep one bank a lane (fp8_vt_at's bank is c4's and r's).
+FA_HD constexpr uint32_t fp8_lane_d8(uint32_t d8, uint32_t c4) { return d8 ^ ((c4 >> 2) & 3u); }
+
 // PTX prmt (CUDA's __byte_perm) on the device; the same selection on the host: byte k of the result
 // is byte (s >> 4k) & 7 of the 8 bytes {y:x}.
 FA_HD inline uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {

@@ -13,6 +13,7 @@
 
 #include "kernels/device/fragment_layout.hpp"
 #include "kernels/device/ws_fp8.hpp"
+#include "kernels/device/ws_pipeline.hpp"
 
 using namespace fa::ws;
 namespace frag = fa::frag;
@@ -137,5 +138,62 @@ TEST(WsFp8, ATransposingThreadsIncrementalOffsetsAreTheTilesOffsets) {
         for (int c4 = 0; c4 < BN / 4; ++c4)
           ASSERT_EQ(fp8_vt_at(uint32_t(d8), uint32_t(r), uint32_t(c4)), uint32_t(fp8_vt_offset(8 * d8 + r, 4 * c4, BN, D)))
               << "D " << D << " d8 " << d8 << " r " << r << " c4 " << c4;
+  }
+}
+
+// Shared-memory wavefronts of one warp-wide access under the bank model: 32 banks of 4 bytes, a bank
+// serving one 4-byte word a wavefront; 64-bit accesses go as two half-warps (lanes 0-15, 16-31), each
+// at least one wavefront, 32-bit ones as one warp.
+static int wavefronts(const std::vector<uint32_t>& lane_addr, int bytes) {
+  const size_t group = bytes == 8 ? 16 : 32;
+  int total = 0;
+  for (size_t g0 = 0; g0 < lane_addr.size(); g0 += group) {
+    std::vector<std::vector<uint32_t>> bank(32);
+    for (size_t l = g0; l < g0 + group && l < lane_addr.size(); ++l)
+      for (int b = 0; b < bytes; b += 4) {
+        const uint32_t word = (lane_addr[l] + uint32_t(b)) / 4;
+        auto& words = bank[word % 32];
+        if (std::find(words.begin(), words.end(), word) == words.end()) words.push_back(word);
+      }
+    size_t most = 0;
+    for (const auto& words : bank) most = std::max(most, words.size());
+    total += int(most);
+  }
+  return total;
+}
+
+// The transposing warps' loop as ws_transpose_v runs it (warp w at row groups w, w + 3, ..., lane c4
+// at fp8_lane_d8 of that): every (d8, c4) item once a tile, each 64-bit load at the fewest wavefronts
+// its 256 bytes allow at D = 128 (2; 4 at D = 64, where a bank line holds two 64-byte rows and the
+// rows' parity is the load's j), and each 32-bit store at one. With every lane at its warp's d8 the
+// loads took 8, and ncu counted 6 conflicts a load, the model's 8 less the 2 it allows.
+TEST(WsFp8, TheTransposingWarpsCoverEachItemOnceAndLoadWithoutBankConflicts) {
+  constexpr int BN = 128;
+  for (int D : {64, 128}) {
+    const int want = D == 128 ? 2 : 4;
+    std::vector<int> seen(size_t(fp8_items(BN, D)), 0);
+    int worst_staggered = 0, worst_plain = 0;
+    for (uint32_t w = 0; w < uint32_t(kTransposeWarps); ++w)
+      for (uint32_t dw = w; dw < uint32_t(D / 8); dw += uint32_t(kTransposeWarps)) {
+        for (uint32_t c4 = 0; c4 < 32; ++c4) ++seen[size_t(fp8_lane_d8(dw, c4)) * (BN / 4) + c4];
+        for (int j = 0; j < 4; ++j) {
+          std::vector<uint32_t> staggered, plain;
+          for (uint32_t c4 = 0; c4 < 32; ++c4) {
+            const int key = fp8_item_src_key(Fp8Item{0, int(c4)}, j);
+            staggered.push_back(uint32_t(fp8_v_offset(key, 8 * int(fp8_lane_d8(dw, c4)), BN, D)));
+            plain.push_back(uint32_t(fp8_v_offset(key, 8 * int(dw), BN, D)));
+          }
+          worst_staggered = std::max(worst_staggered, wavefronts(staggered, 8));
+          worst_plain = std::max(worst_plain, wavefronts(plain, 8));
+        }
+        for (uint32_t r = 0; r < 8; ++r) {
+          std::vector<uint32_t> st;
+          for (uint32_t c4 = 0; c4 < 32; ++c4) st.push_back(fp8_vt_at(fp8_lane_d8(dw, c4), r, c4));
+          ASSERT_EQ(wavefronts(st, 4), 1) << "D " << D << " store row " << r;
+        }
+      }
+    for (size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1) << "D " << D << " item " << i;
+    EXPECT_EQ(worst_staggered, want) << "D " << D;
+    EXPECT_EQ(worst_plain, 8) << "D " << D << ": the model no longer sees the conflicts the kernel had";
   }
 }
