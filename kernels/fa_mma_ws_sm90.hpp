@@ -135,9 +135,9 @@ __device__ inline void ws_drain(uint32_t base, int tiles, int qs) {
 
 // FP8: warp `tw / 32` (0 .. 2) of the producer warpgroup's transposing warps, lane tw % 32. For each
 // tile: once V landed (v_full) and the consumers released the stage's V^T (vt_empty), it writes its
-// share of V^T (kernels/device/ws_fp8.hpp: 8 x 4-byte items, 64-bit loads, byte permutes, 32-bit
-// stores; fp8_lane_d8 staggers the lanes' row groups against bank conflicts), fences the writes for wgmma's reads (the async proxy), and its lane 0 arrives on vt_full
-// and on v_empty.
+// share of V^T (kernels/device/ws_fp8.hpp: 8 x 4-byte items, rows staggered by fp8_lane_d8, 64-bit
+// loads, byte permutes, 32-bit stores), fences the writes for wgmma's reads (the async proxy), and
+// its lane 0 arrives on vt_full and on v_empty.
 __device__ inline void lds64(uint32_t addr, uint32_t& lo, uint32_t& hi) {
   asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n" : "=r"(lo), "=r"(hi) : "r"(addr) : "memory");
 }
