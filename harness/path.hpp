@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/capabilities.hpp"
 #include "harness/inputs.hpp"
 #include "harness/problem.hpp"
 #include "harness/reference_result.hpp"
@@ -93,14 +94,16 @@ struct TileShape {
   int heads = 1;
 };
 
+// A gate: empty when the path runs (problem, G); otherwise the reason it does not.
+using Gate = std::function<std::optional<std::string>(const Problem&, int G, const GateContext&)>;
+
 struct PathRow {
   std::string name;
   std::string kind;      // "cpu" or "gpu"
   std::string summary;   // what it is
-  std::string gate_doc;  // what it supports, in words
+  std::string gate_doc;  // what its gate adds to its capabilities, in words (or all it takes, undeclared)
   bool oracle = false;   // the reference itself: timed, not validated
-  // Empty when the path runs (problem, G); otherwise the reason it does not.
-  std::function<std::optional<std::string>(const Problem&, int G, const GateContext&)> supports;
+  Gate supports;         // the whole gate: gated(caps, its own limits) where caps are declared
   std::function<std::unique_ptr<Execution>(const Problem&, const HostInputs&, int G, const GateContext&)> prepare;
   // `auto` tries rows from the highest rank down; 0: never chosen by auto. Ranks are spaced by 10
   // so that a new path can slot in between; `fa-bench list` shows the resulting order.
@@ -125,7 +128,17 @@ struct PathRow {
   // empty for built-in paths. Both reach every record (results columns plugin, plugin_version).
   std::string plugin_file, plugin_version;
 
+  // What the path takes (harness/capabilities.hpp): the shared gate applies it, `list` and the GPU
+  // tests read it. Undeclared (placeholders, plugins): its gate alone speaks.
+  Capabilities caps;
+
   TileShape tile_for(const Problem& p, int G, const DeviceFacts& d) const { return tile_at ? tile_at(p, G, d) : tiles; }
+  std::string gate_words() const;  // describe(caps), then gate_doc
+  // Declares what the path takes: caps, and supports = gated(name, caps, own).
+  void declare(Capabilities c, Gate own);
 };
+
+// A row's whole gate: the capability gate of `caps`, then `own` (the limits the table cannot state).
+Gate gated(const std::string& name, const Capabilities& caps, Gate own);
 
 }  // namespace fa

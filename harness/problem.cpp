@@ -25,30 +25,38 @@ double Problem::softmax_scale() const { return scale > 0 ? scale : 1.0 / std::sq
 
 int64_t Problem::keys_visible(int64_t i) const { return visible_keys(i, S, Sk, causal); }
 
+ServingSpec Problem::serving_spec() const {
+  ServingSpec sp;
+  sp.B = B, sp.H = H, sp.S = S, sp.Sk = Sk, sp.seed = seed;
+  sp.seqlens_q = seqlens_q, sp.seqlens_k = seqlens_k, sp.alibi = alibi, sp.page_size = page_size;
+  return sp;
+}
+
 const ServingShape& Problem::serving() const {
-  // What resolve_serving reads; a change to any of these (a field set after a first call) resolves again.
-  const std::string key = fmt::format("{} {} {} {} {} {} {} {} {} {}", B, H, S, Sk, seed, seqlens_q, seqlens_k, page_size,
-                                      alibi, int(kv_cache));
+  // A field resolve_serving reads, set after a first call, resolves again.
+  ServingSpec spec = serving_spec();
   static std::mutex m;
   std::lock_guard<std::mutex> lock(m);
-  if (!serving_ || key != serving_key_) {
-    serving_ = std::make_shared<const ServingShape>(resolve_serving(*this));
-    serving_key_ = key;
+  if (!serving_ || !(spec == serving_spec_)) {
+    serving_ = std::make_shared<const ServingShape>(resolve_serving(spec));
+    serving_spec_ = std::move(spec);
   }
   return *serving_;
 }
 
-std::vector<std::string> Problem::serving_fields() const {
-  std::vector<std::string> f;
-  if (!seqlens_q.empty()) f.push_back("seqlens_q");
-  if (!seqlens_k.empty()) f.push_back("seqlens_k");
-  if (layout == Layout::thd) f.push_back("layout thd");
-  if (paged()) f.push_back("page_size");
-  if (windowed()) f.push_back("window");
-  if (has_alibi()) f.push_back("alibi");
-  if (softcap > 0) f.push_back("softcap");
+ServingSet Problem::serving_set() const {
+  ServingSet f;
+  if (!seqlens_q.empty()) f.add(ServingField::seqlens_q);
+  if (!seqlens_k.empty()) f.add(ServingField::seqlens_k);
+  if (layout == Layout::thd) f.add(ServingField::thd);
+  if (paged()) f.add(ServingField::page_size);
+  if (windowed()) f.add(ServingField::window);
+  if (has_alibi()) f.add(ServingField::alibi);
+  if (softcap > 0) f.add(ServingField::softcap);
   return f;
 }
+
+std::vector<std::string> Problem::serving_fields() const { return serving_set().names(); }
 
 std::string serving_refusal(const std::vector<std::string>& fields, const std::string& who) {
   std::string list;
@@ -305,6 +313,5 @@ std::optional<SplitRequest> parse_split(std::string_view s) {
   return SplitRequest{false, v};
 }
 
-bool split_count_allowed(int g) { return g == 0 || g == 2 || g == 4 || g == 8 || g == 16; }
 
 }  // namespace fa

@@ -12,6 +12,7 @@
 #include "harness/conventions.hpp"
 #include "harness/dtype.hpp"
 #include "harness/serving.hpp"
+#include "harness/split_set.hpp"
 
 namespace fa {
 
@@ -52,10 +53,11 @@ struct Problem {
   bool paged() const { return page_size > 0; }
   bool windowed() const { return window_left >= 0 || (window_right >= 0 && !causal); }
   bool has_alibi() const { return alibi != "0"; }
-  // The serving fields this problem sets, by name ("seqlens_q", "page_size", ...): a path's gate
+  // The serving fields this problem sets; by name ("seqlens_q", "page_size", ...): a path's gate
   // names the ones it refuses.
+  ServingSet serving_set() const;
   std::vector<std::string> serving_fields() const;
-  // "<who> take(s) no seqlens_q, window (serving fields)": the words of a gate that refuses them.
+  ServingSpec serving_spec() const;  // what resolve_serving reads
   int64_t q_len(int64_t b) const;  // sequence b's queries (S without seqlens)
   int64_t k_len(int64_t b) const;  // its keys (Sk without seqlens; with seqlens_q only, q_len + Sk - S)
   bool row_exists(int64_t b, int64_t s) const { return s < q_len(b); }
@@ -77,9 +79,10 @@ struct Problem {
 
  private:
   mutable std::shared_ptr<const ServingShape> serving_;
-  mutable std::string serving_key_;
+  mutable ServingSpec serving_spec_;
 };
 
+// "<who> take no seqlens_q, window (serving fields not implemented there yet)": a refusal's words.
 std::string serving_refusal(const std::vector<std::string>& fields, const std::string& who);
 
 // Addressing (in elements) of a 4-D tensor over (batch, seq, head, dim); dim stride is 1. Dense
@@ -117,6 +120,5 @@ struct SplitRequest {
   bool operator==(const SplitRequest& o) const { return is_auto == o.is_auto && value == o.value; }
 };
 std::optional<SplitRequest> parse_split(std::string_view s);
-bool split_count_allowed(int g);  // 0, 2, 4, 8, 16
 
 }  // namespace fa

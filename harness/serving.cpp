@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "harness/problem.hpp"
 #include "harness/rng.hpp"
 
 namespace fa {
@@ -103,7 +102,20 @@ std::vector<double> standard_alibi_slopes(int64_t heads) {
   return s;
 }
 
-ServingShape resolve_serving(const Problem& p) {
+std::vector<std::string> ServingSet::names() const {
+  std::vector<std::string> out;
+  for (ServingField f : kServingFields)
+    if (has(f)) out.emplace_back(serving_field_name(f));
+  return out;
+}
+
+std::string ServingSet::str() const {
+  std::string out;
+  for (const auto& n : names()) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+
+ServingShape resolve_serving(const ServingSpec& p) {
   ServingShape sh;
   const int64_t B = std::max<int64_t>(p.B, 0);
   const bool ok_q = !check_seqlens_spec(p.seqlens_q), ok_k = !check_seqlens_spec(p.seqlens_k);

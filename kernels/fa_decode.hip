@@ -300,35 +300,29 @@ void DecodeExecution::launch() {
   if (chunks_.count > 1) launch_combine(args_, p_.dtype, stream_);
 }
 
-std::optional<std::string> decode_gate(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx)) return no;
+Capabilities decode_caps() { return gpu_caps(); }  // G = 0: it splits Sk over blocks itself
+
+std::optional<std::string> decode_limits(const Problem& p, int, const GateContext&) {
   if (p.S != 1) return fmt::format("decode needs S == 1 (got {})", p.S);
-  if (G > 1) return std::string("decode splits Sk over blocks itself (G must be 0)");
   if (p.group_size() > kRMax) return fmt::format("GQA group H/Hk = {} exceeds {}", p.group_size(), kRMax);
   if (p.Hk > 65535 || p.B > 65535) return std::string("Hk or B exceeds the grid");
   return std::nullopt;
 }
 
-std::string decode_gate_doc() {
-  return fmt::format("{}; S == 1; H/Hk <= {}; any Sk; G = 0", common_gpu_gate_doc(), kRMax);
-}
+std::string decode_limits_doc() { return fmt::format("S == 1; H/Hk <= {}; any Sk; own key chunks", kRMax); }
 
 namespace {
 
-std::optional<std::string> decode_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache, mma and mma-decode paths");
-  return decode_gate(p, G, ctx);
-}
-
 PathRow decode_row(const DeviceFacts&) {
   PathRow r{"decode", "gpu", "S == 1: a block per (batch, kv head, key chunk), split over Sk + combine",
-            decode_gate_doc(), false, decode_supports,
+            decode_limits_doc(), false, nullptr,
             [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<DecodeExecution>(p, in, ctx);
             }};
   r.auto_rank = 50;  // for S == 1 it reads K/V once per GQA group, where tiled reads them per head
   r.tiles = kDecodeTile;
   r.own_split_rule = kDecodeSplitRule;
+  r.declare(decode_caps(), decode_limits);
   return r;
 }
 FA_REGISTER_PATH(decode_row);

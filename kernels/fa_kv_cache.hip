@@ -20,20 +20,22 @@ class KvCacheExecution : public DecodeExecution {
   void before_decode() override { append_kv(); }
 };
 
-std::optional<std::string> kv_cache_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (!p.kv_cache) return std::string("needs a kv_cache problem (kv_cache = 1)");
-  return decode_gate(p, G, ctx);
+Capabilities kv_cache_caps() {
+  Capabilities c = decode_caps();
+  c.kv_cache = KvCache::needs;
+  return c;
 }
 
 PathRow kv_cache_row(const DeviceFacts&) {
   PathRow r{"kv-cache", "gpu", "append the new token's K/V at the cache offset, then decode",
-            "kv_cache = 1; " + decode_gate_doc(), false, kv_cache_supports,
+            decode_limits_doc(), false, nullptr,
             [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<KvCacheExecution>(p, in, ctx);
             }};
   r.auto_rank = 51;  // behind mma-decode, which takes kv_cache too; ahead of decode (they never share a problem)
   r.tiles = kDecodeTile;
   r.own_split_rule = kDecodeSplitRule;
+  r.declare(kv_cache_caps(), decode_limits);
   return r;
 }
 FA_REGISTER_PATH(kv_cache_row);

@@ -10,6 +10,7 @@
 #include "harness/path_registry.hpp"
 #include "kernels/device/fragment_layout.hpp"
 #include "kernels/device/matrix_core.hpp"
+#include "kernels/runtime/matrix_core_host.hpp"
 
 namespace fa::gpu {
 namespace {
@@ -174,22 +175,16 @@ void launch_mfma(const AttnArgs& a, DType t, Stream st) {
   });
 }
 
-std::optional<std::string> mfma_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx, mc::serving_taken())) return no;
-  if (!ctx.device.has_mfma_gfx9) return fmt::format("mfma needs a CDNA GPU with gfx90a+ MFMA (this device: {})", ctx.device.arch);
-  if (p.D % 32 || p.D < 64) return fmt::format("mfma needs D % 32 == 0 and 64 <= D <= 256 (got D={})", p.D);
-  return mc::split_gate("mfma", p, G);
-}
-
 PathRow mfma_row(const DeviceFacts&) {
   PathRow r{"mfma", "gpu", "AMD CDNA MFMA 32x32x8 FlashAttention-2: 4 waves of 64, S/P in MFMA registers, split-K",
-            fmt::format("{}; gfx90a/gfx94x MFMA; D % 32 == 0, 64 <= D <= 256; G in 0, 2, 4, 8, 16; {}",
-                        common_gpu_gate_doc(), mc::serving_doc()), false, mfma_supports,
+            "B*G, H <= 65535", false, nullptr,
             [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<mc::Execution>(p, in, G, ctx, launch_mfma);
             }};
   r.auto_rank = 45;  // the matrix-core path of its arch (compile-verified only: see the README)
   r.tiles = TileShape{128, 32};
+  // D: the 64/128/256 instances, 32-key MFMA steps over D (launch_mfma).
+  r.declare(mc::caps(DeviceNeed::mfma_gfx9, HeadDims::range(64, 256, 32)), mc::grid_limits);
   return r;
 }
 FA_REGISTER_PATH(mfma_row);

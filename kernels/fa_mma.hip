@@ -156,19 +156,12 @@ bool with_mma_cfg(int64_t D, int64_t Sk, int G, bool wg, F&& f) {
   return wg ? with_wg_cfg(D, f) : with_sync_cfg(D, Sk, G, f);
 }
 
-// The head dims a dispatcher has a row for, in words ("64, 80, 96"), for gate reasons and docs.
-template <typename Dispatch>
-std::string head_dims(Dispatch&& has_row) {
-  std::string out;
-  for (int64_t D = 8; D <= 256; D += 8)
-    if (has_row(D)) out += (out.empty() ? "" : ", ") + std::to_string(D);
-  return out;
-}
-std::string sync_head_dims() {
-  return head_dims([](int64_t D) { return with_sync_cfg(D, 0, 0, [](auto) {}); });
+// The head dims the dispatchers have rows for (the capabilities' list and the row's words).
+HeadDims sync_head_dims() {
+  return head_dims_where([](int D) { return with_sync_cfg(D, 0, 0, [](auto) {}); });
 }
 std::string wg_head_dims() {
-  return head_dims([](int64_t D) { return with_wg_cfg(D, [](auto) {}); });
+  return head_dims_where([](int D) { return with_wg_cfg(D, [](auto) {}); }).str();
 }
 
 void launch_mma(const AttnArgs& a, DType t, bool wg, Stream st) {
@@ -235,18 +228,25 @@ class MmaExecution : public GpuExecution {
   WsMaps maps_{};  // encoded once (ws_ only): the buffers they point into live as long as the execution
 };
 
-std::optional<std::string> mma_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx, /*takes_serving=*/true, /*takes_fp8=*/true)) return no;
-  if (!ctx.device.has_mma_sm80)
-    return fmt::format("mma needs an NVIDIA GPU with mma.sync (sm_80 or newer); this device is {}", ctx.device.arch);
+// Every serving field and kv_cache (the append, per sequence and page, runs first); FP8 on its
+// sm_90a kernel only (mma_limits).
+Capabilities mma_caps() {
+  Capabilities c = gpu_caps();
+  c.device = DeviceNeed::mma_sm80;
+  c.dtypes = kFp8CapableDtypes;
+  c.head_dims = sync_head_dims();
+  c.splits = SplitSet::all();
+  c.serving = ServingSet::every();
+  c.kv_cache = KvCache::takes;
+  return c;
+}
+
+std::optional<std::string> mma_limits(const Problem& p, int G, const GateContext& ctx) {
   if (is_fp8(p.dtype) && !use_ws(p, ctx.device))  // wgmma's 8-bit path: the sm_90a kernel alone
     return fmt::format("mma takes {} inputs on its sm_90a kernel only: dense problems, D in {}, sm_90 with 90a "
                        "built (this device is {}{})",
                        dtype_name(p.dtype), ws_head_dims(1), ctx.device.arch,
                        p.serving_fields().empty() ? "" : "; the problem has serving fields");
-  if (!with_sync_cfg(p.D, p.Sk, G, [](auto) {}))
-    return fmt::format("mma has kernels for D in {} (got D={})", sync_head_dims(), p.D);
-  if (G == 1 || G > 16 || (G & (G - 1))) return fmt::format("mma needs G in 0, 2, 4, 8, 16 (got {})", G);
   if (p.H > 65535 || p.B * std::max(G, 1) > 65535) return std::string("H or B*G exceeds the grid");
   return std::nullopt;
 }
@@ -260,11 +260,10 @@ PathRow mma_row(const DeviceFacts&) {
                         "mma-decode's kernel, the GQA group packed in one tile, G key chunks; mma.sync m16n8k16 "
                         "with a cp.async K/V ring elsewhere; S/P in registers",
                         ws_head_dims(), ws_head_dims(1), wg_head_dims()),
-            fmt::format("{}; sm_80+ (mma.sync); D in {}; G in 0, 2, 4, 8, 16; serving fields (varlen, thd, paged, "
-                        "window, ALiBi, softcap); kv_cache (the append, per sequence and page, runs first); FP8 "
-                        "inputs (e4m3, e5m2; P in e4m3, O in bf16) on sm_90 with 90a built, dense, D in {}",
-                        common_gpu_gate_doc(), sync_head_dims(), ws_head_dims(1)),
-            false, mma_supports,
+            fmt::format("kv_cache: the append runs first; FP8 (P in e4m3, O in bf16) on sm_90 with 90a built, "
+                        "dense, D in {}; H, B*G <= 65535",
+                        ws_head_dims(1)),
+            false, nullptr,
             [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
               if (use_packed_decode(p, G, ctx.device)) return make_packed_decode(p, in, ctx, G);
               return std::make_unique<MmaExecution>(p, in, G, ctx);
@@ -273,6 +272,7 @@ PathRow mma_row(const DeviceFacts&) {
   r.tiles = TileShape{128, 64};
   r.rz_accumulate_keys = 16;  // PV through m16n8k16 / wgmma k16: a truncating fp32 add every 16 keys
   r.tile_at = mma_tile;
+  r.declare(mma_caps(), mma_limits);
   return r;
 }
 FA_REGISTER_PATH(mma_row);

@@ -524,27 +524,35 @@ class MmaDecodeExecution : public GpuExecution {
   DecodeMaps maps_{};
 };
 
-// The serving fields mma-decode takes: its rows are the S dense queries of every head of a group.
-ServingTaken decode_serving_taken() { return {"seqlens_k", "page_size", "window", "alibi", "softcap"}; }
+// What mma-decode takes: every serving field but the query lengths and thd (its rows are the S
+// dense queries of every head of a group), kv_cache (the append runs first), G = 0 (it sizes its own
+// key chunks, reported as G_used).
+Capabilities mma_decode_caps() {
+  Capabilities c = gpu_caps();
+  c.device = DeviceNeed::mma_sm80;
+  c.head_dims = decode_head_dims();
+  c.serving = {ServingField::seqlens_k, ServingField::page_size, ServingField::window, ServingField::alibi,
+               ServingField::softcap};
+  c.kv_cache = KvCache::takes;
+  return c;
+}
 
-std::optional<std::string> mma_decode_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx, decode_serving_taken())) return no;
-  if (!ctx.device.has_mma_sm80)
-    return fmt::format("mma-decode needs an NVIDIA GPU with mma.sync (sm_80 or newer); this device is {}",
-                       ctx.device.arch);
-  if (!with_traits(p.D, [](auto) {}))
-    return fmt::format("mma-decode has kernels for D in {} (got D={})", decode_head_dims(), p.D);
+std::optional<std::string> mma_decode_limits(const Problem& p, int, const GateContext&) {
   if (p.S * p.group_size() > 16)
     return fmt::format("mma-decode packs S x H/Hk <= 16 query rows into a tile (got {})", p.S * p.group_size());
-  if (G != 0) return std::string("mma-decode sizes its own key chunks (reported as G_used); G must be 0");
   if (p.Hk > 65535 || p.B > 65535) return std::string("Hk or B exceeds the grid");
   return std::nullopt;
+}
+
+const Gate& mma_decode_supports() {
+  static const Gate gate = gated("mma-decode", mma_decode_caps(), mma_decode_limits);
+  return gate;
 }
 
 }  // namespace
 
 bool packs_gqa_decode(const Problem& p, const DeviceFacts& device) {
-  return !mma_decode_supports(p, 0, GateContext{device});  // its own gate, at its own G
+  return !mma_decode_supports()(p, 0, GateContext{device});  // its own gate, at its own G
 }
 
 TileShape packed_decode_tile(const Problem& p, const DeviceFacts& device) {
@@ -576,10 +584,7 @@ namespace {
 PathRow mma_decode_row(const DeviceFacts&) {
   PathRow r{"mma-decode", "gpu",
             "flash-decoding on tensor cores: the GQA group x S packed into one 16-row tile, key chunks + combine",
-            fmt::format("{}; sm_80+ (mma.sync); D in {}; S*H/Hk <= 16; G = 0 (own key chunks: G_used); serving "
-                        "fields seqlens_k, page_size, window, alibi, softcap; kv_cache (the append runs first)",
-                        common_gpu_gate_doc(), decode_head_dims()),
-            false, mma_decode_supports,
+            "S*H/Hk <= 16; own key chunks (G_used); Hk, B <= 65535", false, nullptr,
             [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<MmaDecodeExecution>(p, in, ctx,
                                                           decode_chunk_keys(p, p.dtype, ctx.device, 0));
@@ -589,6 +594,7 @@ PathRow mma_decode_row(const DeviceFacts&) {
   r.tile_at = [](const Problem& p, int, const DeviceFacts& d) { return packed_decode_tile(p, d); };
   r.own_split_rule = kDecodeSplitRule;
   r.rz_accumulate_keys = 16;  // PV through m16n8k16: a truncating fp32 add every 16 keys of a chunk
+  r.declare(mma_decode_caps(), mma_decode_limits);
   return r;
 }
 FA_REGISTER_PATH(mma_decode_row);

@@ -129,11 +129,8 @@ bool with_traits(int64_t D, F&& f) {
     default: return false;
   }
 }
-inline std::string decode_head_dims() {
-  std::string out;
-  for (int64_t D = 8; D <= 256; D += 8)
-    if (with_traits(D, [](auto) {})) out += (out.empty() ? "" : ", ") + std::to_string(D);
-  return out;
+inline HeadDims decode_head_dims() {
+  return head_dims_where([](int D) { return with_traits(D, [](auto) {}); });
 }
 
 }  // namespace fa::gpu::mma_decode

@@ -62,11 +62,9 @@ bool with_ws_kernel(const Problem& p, F&& f) {
   return found;
 }
 std::string ws_head_dims(int elem_bytes = 2) {
-  std::string out;
-  for (int64_t D = 8; D <= 256; D += 8)
-    if (elem_bytes == 1 ? with_ws_cfg<1>(D, false, [](auto) {}) : with_ws_cfg<2>(D, false, [](auto) {}))
-      out += (out.empty() ? "" : ", ") + std::to_string(D);
-  return out;
+  return head_dims_where([&](int D) {
+           return elem_bytes == 1 ? with_ws_cfg<1>(D, false, [](auto) {}) : with_ws_cfg<2>(D, false, [](auto) {});
+         }).str();
 }
 
 // The TMA's view of Q (rows S, heads H) and of K and V (rows Sk, heads Hk), from element strides, in

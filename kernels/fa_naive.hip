@@ -111,24 +111,28 @@ class NaiveExecution : public GpuExecution {
   DeviceBuffer scores_;
 };
 
-std::optional<std::string> naive_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx, /*takes_serving=*/true, /*takes_fp8=*/true)) return no;
-  if (G > 1) return std::string("naive has no split-K (G must be 0)");
-  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache, mma and mma-decode paths");
+std::optional<std::string> naive_limits(const Problem& p, int, const GateContext&) {
   if (p.S > 65535) return std::string("S > 65535 exceeds the score grid");
   return std::nullopt;
 }
 
+Capabilities naive_caps() {
+  Capabilities c = gpu_caps();
+  c.dtypes = kFp8CapableDtypes;
+  c.serving = ServingSet::every();
+  return c;
+}
+
 PathRow naive_row(const DeviceFacts&) {
   PathRow r{"naive", "gpu", "3-pass GPU oracle: QK^T to fp32 scores, softmax, PV",
-            fmt::format("{}; any Sk; G = 0; serving fields; FP8 inputs (P fp32, judged as bf16); scores (B*H*S*Sk*4 bytes) must fit",
-                        common_gpu_gate_doc()),
-            false, naive_supports,
+            "any Sk; S <= 65535; FP8: P fp32, judged as bf16; scores (B*H*S*Sk*4 bytes) must fit",
+            false, nullptr,
             [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<NaiveExecution>(p, in, ctx);
             }};
   r.auto_rank = 20;  // scores go through memory: chosen only where no tiled kernel applies
   r.fp8_p = DType::bf16;  // P stays fp32: the finer of the two declarations
+  r.declare(naive_caps(), naive_limits);
   return r;
 }
 FA_REGISTER_PATH(naive_row);

@@ -23,23 +23,29 @@ class SplitkExecution : public GpuExecution {
   }
 };
 
-std::optional<std::string> splitk_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx, /*takes_serving=*/true, /*takes_fp8=*/true)) return no;
-  if (G < 2 || G > 16 || (G & (G - 1))) return fmt::format("splitk needs G in 2, 4, 8, 16 (got {})", G);
-  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache, mma and mma-decode paths");
+std::optional<std::string> splitk_limits(const Problem& p, int G, const GateContext&) {
   if (p.B * G > 65535 || p.H > 65535) return std::string("B*G or H exceeds the grid");
   return std::nullopt;
 }
 
+Capabilities splitk_caps() {
+  Capabilities c = gpu_caps();
+  c.dtypes = kFp8CapableDtypes;
+  c.splits = SplitSet::splits_only();
+  c.serving = ServingSet::every();
+  return c;
+}
+
 PathRow splitk_row(const DeviceFacts&) {
   PathRow r{"splitk", "gpu", "G tiled producers write fp32 partial O/LSE; a combine kernel folds them",
-            fmt::format("{}; G in 2,4,8,16; serving fields; FP8 inputs (P fp32, judged as bf16)", common_gpu_gate_doc()), false, splitk_supports,
+            "B*G, H <= 65535; FP8: P fp32, judged as bf16", false, nullptr,
             [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<SplitkExecution>(p, in, G, ctx);
             }};
   r.auto_rank = 40;  // its gate admits only G > 1, where tiled and naive cannot run
   r.fp8_p = DType::bf16;  // tiled producers: P stays fp32
   r.tiles = kTiledTile;
+  r.declare(splitk_caps(), splitk_limits);
   return r;
 }
 FA_REGISTER_PATH(splitk_row);

@@ -86,21 +86,19 @@ class RowwiseExecution : public GpuExecution {
   }
 };
 
-std::optional<std::string> rowwise_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx)) return no;
-  if (G > 1) return std::string("test-rowwise has no split-K (G must be 0)");
-  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache, mma and mma-decode paths");
+std::optional<std::string> rowwise_limits(const Problem& p, int, const GateContext&) {
   if (p.H > 65535 || p.B > 65535) return std::string("H or B exceeds the grid");
   return std::nullopt;
 }
 
 PathRow rowwise_row(const DeviceFacts&) {
   PathRow r{"test-rowwise", "gpu", "test only: one block a query row, exact online softmax in fp32",
-            fmt::format("{}; any Sk; G = 0", common_gpu_gate_doc()), false, rowwise_supports,
+            "any Sk", false, nullptr,
             [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<RowwiseExecution>(p, in, ctx);
             }};
   r.auto_rank = 0;  // never a candidate for auto
+  r.declare(gpu_caps(), rowwise_limits);
   return r;
 }
 FA_REGISTER_PATH(rowwise_row);

@@ -145,24 +145,30 @@ void launch_tiled(const AttnArgs& a, DType t, Stream st) {
 
 namespace {
 
-std::optional<std::string> tiled_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx, /*takes_serving=*/true, /*takes_fp8=*/true)) return no;
-  if (G > 1) return std::string("tiled has no split-K (G must be 0; splitk runs tiled producers)");
-  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache, mma and mma-decode paths");
+std::optional<std::string> tiled_limits(const Problem& p, int, const GateContext&) {
   if (p.H > 65535) return std::string("H > 65535 exceeds the grid");
   return std::nullopt;
 }
 
+// Splits run as splitk (tiled producers + combine).
+Capabilities tiled_caps() {
+  Capabilities c = gpu_caps();
+  c.dtypes = kFp8CapableDtypes;
+  c.serving = ServingSet::every();
+  return c;
+}
+
 PathRow tiled_row(const DeviceFacts&) {
   PathRow r{"tiled", "gpu", "scalar FlashAttention-2: Q in registers, K/V tiles in shared memory",
-            fmt::format("{} (64/80/128 specialised); G = 0; serving fields; FP8 inputs (P fp32, judged as bf16)", common_gpu_gate_doc()), false,
-            tiled_supports,
+            "D 64/80/128 specialised; H <= 65535; FP8: P fp32, judged as bf16", false,
+            nullptr,
             [](const Problem& p, const HostInputs& in, int, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<TiledExecution>(p, in, ctx);
             }};
   r.auto_rank = 30;
   r.tiles = kTiledTile;
   r.fp8_p = DType::bf16;  // P stays fp32: the finer of the two declarations
+  r.declare(tiled_caps(), tiled_limits);
   return r;
 }
 FA_REGISTER_PATH(tiled_row);

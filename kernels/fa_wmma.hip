@@ -10,6 +10,7 @@
 #include "harness/path_registry.hpp"
 #include "kernels/device/fragment_layout.hpp"
 #include "kernels/device/matrix_core.hpp"
+#include "kernels/runtime/matrix_core_host.hpp"
 
 namespace fa::gpu {
 namespace {
@@ -209,22 +210,15 @@ void launch_wmma(const AttnArgs& a, DType t, Stream st) {
   });
 }
 
-std::optional<std::string> wmma_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (auto no = common_gpu_gate(p, ctx, mc::serving_taken())) return no;
-  if (!ctx.device.has_wmma_gfx11) return fmt::format("wmma needs an RDNA3 gfx11 GPU with WMMA (this device: {})", ctx.device.arch);
-  if (p.D % 16) return fmt::format("wmma needs D % 16 == 0 (got D={})", p.D);
-  return mc::split_gate("wmma", p, G);
-}
-
 PathRow wmma_row(const DeviceFacts&) {
   PathRow r{"wmma", "gpu", "AMD RDNA3 WMMA 16x16x16 FlashAttention-2: wave32, 16 rows a wave, split-K",
-            fmt::format("{}; gfx11 WMMA; D % 16 == 0; G in 0, 2, 4, 8, 16; {}", common_gpu_gate_doc(),
-                        mc::serving_doc()), false, wmma_supports,
+            "B*G, H <= 65535", false, nullptr,
             [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<mc::Execution>(p, in, G, ctx, launch_wmma);
             }};
   r.auto_rank = 45;  // the matrix-core path of its arch (compile-verified only: see the README)
   r.tiles = TileShape{64, 32};
+  r.declare(mc::caps(DeviceNeed::wmma_gfx11, HeadDims::range(16, 256, 16)), mc::grid_limits);  // 16-wide k steps
   return r;
 }
 FA_REGISTER_PATH(wmma_row);

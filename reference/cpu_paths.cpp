@@ -56,7 +56,7 @@ float poison_float() {
   return f;
 }
 
-std::optional<std::string> over_budget(const Problem& p, const GateContext& ctx) {
+std::optional<std::string> within_budget(const Problem& p, int, const GateContext& ctx) {
   if (p.flops() <= ctx.cpu_budget_flops) return std::nullopt;
   return fmt::format("needs {:.1f} GFLOP, over the CPU budget of {:.1f} GFLOP (--cpu-budget)", p.flops() / 1e9,
                      ctx.cpu_budget_flops / 1e9);
@@ -158,35 +158,40 @@ class CpuFlashExecution : public CpuExecution {
   std::vector<float> k_cache_, v_cache_;
 };
 
-std::optional<std::string> cpu_ref_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (G > 1) return std::string("the oracle has no split-K (G must be 0)");
-  return over_budget(p, ctx);
-}
-
-std::optional<std::string> cpu_flash_supports(const Problem& p, int G, const GateContext& ctx) {
-  if (!split_count_allowed(G)) return fmt::format("G={} is not one of 0, 2, 4, 8, 16", G);
-  return over_budget(p, ctx);
+// Both take every problem the harness can state (within --cpu-budget): every dtype, D, serving
+// field and kv_cache; the oracle runs unsplit.
+Capabilities cpu_caps(SplitSet splits) {
+  Capabilities c;
+  for (int t = 0; t <= int(DType::fp8_e5m2); ++t) c.dtypes.push_back(DType(t));
+  c.head_dims = HeadDims::range(1, 256);
+  c.splits = splits;
+  c.serving = ServingSet::every();
+  c.kv_cache = KvCache::takes;
+  c.device = DeviceNeed::cpu;
+  return c;
 }
 
 PathRow cpu_ref_row(const DeviceFacts&) {
   PathRow r{"cpu-ref", "cpu", "Eigen reference, fp64 accumulation; the oracle (timed, not validated)",
-            "any problem within --cpu-budget; G = 0", true, cpu_ref_supports,
+            "within --cpu-budget", true, nullptr,
             [](const Problem& p, const HostInputs& in, int, const GateContext&) -> std::unique_ptr<Execution> {
               return std::make_unique<CpuRefExecution>(p, in);
             }};
   r.auto_rank = 0;  // the oracle is timed, never dispatched to
+  r.declare(cpu_caps(SplitSet::none_split()), within_budget);
   return r;
 }
 FA_REGISTER_PATH(cpu_ref_row);
 
 PathRow cpu_flash_row(const DeviceFacts&) {
   PathRow r{"cpu-flash", "cpu", "tiled online softmax on the CPU (fp32), split-K + combine",
-            "any problem within --cpu-budget; G in 0,2,4,8,16; kv_cache; serving fields; FP8 inputs (P to e4m3)", false, cpu_flash_supports,
+            "within --cpu-budget; FP8: P to e4m3", false, nullptr,
             [](const Problem& p, const HostInputs& in, int G, const GateContext&) -> std::unique_ptr<Execution> {
               return std::make_unique<CpuFlashExecution>(p, in, G);
             }};
   r.auto_rank = 10;  // the last resort: any GPU path that admits a problem is preferred
   r.tiles = {kCpuBlockM, kCpuBlockN};
+  r.declare(cpu_caps(SplitSet::all()), within_budget);
   return r;
 }
 FA_REGISTER_PATH(cpu_flash_row);

@@ -13,11 +13,10 @@
 
 #include "harness/path.hpp"
 #include "harness/problem.hpp"
+#include "harness/split_set.hpp"
 
 namespace fa {
 
-constexpr std::array<int, 5> kSplitChoices{0, 2, 4, 8, 16};
-constexpr size_t kNumSplitChoices = kSplitChoices.size();
 // Position of G in kSplitChoices; throws std::invalid_argument for any other G.
 size_t split_index(int G);
 

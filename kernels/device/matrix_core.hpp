@@ -1,12 +1,8 @@
-// Pieces the AMD matrix-core paths (mfma, wmma) share beyond tile_loop.hpp: the key/value tile
-// loader into LDS (K row-major, V transposed: both GEMMs then read contiguous k from LDS), a wave's
-// own key limits inside its block's range, the serving fields and split counts their gates take,
-// and their execution (producer kernel, then the combine when G > 1).
+// Device pieces the AMD matrix-core paths (mfma, wmma) share beyond tile_loop.hpp: the key/value
+// tile loader into LDS (K row-major, V transposed: both GEMMs then read contiguous k from LDS) and a
+// wave's own key limits inside its block's range. Their host half (capabilities, execution) is
+// kernels/runtime/matrix_core_host.hpp.
 #pragma once
-#include <fmt/format.h>
-
-#include "kernels/runtime/gpu_execution.hpp"
-#include "kernels/runtime/launchers.hpp"
 #include "kernels/device/tile_loop.hpp"
 
 namespace fa::gpu::mc {
@@ -49,43 +45,5 @@ struct WaveKeys {
 __device__ inline WaveKeys wave_keys(const tile::SeqShape& sh, int q0, int rows, const KeyRange& kr) {
   return {tile::clip(tile::rows_keys(sh, q0, rows), kr), tile::rows_unmasked(sh, q0, rows, kr)};
 }
-
-// The serving fields the mfma and wmma kernels take (Problem::serving_fields' names): per-sequence
-// lengths, thd's packed rows and the window; paged K/V, ALiBi and softcap are refused by name. And
-// the words of their gate_doc, from the same list.
-inline ServingTaken serving_taken() { return {"seqlens_q", "seqlens_k", "layout thd", "window"}; }
-inline std::string serving_doc() {
-  std::string out;
-  for (const auto& f : serving_taken().names) out += (out.empty() ? "serving fields " : ", ") + f;
-  return out;
-}
-
-// G = 0 runs unsplit; 2, 4, 8, 16 write fp32 partials that launch_combine folds.
-inline std::optional<std::string> split_gate(const char* path, const Problem& p, int G) {
-  if (G != 0 && (G < 2 || G > 16 || (G & (G - 1))))
-    return fmt::format("{} needs G in 0, 2, 4, 8, 16 (got {})", path, G);
-  if (p.B * (G > 1 ? G : 1) > 65535 || p.H > 65535) return std::string("B*G or H exceeds the grid");
-  if (p.kv_cache) return std::string("kv_cache problems run on the kv-cache, mma and mma-decode paths");
-  return std::nullopt;
-}
-
-using Launcher = void (*)(const AttnArgs&, DType, Stream);
-
-class Execution : public GpuExecution {
- public:
-  Execution(const Problem& p, const HostInputs& in, int G, const GateContext& ctx, Launcher l)
-      : GpuExecution(p, in, ctx, G), launcher_(l) {
-    args_.G = G > 1 ? G : 0;
-  }
-
- protected:
-  void launch() override {
-    launcher_(args_, p_.dtype, stream_);
-    if (args_.G > 1) launch_combine(args_, p_.dtype, stream_);
-  }
-
- private:
-  Launcher launcher_;
-};
 
 }  // namespace fa::gpu::mc

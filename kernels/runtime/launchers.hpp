@@ -1,8 +1,7 @@
 // Pieces shared between path files: the tiled producer (tiled, splitk), the split-K combine
-// (splitk, decode), the decode execution (decode, kv-cache) and the common GPU gate.
+// (splitk, decode), the decode execution (decode, kv-cache) and the capabilities GPU rows start from.
 #pragma once
 #include <algorithm>
-#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -56,29 +55,22 @@ int packed_decode_chunks(const Problem& p, int splits);
 std::unique_ptr<Execution> make_packed_decode(const Problem& p, const HostInputs& in, const GateContext& ctx,
                                               int splits);
 
-// decode's gate without the kv_cache exclusion (kv-cache shares it), and what it admits in words.
-std::optional<std::string> decode_gate(const Problem& p, int G, const GateContext& ctx);
-std::string decode_gate_doc();
+// What decode takes (kv-cache takes the same, but only kv_cache problems), the limits of its grid
+// beyond them, and those in words.
+Capabilities decode_caps();
+std::optional<std::string> decode_limits(const Problem& p, int G, const GateContext& ctx);
+std::string decode_limits_doc();
 
-// The serving fields a path's kernels take, by Problem::serving_fields' names ("seqlens_q",
-// "layout thd", "window", ...): none (false), every one (true), or those listed.
-struct ServingTaken {
-  ServingTaken(bool every = false) : every(every) {}
-  ServingTaken(std::initializer_list<const char*> names) : names(names.begin(), names.end()) {}
-  ServingTaken(const char*) = delete;  // a lone name would convert to `true`: list it in braces
-  bool takes(const std::string& field) const {
-    return every || std::find(names.begin(), names.end(), field) != names.end();
-  }
-  bool every = false;
-  std::vector<std::string> names;
-};
-
-// The gate every GPU path shares: a device, 16-bit dtype, D <= 256, and no serving field (seqlens,
-// thd, page_size, window, alibi, softcap) but those `takes_serving` names (the reason names the
-// others), and fp16/bf16 inputs only unless `takes_fp8`; and what it admits in words, the start of
-// every GPU row's gate_doc.
-std::optional<std::string> common_gpu_gate(const Problem& p, const GateContext& ctx,
-                                           const ServingTaken& takes_serving = false, bool takes_fp8 = false);
-std::string common_gpu_gate_doc();
+// What every GPU row's capabilities start from: any GPU, fp16/bf16, D <= 256, G = 0, no serving
+// field, no kv_cache. A row changes the fields its kernels take beyond these.
+inline Capabilities gpu_caps() {
+  Capabilities c;
+  c.dtypes = {DType::fp16, DType::bf16};
+  c.head_dims = HeadDims::range(1, 256);
+  c.splits = SplitSet::none_split();
+  c.device = DeviceNeed::gpu;
+  return c;
+}
+inline const std::vector<DType> kFp8CapableDtypes{DType::fp16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2};
 
 }  // namespace fa::gpu

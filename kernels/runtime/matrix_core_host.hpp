@@ -1,0 +1,47 @@
+// The host half of the AMD matrix-core paths (mfma, wmma): what their kernels take, as capabilities
+// (per-sequence lengths, thd and the window through the shared tile loop; every split count, whose
+// fp32 partials launch_combine folds), the grid limits beyond them, and their execution (producer
+// kernel, then the combine when G > 1). The device half is kernels/device/matrix_core.hpp.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "kernels/runtime/gpu_execution.hpp"
+#include "kernels/runtime/launchers.hpp"
+
+namespace fa::gpu::mc {
+
+inline Capabilities caps(DeviceNeed device, HeadDims dims) {
+  Capabilities c = gpu_caps();
+  c.device = device;
+  c.head_dims = std::move(dims);
+  c.splits = SplitSet::all();
+  c.serving = {ServingField::seqlens_q, ServingField::seqlens_k, ServingField::thd, ServingField::window};
+  return c;
+}
+
+inline std::optional<std::string> grid_limits(const Problem& p, int G, const GateContext&) {
+  if (p.B * (G > 1 ? G : 1) > 65535 || p.H > 65535) return std::string("B*G or H exceeds the grid");
+  return std::nullopt;
+}
+
+using Launcher = void (*)(const AttnArgs&, DType, Stream);
+
+class Execution : public GpuExecution {
+ public:
+  Execution(const Problem& p, const HostInputs& in, int G, const GateContext& ctx, Launcher l)
+      : GpuExecution(p, in, ctx, G), launcher_(l) {
+    args_.G = G > 1 ? G : 0;
+  }
+
+ protected:
+  void launch() override {
+    launcher_(args_, p_.dtype, stream_);
+    if (args_.G > 1) launch_combine(args_, p_.dtype, stream_);
+  }
+
+ private:
+  Launcher launcher_;
+};
+
+}  // namespace fa::gpu::mc
