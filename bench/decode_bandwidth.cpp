@@ -13,7 +13,7 @@
 
 #include "harness/check/row_sample.hpp"
 #include "harness/check/tolerance.hpp"
-#include "kernels/gpu_device.hpp"
+#include "kernels/runtime/gpu_device.hpp"
 #include "paths/builtin.hpp"
 #include "reference/cpu_ref.hpp"
 

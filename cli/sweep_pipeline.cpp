@@ -22,6 +22,7 @@
 #include "harness/results/resume.hpp"
 #include "harness/results/tables/summary.hpp"
 #include "harness/results/tensors/tensor_files.hpp"
+#include "harness/run/tensor_hooks.hpp"
 #include "harness/run/device_pool.hpp"
 #include "harness/run/runner.hpp"
 #include "harness/split/split_rules.hpp"
@@ -29,7 +30,7 @@
 #include "harness/sweep/shard.hpp"
 #include "paths/builtin.hpp"
 #ifdef FABENCH_HAS_GPU
-#include "kernels/gpu_select.hpp"
+#include "kernels/runtime/gpu_select.hpp"
 #endif
 
 namespace fa::cli {

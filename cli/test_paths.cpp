@@ -19,7 +19,7 @@
 #include "harness/rng.hpp"
 #include "paths/wrapped_execution.hpp"
 #ifdef FABENCH_HAS_GPU
-#include "kernels/gpu_device.hpp"
+#include "kernels/runtime/gpu_device.hpp"
 #endif
 
 namespace fa::cli {

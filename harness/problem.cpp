@@ -2,7 +2,6 @@
 #include "harness/problem.hpp"
 
 #include "harness/conventions.hpp"
-#include "harness/problem_fields.hpp"
 
 #include <fmt/format.h>
 
@@ -152,13 +151,6 @@ double Problem::bytes() const {
   if (!varlen()) q_rows *= double(B), k_rows *= double(B);
   const double table = paged() ? 4.0 * double(serving().pages) : 0.0;  // int32 entries, each read once
   return (e + eo) * q_rows * double(H * D) + e * 2 * k_rows * double(Hk * D) + 4.0 * q_rows * double(H) + table;
-}
-
-std::string Problem::key() const {
-  std::string k;
-  for (const auto& f : problem_field_table())
-    if (f.in_key) k += (k.empty() ? "" : ",") + f.cell(*this);
-  return k;
 }
 
 std::string Problem::label() const {

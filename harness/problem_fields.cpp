@@ -173,4 +173,12 @@ const ProblemField* find_problem_field(std::string_view name) {
   return nullptr;
 }
 
+// The identity of a problem's inputs: every field the table marks in_key, as its cell.
+std::string Problem::key() const {
+  std::string k;
+  for (const auto& f : problem_field_table())
+    if (f.in_key) k += (k.empty() ? "" : ",") + f.cell(*this);
+  return k;
+}
+
 }  // namespace fa

@@ -15,7 +15,7 @@
 #include "harness/path_registry.hpp"
 #include "paths/auto_path.hpp"
 #ifdef FABENCH_HAS_GPU
-#include "kernels/gpu_device.hpp"
+#include "kernels/runtime/gpu_device.hpp"
 #endif
 
 namespace fa {

@@ -1,7 +1,7 @@
 // Host execution of a FA_PLUGIN_CPU plugin path: fa-bench's own buffers in the dtype's storage
 // (Q, K, V from the seeded inputs; O and LSE poisoned before each run), guard bytes after O, LSE
 // and the workspace, the plugin's prepare/run/release, host-clock timing with the CPU paths' cold
-// flush. kernels/plugin_gpu.hpp is the device twin.
+// flush. kernels/runtime/plugin_gpu.hpp is the device twin.
 #pragma once
 #include <memory>
 

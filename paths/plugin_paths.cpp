@@ -18,7 +18,7 @@
 #include "paths/builtin.hpp"
 #include "paths/plugin_cpu.hpp"
 #ifdef FABENCH_HAS_GPU
-#include "kernels/plugin_gpu.hpp"
+#include "kernels/runtime/plugin_gpu.hpp"
 #endif
 
 namespace fa {

@@ -1,7 +1,7 @@
 // Plugin paths: shared libraries implementing include/fa_bench/plugin.h, loaded with dlopen from
 // `--plugin FILE` (sweep, run, list, info, check) and the colon-separated FABENCH_PLUGINS list,
 // each of their paths one more registry row that fa-bench runs like its own (paths/plugin_cpu.hpp,
-// kernels/plugin_gpu.hpp). A library that fails to load, lacks the entry symbol, speaks another ABI
+// kernels/runtime/plugin_gpu.hpp). A library that fails to load, lacks the entry symbol, speaks another ABI
 // version, or names a path that is already taken is an InputError naming the file (exit 2).
 #pragma once
 #include <string>

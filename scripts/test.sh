@@ -13,7 +13,24 @@ cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
 export PATH="$PATH:/usr/local/cuda/bin"
 
-step() { printf '\n== [%ds] %s\n' "$SECONDS" "$*"; }
+# Each step is marked as it starts; at the end (pass or fail) a table gives every step's seconds, so
+# a CI log shows where the time went (the README's CI lines come from it).
+step_names=()
+step_starts=()
+step() {
+  printf '\n== [%ds] %s\n' "$SECONDS" "$*"
+  step_names+=("$*")
+  step_starts+=("$SECONDS")
+}
+step_table() {
+  local status=$? i end
+  printf '\n== step times (%s, %d s in all)\n' "$([[ $status -eq 0 ]] && echo passed || echo "failed: exit $status")" "$SECONDS"
+  for i in "${!step_names[@]}"; do
+    end=${step_starts[$((i + 1))]:-$SECONDS}
+    printf '%6d s  %s\n' "$((end - step_starts[i]))" "${step_names[i]:0:100}"
+  done
+}
+trap step_table EXIT
 
 cpu_tests() {  # build dir, extra cmake flags... (ctest_exclude: a regex of tests to leave out)
   local dir=$1
@@ -74,7 +91,12 @@ if command -v nvcc >/dev/null; then
   step "cuda build (sm_80 + sm_90a, portable: the binary that travels, and the GPU tests)"
   cmake -S . -B build/cuda -G Ninja -DFABENCH_GPU=cuda -DFABENCH_NATIVE=OFF -DFABENCH_TESTS=ON \
         "-DFABENCH_CUDA_ARCHS=80;90a" >/dev/null
-  cmake --build build/cuda -j "$jobs" --target fa-bench test_gpu_paths
+  cmake --build build/cuda -j "$jobs" --target fa-bench test_gpu_paths test_capabilities
+  # The kernels' rows exist only in a GPU build: their gates against their capabilities, on
+  # described devices (no GPU needed), and the README's path table against `list --markdown`.
+  step "capabilities of every kernel row against its gate, and the README's path table (cuda build)"
+  build/cuda/test_capabilities
+  scripts/path-table-check.sh build/cuda/fa-bench
   step "tensor-core instruction check (mma, mma-decode; sm_90a)"
   scripts/ptx-check.sh build/ptx
 else

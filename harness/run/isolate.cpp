@@ -22,7 +22,7 @@
 #include <type_traits>
 
 #include "harness/problem_fields.hpp"
-#include "harness/results/tensors/tensor_files.hpp"
+#include "harness/run/tensor_hooks.hpp"
 #include "harness/results/text_escape.hpp"
 
 namespace fa {

@@ -4,11 +4,11 @@
 // (ncu, warm L2, unlocked clocks) it takes 6.9 us after aiter-2's 126 us mma kernel at G = 16 and
 // 4.1 us after mma-decode's 191 us on (1,32,8,1,131072,128); the one-thread-a-column walk over
 // every split it replaced (two dependent loads and an expf a step) took 13.1 and 7.8 us.
+// launch_combine is declared in kernels/runtime/launchers.hpp for the paths that run it.
 #include <algorithm>
 #include <stdexcept>
 
 #include "kernels/device/combine_row.hpp"
-#include "kernels/runtime/launchers.hpp"
 
 namespace fa::gpu {
 namespace {

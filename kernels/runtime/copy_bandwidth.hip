@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "kernels/device/gpu.hpp"
-#include "kernels/gpu_device.hpp"
+#include "kernels/runtime/gpu_device.hpp"
 
 namespace fa::gpu {
 

@@ -30,7 +30,7 @@ class DeviceBuffer {
 class GpuExecution : public Execution {
  public:
   // partial_splits > 1 allocates fp32 partial O/LSE for that many splits. guard_bytes: spare bytes
-  // after O and LSE that poison and read-back leave alone (plugin paths' guards, kernels/plugin_gpu.hpp).
+  // after O and LSE that poison and read-back leave alone (plugin paths' guards, kernels/runtime/plugin_gpu.hpp).
   GpuExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int partial_splits,
                size_t guard_bytes = 0);
   ~GpuExecution() override;

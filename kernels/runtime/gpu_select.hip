@@ -1,6 +1,6 @@
 // --devices: the calling worker thread's device, through the portability header's set_device.
 #include "kernels/device/gpu.hpp"
-#include "kernels/gpu_select.hpp"
+#include "kernels/runtime/gpu_select.hpp"
 
 namespace fa::gpu {
 

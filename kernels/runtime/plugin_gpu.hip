@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "kernels/runtime/gpu_execution.hpp"
-#include "kernels/plugin_gpu.hpp"
+#include "kernels/runtime/plugin_gpu.hpp"
 
 namespace fa::gpu {
 namespace {

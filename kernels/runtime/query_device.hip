@@ -7,7 +7,7 @@
 
 #include "kernels/device/arch_table.hpp"
 #include "kernels/device/gpu.hpp"
-#include "kernels/gpu_device.hpp"
+#include "kernels/runtime/gpu_device.hpp"
 
 namespace fa::gpu {
 

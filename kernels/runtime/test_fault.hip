@@ -2,7 +2,7 @@
 // planted in a sweep (cli/test_paths.cpp, `test-gpu-fault`, FABENCH_TEST_PATHS=1) and --isolate
 // shown turning it into one `error` record while the rest of the sweep passes. Not a path.
 #include "kernels/device/gpu.hpp"
-#include "kernels/gpu_device.hpp"
+#include "kernels/runtime/gpu_device.hpp"
 
 namespace fa::gpu {
 namespace {

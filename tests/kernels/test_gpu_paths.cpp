@@ -70,16 +70,11 @@ TEST(GpuPaths, EveryPathPassesTheEdgeSweep) {
     }
     if (r.status == Status::pass) ++ran[r.path];
   }
-  // The matrix-core paths and the capability each needs: the only excuse for never running.
-  const std::map<std::string, bool DeviceFacts::*> needs = {{"mfma", &DeviceFacts::has_mfma_gfx9},
-                                                            {"wmma", &DeviceFacts::has_wmma_gfx11},
-                                                            {"mma", &DeviceFacts::has_mma_sm80},
-                                                            {"mma-decode", &DeviceFacts::has_mma_sm80}};
   for (const auto& p : gpu().paths) {
-    // A path for another arch (mfma, wmma on NVIDIA; mma on AMD) lacks its capability here, and its
-    // gate refuses this device by name; any other path must run somewhere in the sweep.
-    const auto need = needs.find(p);
-    if (need != needs.end() && !(gpu().ctx.device.*(need->second))) {
+    // A path whose capabilities need another device (mfma, wmma on NVIDIA; mma on AMD) must be
+    // refused by its gate naming this device's arch, and never run: the only excuse for never running.
+    const PathRow& row = *gpu().reg.find(p);
+    if (row.caps.declared() && !device_meets(row.caps.device, gpu().ctx.device)) {
       Problem plain;
       plain.S = plain.Sk = 128;
       const auto no = gpu().reg.find(p)->supports(plain, 0, gpu().ctx);
@@ -330,16 +325,8 @@ TEST(GpuPaths, AnOutputThatIsNeverWrittenIsCaught) {
   EXPECT_FALSE(judge(m, p.dtype, {}).pass);
 }
 
-// The serving fields (Problem::serving_fields' names) a GPU path takes: naive, tiled, splitk and mma
-// every one; mfma and wmma the per-sequence lengths, thd and the window (the shared tile loop);
-// mma-decode all but the query lengths and thd (its rows are the group's dense queries); the others none.
-bool path_takes(const std::string& path, const std::string& field) {
-  if (path == "naive" || path == "tiled" || path == "splitk" || path == "mma") return true;
-  if (path == "mfma" || path == "wmma")
-    return field == "seqlens_q" || field == "seqlens_k" || field == "layout thd" || field == "window";
-  if (path == "mma-decode") return field != "seqlens_q" && field != "layout thd";
-  return false;
-}
+// The serving fields a GPU path takes: its capabilities row says (the path table of `fa-bench list`).
+bool path_takes(const std::string& path, ServingField field) { return gpu().reg.find(path)->caps.serving.has(field); }
 
 // Serving problems (issue 20) on the GPU paths that take them: randomized small problems with every
 // serving field mixed in (per-sequence lengths with empty sequences, thd, shuffled pages of odd
@@ -434,15 +421,17 @@ TEST(GpuPaths, ServingProblemsPassOnThePathsThatTakeThemAndTheOthersNameWhatThey
     dense.window_left = dense.window_right = -1, dense.alibi = "0", dense.softcap = 0;
     if (gpu().reg.find(r.path)->supports(dense, r.g_req.value, gpu().ctx)) continue;
     bool all = true;
-    for (const auto& f : r.problem.serving_fields()) all = all && path_takes(r.path, f);
+    for (ServingField f : kServingFields) all = all && (!r.problem.serving_set().has(f) || path_takes(r.path, f));
     if (all) {
       ++takes[r.path];
       EXPECT_EQ(r.status, Status::pass) << what;
       continue;
     }
     EXPECT_EQ(r.status, Status::skip) << what;
-    for (const auto& f : r.problem.serving_fields())
-      EXPECT_EQ(r.reason.find(f) != std::string::npos, !path_takes(r.path, f)) << f << ": " << what;
+    for (ServingField f : kServingFields)
+      if (r.problem.serving_set().has(f))
+        EXPECT_EQ(r.reason.find(serving_field_name(f)) != std::string::npos, !path_takes(r.path, f))
+            << serving_field_name(f) << ": " << what;
   }
   EXPECT_EQ(ran["naive"], kAll) << "naive runs every serving problem at G = 0";
   EXPECT_EQ(ran["tiled"], kAll) << "tiled runs every serving problem at G = 0";
@@ -457,8 +446,7 @@ TEST(GpuPaths, ServingProblemsPassOnThePathsThatTakeThemAndTheOthersNameWhatThey
   }
   for (const char* path : {"mfma", "wmma"}) {
     EXPECT_EQ(ran[path], takes[path]) << path << " passes every serving problem it takes, at G = 0, 2 and 16";
-    const auto need = std::string(path) == "mfma" ? &DeviceFacts::has_mfma_gfx9 : &DeviceFacts::has_wmma_gfx11;
-    if (gpu().ctx.device.*need) {
+    if (device_meets(gpu().reg.find(path)->caps.device, gpu().ctx.device)) {
       EXPECT_GE(takes[path], 3 * kLengthsAndWindows) << path << " takes the lengths-and-windows problems on its GPU";
     }
   }
@@ -556,10 +544,10 @@ TEST(GpuPaths, Fp8InputsPassOnTheScalarPathsAndTheMatrixCorePathsRefuseThemByNam
                              r.g_req.str() + ": " + std::string(status_name(r.status)) + ": " + r.reason;
     EXPECT_TRUE(r.status == Status::pass || r.status == Status::skip) << what;
     if (r.status == Status::pass) ++ran[r.path];
-    const bool takes = r.path == "naive" || r.path == "tiled" || r.path == "splitk" || r.path == "auto";
+    const bool takes = r.path == "auto" || gpu().reg.find(r.path)->caps.takes_dtype(r.problem.dtype);
     if (!takes && r.status == Status::skip && !r.g_req.is_auto) {
-      // A path that would take the problem's bf16 twin refuses it by the dtype's name (kv-cache, which
-      // takes only kv_cache problems, refuses this one for that first).
+      // A path that would take the problem's bf16 twin and does not declare its dtype refuses it by
+      // the dtype's name (kv-cache, which takes only kv_cache problems, refuses this one for that first).
       Problem twin = r.problem;
       twin.dtype = DType::bf16;
       if (gpu().reg.find(r.path)->supports(twin, r.g_req.value, gpu().ctx)) continue;

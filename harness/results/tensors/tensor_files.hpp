@@ -16,7 +16,6 @@
 
 #include "harness/path.hpp"
 #include "harness/results/results.hpp"
-#include "harness/run/run_record.hpp"
 
 namespace fa {
 
@@ -41,9 +40,5 @@ void save_record_tensors(const std::string& dir, const Record& r, const HostInpu
 // Reads DIR/{q,k,v}.npy for problem p; throws InputError naming the file when a dtype or shape
 // does not match the problem, or a bf16 problem's '<f4' value is not a bf16 value.
 HostInputs load_inputs(const std::string& dir, const Problem& p);
-
-// Sets ro.inputs from ro.load_tensors and ro.keep_outputs from ro.save_tensors (with ro.reference
-// for ref_o), where those name a folder; the parent and each --isolate child call it alike.
-void install_tensor_hooks(RunOptions& ro);
 
 }  // namespace fa
