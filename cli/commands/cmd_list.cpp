@@ -21,7 +21,8 @@ void print_markdown(const Registry& reg) {
   for (const auto& r : reg.rows()) {
     if (!r.plugin_file.empty()) continue;  // the table describes the project's own paths
     const CapabilityCells c = capability_cells(r.caps);
-    std::cout << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.name, r.kind, c.device, c.dtypes,
+    const std::string kind = r.name == "auto" ? "dispatcher" : r.kind;  // auto's kind follows the machine
+    std::cout << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.name, kind, c.device, c.dtypes,
                              c.head_dims, c.splits, c.serving, c.kv_cache, r.gate_doc, r.summary);
   }
 }
