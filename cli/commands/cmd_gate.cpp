@@ -1,9 +1,12 @@
 // `fa-bench gate --baseline BASE.csv CURRENT.csv`: the CI verdict. Exit 1 on any wrong record in
 // CURRENT (fail, error, oom, invalid), any BASE record missing from CURRENT (or passing in BASE
 // and skipped now), any SLOW, any timing that is not a finite number >= 0; AMBIGUOUS fails only
-// with --strict. Exit 0 otherwise, 2 on an unreadable file (file:line), on a file with no records
+// with --strict. Exit 0 otherwise, 2 on a missing baseline (with how to make one), an unreadable file (file:line), on a file with no records
 // (unless --allow-empty), or on an output that breaks the output policy (harness/results/output_file.hpp).
 // The comparison table first; the one-line summary last.
+#include <fmt/format.h>
+
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -31,6 +34,13 @@ void add_gate(CLI::App& app, int& status) {
   cmd->add_flag("--allow-empty", a->allow_empty, "Accept a baseline or current file with no records (header only)");
   cmd->callback([a, &status] {
     const std::vector<std::string> inputs{a->baseline, a->current};
+    // A runner's first gate: say how to make the baseline rather than that a file cannot be opened.
+    if (std::error_code ec; !std::filesystem::exists(a->baseline, ec))
+      throw InputError(SourceLoc{a->baseline, 0}, "--baseline",
+                       fmt::format("no baseline here: make one on this GPU, idle, with `fa-bench sweep sweeps/ci.yaml -o "
+                                   "{}` and commit it (the rocm-gate workflow uploads one as "
+                                   "baseline-candidate-<arch>.csv when it finds none: docs/ci-gate.md)",
+                                   a->baseline));
     check_outputs({{"--csv", a->csv}, {"--json", a->json}}, inputs);
     const ResultsFile base = read_results_csv(a->baseline);
     const ResultsFile cur = read_results_csv(a->current);
