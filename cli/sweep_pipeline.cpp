@@ -268,7 +268,17 @@ Outputs open_outputs(const CommonOptions& o, const std::vector<std::string>& inp
       f.truncate_to(complete);
     };
     cut(csv_out, out.earlier.complete_bytes);
-    if (json_out) cut(*json_out, json_complete);
+    if (json_out) {
+      cut(*json_out, json_complete);
+      // The JSON Lines as durable as the CSV: the records the CSV holds and the JSON Lines file
+      // lacks (a line cut off above, or --json new on this resumed run) are written to it now.
+      const std::vector<std::string> missing = json_lines_missing(o.csv, o.json);
+      if (!missing.empty()) {
+        if (json_out->empty()) json_out->write(meta_json(out.meta) + '\n');
+        for (const auto& line : missing) json_out->write(line + '\n');
+        spdlog::info("--resume: wrote {} records of '{}' that '{}' lacked", missing.size(), o.csv, o.json);
+      }
+    }
     if (out.earlier.exit_status != 0)
       spdlog::warn("--resume: '{}' already holds a record that makes this run exit {}: {}", o.csv, out.earlier.exit_status,
                    out.earlier.exit_why);
