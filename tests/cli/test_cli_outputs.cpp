@@ -327,3 +327,33 @@ TEST(CliOutputs, SlurmArrayRefusesWhatATaskWouldRefuseBeforeQueueingAnything) {
   EXPECT_EQ(status, 0) << out;
   EXPECT_EQ(std::count(slurp(calls).begin(), slurp(calls).end(), '\n'), 2) << "the array and the merge: " << slurp(calls);
 }
+
+// Vague messages made clear: a softcap fp32 cannot hold names the flag or the sweep's field, and
+// `expand` of a paged row whose pool overflows says so instead of a std::vector length error.
+TEST(CliOutputs, ASoftcapOutsideFp32AndAnOverflowingPoolAreNamed) {
+  const auto csv = fa::test::temp_file(".csv", "");
+  for (const std::string cap : {"1e-300", "1e-39", "1e39"}) {
+    const auto r = fa::test::run_cli("run --B 1 --H 2 --S 8 --Sk 8 --D 16 --softcap " + cap + kQuick + " -o " + csv);
+    EXPECT_EQ(r.status, 2) << cap << ": " << r.output;
+    EXPECT_NE(r.output.find("softcap"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("fp32"), std::string::npos) << r.output;
+  }
+  const auto ok = fa::test::run_cli("run --B 1 --H 2 --S 8 --Sk 8 --D 16 --softcap 1e-30" + std::string(kQuick) + " -o " + csv);
+  EXPECT_EQ(ok.status, 0) << "a small cap fp32 holds is a cap: " << ok.output;
+  const auto sweep = fa::test::temp_file(".csv", "name,B,H,S,D,softcap\na,1,2,8,16,1e-300\n");
+  const auto row = fa::test::run_cli("sweep " + sweep + kQuick + " -o " + csv);
+  EXPECT_NE(row.output.find(sweep + ":2: field 'softcap'"), std::string::npos) << row.output;
+  // 2^60 + 1 one-key pages (more than a std::vector holds), and 2^40 (8 TB of page numbers).
+  for (const std::string row : {"p,1,1,1,1152921504606846977,1,1", "p,1,1,1,1099511627776,64,1"}) {
+    const auto paged = fa::test::temp_file(".csv", "name,B,H,S,Sk,D,page_size\n" + row + "\n");
+    const auto e = fa::test::run_cli("expand " + paged);
+    EXPECT_EQ(e.status, 0) << e.output;
+    EXPECT_EQ(e.output.find("max_size"), std::string::npos) << e.output;
+    EXPECT_NE(e.output.find("page_size: a pool of"), std::string::npos) << e.output;
+    const auto run = fa::test::run_cli("sweep " + paged + kQuick + " -o " + csv);
+    for (const auto& rec : fa::test::read_csv(csv)) {
+      EXPECT_EQ(rec.at("status"), "invalid") << run.output;
+      EXPECT_NE(rec.at("reason").find("int32 entries"), std::string::npos) << rec.at("reason");
+    }
+  }
+}
