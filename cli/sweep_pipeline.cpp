@@ -351,7 +351,8 @@ int exit_stage(const std::vector<Record>& records, const CommonOptions& o, const
 // --dry-run: everything before this ran (files read and expanded, flags, --filter, --shard, paths,
 // the outputs' folders and identities, the tensor folders); here each output is tried for writing
 // without being created or changed, and --resume's files are read and checked as a real run would.
-// Nothing is opened for writing, created or truncated.
+// Nothing is opened for writing, created or truncated. Exit 2 where a real run would (an input
+// error, or an invalid row), else 0.
 int dry_run(const Sweep& sweep, const CommonOptions& o, const std::string& shard, const Setup& s) {
   namespace fs = std::filesystem;
   const std::pair<const char*, std::string> outputs[] = {{"-o", o.csv}, {"--json", o.json}, {"--markdown", o.markdown}};
@@ -371,11 +372,18 @@ int dry_run(const Sweep& sweep, const CommonOptions& o, const std::string& shard
     if (!o.json.empty()) check_json_resume(o.json, meta);
     spdlog::info("--dry-run: --resume would keep {} records of '{}'", earlier.done.size(), o.csv);
   }
-  size_t records = 0;
-  for (const auto& r : sweep.rows) records += std::max<size_t>(r.splits.size(), 1) * s.ro.paths.size();
-  std::cout << fmt::format("dry run: {} rows x {} paths ({}): up to {} records -> {}; nothing was run or written\n",
-                           sweep.rows.size(), s.ro.paths.size(), fmt::join(s.ro.paths, ","), records, o.csv);
-  return 0;
+  size_t records = 0, invalid = 0;
+  for (const auto& r : sweep.rows) {
+    records += r.invalid ? 1 : r.splits.size() * s.ro.paths.size();  // as run_sweep counts them
+    if (r.invalid) {  // a real run records it as invalid and exits 2: so does the dry run, naming it
+      spdlog::error("invalid row: {}: field '{}': {}", r.where.str(), r.invalid->field, r.invalid->reason);
+      ++invalid;
+    }
+  }
+  std::cout << fmt::format("dry run: {} rows x {} paths ({}): {} records -> {}{}; nothing was run or written\n",
+                           sweep.rows.size(), s.ro.paths.size(), fmt::join(s.ro.paths, ","), records, o.csv,
+                           invalid ? fmt::format(", {} of them invalid rows", invalid) : "");
+  return invalid ? 2 : 0;
 }
 
 }  // namespace
