@@ -127,6 +127,8 @@ std::string with_cells(const std::vector<std::pair<std::string, std::string>>& c
   r.problem.B = 2, r.problem.seqlens_k = "100|128", r.problem.page_size = 16, r.problem.softcap = 30;
   r.problem.alibi = "0.5|0.25|0.125|0.0625";
   r.timed_check = "same";
+  r.metrics = Metrics{};  // its counts are read too
+  r.metrics->rows_checked = r.metrics->rows_total = 64;
   const auto file = test::temp_file(".csv", "");
   { CsvWriter w(OutputFile(file, {}), RunMeta{}, false); w.write(r); }
   std::ifstream in(file);
@@ -149,7 +151,7 @@ std::string with_cells(const std::vector<std::pair<std::string, std::string>>& c
     if (at != names.end()) cells[size_t(at - names.begin())] = cell;
   }
   std::string out;
-  for (const auto& c : cells) out += (out.empty() ? "" : ",") + c;
+  for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
   return test::temp_file(".csv", header + "\n" + out + "\n");
 }
 
