@@ -45,6 +45,9 @@ void add_run_output_options(CLI::App& cmd, CommonOptions& o) {
       ->capture_default_str();
   cmd.add_option("--markdown", o.markdown, "Also write the tables to this markdown file")->check(non_empty());
   cmd.add_flag("--fail-on-skip", o.fail_on_skip, "Exit 1 when any record is a skip (CI: nothing may go unrun)");
+  cmd.add_flag("--dry-run", o.dry_run,
+               "Expand the sweep and check every flag, input and output (--resume's files read), run nothing and "
+               "write nothing; exit 0, or 2 naming the first input error (slurm-array.sh runs it before sbatch)");
   cmd.add_option("--shard", o.shard, "Run shard i of n (i/n): the problems whose index % n == i")
       ->check(CLI::Validator(
           [](std::string& text) {

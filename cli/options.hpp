@@ -28,6 +28,7 @@ struct CommonOptions {
   // Outputs, exit rules and scale-out
   std::string table = "compact", markdown, shard, devices, save_tensors, load_tensors;
   bool fail_on_skip = false;
+  bool dry_run = false;  // expand and check everything, write nothing (cli/sweep_pipeline.cpp)
   double plant_slowdown = 0;  // test only (cli/test_paths.hpp)
   std::vector<std::string> plugins;  // --plugin FILE (paths/plugin_paths.hpp)
 

@@ -1,11 +1,17 @@
 // The sweep pipeline (cli/sweep_pipeline.hpp): one function a stage, called in order by execute().
 #include "cli/sweep_pipeline.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -115,14 +121,37 @@ std::vector<int> requested_devices(const CommonOptions& o) {
   return devices;
 }
 
+// --save-tensors must be a folder this run can write, or one it can create (its parent exists),
+// found before the first record runs, not by every record's save after its run. A real run makes
+// the folder (the first save would) and writes and removes a probe file in it; --dry-run creates
+// nothing and asks access() of the folder, or of its parent when it is not there yet.
+void check_save_folder(const std::string& dir, bool dry_run) {
+  namespace fs = std::filesystem;
+  auto refuse = [&](const std::string& why) { throw InputError(kCli, "--save-tensors", fmt::format("'{}' {}", dir, why)); };
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) refuse("is a file, not a folder");
+  const fs::path parent = fs::path(dir).parent_path().empty() ? fs::path(".") : fs::path(dir).parent_path();
+  if (!fs::is_directory(dir, ec) && !fs::is_directory(parent, ec))
+    refuse(fmt::format("cannot be created: its parent '{}' is not a folder", parent.string()));
+  if (dry_run) {
+    const std::string there = fs::is_directory(dir, ec) ? dir : parent.string();
+    if (::access(there.c_str(), W_OK | X_OK) != 0) refuse(fmt::format("cannot be written: '{}': {}", there, std::strerror(errno)));
+    return;
+  }
+  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) refuse(fmt::format("cannot be created: {}", std::strerror(errno)));
+  std::string probe = dir + "/.fa-bench-probe-XXXXXX";
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) refuse(fmt::format("cannot be written: {}", std::strerror(errno)));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
 // --save-tensors / --load-tensors: the runner's hooks. Loaded tensors are checked against every
 // valid row first, so a wrong shape or dtype is an input error before anything runs.
 void hook_tensors(RunOptions& ro, const CommonOptions& o, const Sweep& sweep) {
   for (const auto& row : sweep.rows)
     if (!o.load_tensors.empty() && !row.invalid) load_inputs(o.load_tensors, row.problem);
-  std::error_code ec;
-  if (!o.save_tensors.empty() && std::filesystem::exists(o.save_tensors, ec) && !std::filesystem::is_directory(o.save_tensors, ec))
-    throw InputError(SourceLoc{"command line", 0}, "--save-tensors", fmt::format("'{}' is a file, not a folder", o.save_tensors));
+  if (!o.save_tensors.empty()) check_save_folder(o.save_tensors, o.dry_run);
   ro.load_tensors = o.load_tensors;
   ro.save_tensors = o.save_tensors;
   install_tensor_hooks(ro);
@@ -268,7 +297,17 @@ Outputs open_outputs(const CommonOptions& o, const std::vector<std::string>& inp
       f.truncate_to(complete);
     };
     cut(csv_out, out.earlier.complete_bytes);
-    if (json_out) cut(*json_out, json_complete);
+    if (json_out) {
+      cut(*json_out, json_complete);
+      // The JSON Lines as durable as the CSV: the records the CSV holds and the JSON Lines file
+      // lacks (a line cut off above, or --json new on this resumed run) are written to it now.
+      const std::vector<std::string> missing = json_lines_missing(o.csv, o.json);
+      if (!missing.empty()) {
+        if (json_out->empty()) json_out->write(meta_json(out.meta) + '\n');
+        for (const auto& line : missing) json_out->write(line + '\n');
+        spdlog::info("--resume: wrote {} records of '{}' that '{}' lacked", missing.size(), o.csv, o.json);
+      }
+    }
     if (out.earlier.exit_status != 0)
       spdlog::warn("--resume: '{}' already holds a record that makes this run exit {}: {}", o.csv, out.earlier.exit_status,
                    out.earlier.exit_why);
@@ -309,6 +348,44 @@ int exit_stage(const std::vector<Record>& records, const CommonOptions& o, const
   return apply_fail_on_skip(combined_exit_status(out.earlier.exit_status, exit_status(records)), records, o);
 }
 
+// --dry-run: everything before this ran (files read and expanded, flags, --filter, --shard, paths,
+// the outputs' folders and identities, the tensor folders); here each output is tried for writing
+// without being created or changed, and --resume's files are read and checked as a real run would.
+// Nothing is opened for writing, created or truncated. Exit 2 where a real run would (an input
+// error, or an invalid row), else 0.
+int dry_run(const Sweep& sweep, const CommonOptions& o, const std::string& shard, const Setup& s) {
+  namespace fs = std::filesystem;
+  const std::pair<const char*, std::string> outputs[] = {{"-o", o.csv}, {"--json", o.json}, {"--markdown", o.markdown}};
+  for (const auto& [flag, path] : outputs) {
+    if (path.empty()) continue;
+    std::error_code ec;
+    const std::string dir = fs::path(path).parent_path().empty() ? "." : fs::path(path).parent_path().string();
+    const int fd = fs::exists(path, ec) ? ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+    const bool ok = fd >= 0 || (!fs::exists(path, ec) && ::access(dir.c_str(), W_OK | X_OK) == 0);
+    if (fd >= 0) ::close(fd);
+    if (!ok) throw InputError(kCli, flag, fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+  }
+  if (o.resume) {
+    RunMeta meta = collect_meta(s.ctx.device, s.ro.timing.mode);
+    meta.shard = shard;
+    const ResumeState earlier = read_resume(o.csv, meta);
+    if (!o.json.empty()) check_json_resume(o.json, meta);
+    spdlog::info("--dry-run: --resume would keep {} records of '{}'", earlier.done.size(), o.csv);
+  }
+  size_t records = 0, invalid = 0;
+  for (const auto& r : sweep.rows) {
+    records += r.invalid ? 1 : r.splits.size() * s.ro.paths.size();  // as run_sweep counts them
+    if (r.invalid) {  // a real run records it as invalid and exits 2: so does the dry run, naming it
+      spdlog::error("invalid row: {}: field '{}': {}", r.where.str(), r.invalid->field, r.invalid->reason);
+      ++invalid;
+    }
+  }
+  std::cout << fmt::format("dry run: {} rows x {} paths ({}): {} records -> {}{}; nothing was run or written\n",
+                           sweep.rows.size(), s.ro.paths.size(), fmt::join(s.ro.paths, ","), records, o.csv,
+                           invalid ? fmt::format(", {} of them invalid rows", invalid) : "");
+  return invalid ? 2 : 0;
+}
+
 }  // namespace
 
 Sweep load_sweep_files(const std::vector<std::string>& files, const CommonOptions& o) {
@@ -328,6 +405,7 @@ int execute(Sweep sweep, const CommonOptions& o) {
   std::string shard;
   const std::vector<std::string> inputs = select_rows(sweep, o, shard);
   Setup setup = set_up(sweep, o);
+  if (o.dry_run) return dry_run(sweep, o, shard, setup);
   const StopOnSignals stop_on_signals;  // from here to the end: a signal ends the run after the current record
   Outputs outputs = open_outputs(o, inputs, shard, setup);
   const std::vector<Record> records = run_stage(sweep, o, setup, outputs);

@@ -41,7 +41,11 @@ GateReport run_gate(const ResultsFile& baseline, const ResultsFile& current, con
   for (auto it = current.records.rbegin(); it != current.records.rend(); ++it) {
     if (!seen.insert(match_key(it->record)).second) continue;
     const Status s = it->record.status;
-    const std::string why = it->record.timing ? untimeable(*it->record.timing) : "";
+    std::string why = it->record.timing ? untimeable(*it->record.timing) : "";
+    // The last timed launch's output differed from the validated one's (state carried between
+    // launches): wrong whatever the status says, as a file edited or written by another tool may say pass.
+    if (why.empty() && it->record.timed_check == "differs")
+      why = "timed_check is differs: the last timed launch's output is not the validated run's";
     if (s != Status::pass && s != Status::skip) g.wrong.insert(g.wrong.begin(), {&*it, why});
     else if (!why.empty()) g.wrong.insert(g.wrong.begin(), {&*it, why});
   }
@@ -73,7 +77,7 @@ void print_gate_report(std::ostream& os, const GateReport& g, const CompareRule&
                         x.g_req.str(), why.empty() ? status_name(x.status) : "", what, r->at.str(), with_plugin(r));
     }
   };
-  list("Wrong (neither pass nor skip, or a timing that is not a finite number >= 0)", g.wrong);
+  list("Wrong (neither pass nor skip, a timing that is not a finite number >= 0, or a timed launch that differs)", g.wrong);
   std::vector<GateReport::Wrong> missing;
   for (const auto* r : g.missing) missing.push_back({r, ""});
   list("Missing or no longer run (as in the baseline)", missing);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <mutex>
 
 namespace fa {
@@ -261,6 +262,11 @@ std::optional<FieldError> validate_serving(const Problem& p) {
     }
   }
   if (p.page_size < 0) return FieldError{"page_size", fmt::format("must be 0 (not paged) or positive, got {}", p.page_size)};
+  // The page table holds int32 page numbers (harness/serving.cpp builds none beyond them).
+  if (p.paged() && p.serving().pages > INT32_MAX)
+    return FieldError{"page_size", fmt::format("a pool of {} pages of {} keys: the page table's int32 entries number at most {}",
+                                               p.serving().pages == INT64_MAX ? std::string("over 2^63") : std::to_string(p.serving().pages),
+                                               p.page_size, INT32_MAX)};
   if (p.paged() && !checked_product({2 * 4, p.serving().pages, p.page_size, p.Hk, p.D}))  // fp32 K and V pools
     return FieldError{"page_size", fmt::format("a pool of {} pages of {} keys (x Hk {} x D {}) overflows int64",
                                                p.serving().pages, p.page_size, p.Hk, p.D)};
@@ -275,6 +281,12 @@ std::optional<FieldError> validate_serving(const Problem& p) {
     if (n != p.H) return FieldError{"alibi", fmt::format("{} slopes but H = {} (one a query head)", n, p.H)};
   }
   if (p.softcap < 0 || !std::isfinite(p.softcap)) return FieldError{"softcap", "must be 0 (none) or a positive number"};
+  // Paths cap in fp32: a cap below its smallest normal is 0 there (flushed on GPUs), "no cap", and
+  // one above its largest is infinite; either would blame the kernel for the input.
+  if (p.softcap > 0 && (p.softcap < std::numeric_limits<float>::min() || p.softcap > std::numeric_limits<float>::max()))
+    return FieldError{"softcap", fmt::format("{:g} is outside fp32's normal range [{:g}, {:g}] that the paths cap in",
+                                             p.softcap, double(std::numeric_limits<float>::min()),
+                                             double(std::numeric_limits<float>::max()))};
   return std::nullopt;
 }
 

@@ -31,6 +31,8 @@ import contextlib
 import csv
 import importlib
 import inspect
+import math
+import os
 import random
 import sys
 import time
@@ -100,6 +102,47 @@ def external_refusal(p, backend):
     if p.dtype not in ("fp16", "bf16"):  # both libraries' kernels; refused before a JIT build is tried
         return "{}.{} takes fp16 and bf16 only".format(*EXTERNAL_BACKENDS[backend])
     return None
+
+
+def import_torch():
+    """torch, or an exit naming what is missing (a clear message, not a traceback)."""
+    try:
+        import torch
+    except ImportError as e:
+        raise SystemExit(f"sdpa_baseline.py: torch does not import ({e}); install PyTorch with CUDA or ROCm, "
+                         "or ask only for backends whose library is missing (their records are skips)") from None
+    if not torch.cuda.is_available():
+        raise SystemExit("no CUDA/ROCm device visible to torch")
+    return torch
+
+
+def check_arguments(ap, args):
+    """fa-bench's flag rules (cli/flag_checks.hpp) and output policy (harness/results/output_file.hpp),
+    before any work: finite, non-negative numbers; min samples <= max; -o not a folder, in a folder
+    that exists, and not the sweep it reads. ap.error exits 2 naming the flag."""
+    for flag, v in (("--time-cap", args.time_cap), ("--spread", args.spread)):
+        if not math.isfinite(v) or v < 0:
+            ap.error(f"{flag} {v}: not a finite number >= 0")
+    for flag, v, lo in (("--warmup", args.warmup, 0), ("--min-samples", args.min_samples, 1),
+                        ("--max-samples", args.max_samples, 1)):
+        if v < lo:
+            ap.error(f"{flag} {v}: must be a whole number >= {lo}")
+    if args.min_samples > args.max_samples:
+        ap.error(f"--min-samples {args.min_samples} is more than --max-samples {args.max_samples}")
+    if args.accumulate_keys is not None and not 0 <= args.accumulate_keys <= 1 << 20:
+        ap.error(f"--accumulate-keys {args.accumulate_keys}: must be in [0, {1 << 20}]")
+    if args.check:
+        return
+    out = args.output
+    if not out:
+        ap.error("-o: an empty value is not allowed")
+    if os.path.isdir(out):
+        ap.error(f"-o: '{out}' is a directory, not a file")
+    folder = os.path.dirname(out) or "."
+    if not os.path.isdir(folder):
+        ap.error(f"-o: cannot write '{out}': directory '{folder}' does not exist")
+    if args.sweep and os.path.exists(out) and os.path.exists(args.sweep) and os.path.samefile(out, args.sweep):
+        ap.error(f"-o: '{out}' is the input '{args.sweep}'; refusing to overwrite it")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -463,9 +506,7 @@ def check_runners(args, backends):
     varlen = {b: import_external(b, EXTERNAL_VARLEN) for b in external}
     torch = None
     if any(b in TORCH_BACKENDS + (FLEX,) for b in backends) or any(fn for fn, _ in [*external.values(), *varlen.values()]):
-        import torch
-        if not torch.cuda.is_available():
-            raise SystemExit("no CUDA/ROCm device visible to torch")
+        torch = import_torch()
     runners = {}
     for b in backends:
         if b == FLEX:
@@ -531,6 +572,7 @@ def main(argv=None):
     ap.add_argument("--max-samples", type=int, default=1000)
     ap.add_argument("--warmup", type=int, default=1)
     args = ap.parse_args(argv)
+    check_arguments(ap, args)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     for b in backends:
         if b not in BACKENDS:
@@ -548,9 +590,7 @@ def main(argv=None):
     runnable = any(not p.invalid and not is_fp8(p.dtype) for p in problems)  # else every record is a skip
     if runnable and (any(b in TORCH_BACKENDS + (FLEX,) for b in backends) or
                      any(fn for fn, _ in [*external.values(), *varlen.values()])):
-        import torch
-        if not torch.cuda.is_available():
-            raise SystemExit("no CUDA/ROCm device visible to torch")
+        torch = import_torch()
         meta = device_meta(torch)
         flush = ColdL2(torch, 0, args.timing)
     else:  # every backend asked for is a library that does not import: its skips need no device

@@ -3,8 +3,10 @@
 # (`--dependency=afterany` on the array) that joins the shards and names any shard to re-run.
 #   scripts/slurm-array.sh --shards 8 --gpus 1 --out results/llm sweeps/llm-d64.csv -- --time-cap 1
 #   scripts/slurm-array.sh --shards 4 --out results/edge sweeps/edge.csv -- --paths cpu-flash  # CPU
-# Run on a login node (it calls sbatch twice; --help lists options). sacct shows each task's exit as
-# fa-bench's (0 pass, 1 a fail/error record, 2 input/output error); the merge's 1: records missing.
+# Run on a login node: it runs `fa-bench sweep --dry-run` on the sweeps and flags first (nothing is
+# queued that a task would refuse), then calls sbatch twice; --help lists options. sacct shows each
+# task's exit as fa-bench's (0 pass, 1 a fail/error record, 2 input/output error); the merge's 1:
+# records missing.
 set -euo pipefail
 
 usage() {
@@ -159,7 +161,10 @@ while (($#)); do
   esac
 done
 ((${#sweeps[@]})) || { usage >&2; exit 2; }
-[[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "slurm-array.sh: --shards takes a positive integer" >&2; exit 2; }
+# Slurm's MaxArraySize is at most 4000001 (indices 0..4000000); a longer number would also wrap
+# bash's 64-bit arithmetic below.
+[[ "$n" =~ ^[1-9][0-9]{0,6}$ ]] && ((n <= 4000001)) ||
+  { echo "slurm-array.sh: --shards takes an integer from 1 to 4000001 (Slurm's largest array), not '$n'" >&2; exit 2; }
 [[ -z "$only" || "$only" =~ ^[0-9]+(,[0-9]+)*$ ]] || { echo "slurm-array.sh: --only takes shard numbers, e.g. 2,5" >&2; exit 2; }
 for i in ${only//,/ }; do
   ((i < n)) || { echo "slurm-array.sh: --only $i: shards are 0..$((n - 1))" >&2; exit 2; }
@@ -176,6 +181,15 @@ for i in "${!sweeps[@]}"; do
   sweeps[i]=$(realpath "${sweeps[i]}")
 done
 self=$(realpath "$0")
+
+# Everything a task would refuse is refused here, before anything is queued: fa-bench's flags
+# after --, the sweeps' contents, the shard file's folder. --dry-run expands and checks, writes nothing.
+dry=("$bin" sweep "${sweeps[@]}" --shard "0/$n" -o "$out/shard-0.csv" --no-table --dry-run "${flags[@]}")
+if ! dry_log=$("${dry[@]}" 2>&1); then
+  printf '%s\n' "$dry_log" >&2
+  echo "slurm-array.sh: fa-bench sweep --dry-run refused the sweep or its flags (above); nothing was queued" >&2
+  exit 2
+fi
 
 # The command line again, without --only, for the re-run hints.
 rerun="$(printf '%q' "$self") $(printf '%q ' --shards "$n" --out "$out" --bin "$bin")"

@@ -9,11 +9,17 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <sys/stat.h>
+
+#include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <stdexcept>
 
 #include "cli/commands.hpp"
+#include "cli/flag_checks.hpp"
+#include "harness/results/output_file.hpp"
 #include "harness/results/tensors/check_dir.hpp"
 #include "harness/inputs.hpp"
 #include "harness/results/metadata.hpp"
@@ -67,12 +73,51 @@ RunOutputs outputs_of(const RecordDir& rd, const HostInputs& in, bool no_lse) {
   return out;
 }
 
+const SourceLoc kCheckCli{"command line", 0};
+
+// --path names the program that wrote o.npy: a built-in path's name would file an outside
+// program's records under that path (and `compare` would pair them with its own).
+void check_path_name(const std::string& name, const DeviceFacts& device) {
+  const Registry reg = builtin_registry(device);
+  for (const auto& row : reg.rows())
+    if (row.name == name)
+      throw InputError(kCheckCli, "--path",
+                       fmt::format("'{}' is a built-in path's name; name the program that wrote o.npy", name));
+}
+
+// One record folder named twice (`check DIR DIR`, or DIR and DIR/rec) would write one key twice.
+void refuse_repeated_dirs(const std::vector<std::string>& dirs) {
+  std::map<std::pair<dev_t, ino_t>, std::string> seen;
+  for (const auto& d : dirs) {
+    struct stat st {};
+    if (::stat(d.c_str(), &st) != 0) continue;  // read_record_dir names it
+    const auto [it, fresh] = seen.emplace(std::make_pair(st.st_dev, st.st_ino), d);
+    if (!fresh)
+      throw InputError(SourceLoc{d, 0}, "check", fmt::format("the record folder '{}' is named twice (also as '{}')", d, it->second));
+  }
+}
+
+// Every file of every record folder is an input: -o and --json may be none of them (o.npy and
+// problem.json would be truncated before they are read).
+std::vector<std::string> record_files(const std::vector<RecordDir>& found) {
+  std::vector<std::string> files;
+  for (const auto& rd : found) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(rd.dir, ec)) files.push_back(e.path().string());
+  }
+  return files;
+}
+
 int run_check(const CheckOptions& o) {
-  const std::vector<std::string> dirs = record_dirs(o.dirs);
-  std::vector<RecordDir> found;
-  for (const auto& d : dirs) found.push_back(read_record_dir(d));  // every folder read before any is judged
   GateContext ctx;
   ctx.device = probe_device();
+  check_path_name(o.path, ctx.device);
+  const std::vector<std::string> dirs = record_dirs(o.dirs);
+  refuse_repeated_dirs(dirs);
+  std::vector<RecordDir> found;
+  for (const auto& d : dirs) found.push_back(read_record_dir(d));  // every folder read before any is judged
+  std::vector<std::string> inputs_files = record_files(found);
+  check_outputs({{"-o", o.csv}, {"--json", o.json}}, inputs_files);
   ctx.cpu_budget_flops = o.cpu_budget_gflop * 1e9;
   RunOptions ro;
   ro.reference = compute_reference;
@@ -81,7 +126,6 @@ int run_check(const CheckOptions& o) {
   ro.check_rows = o.check_rows;
   if (o.max_err >= 0) ro.thresholds.max_err = o.max_err;
   if (o.min_cosine >= 0) ro.thresholds.cosine = o.min_cosine;
-  std::vector<std::string> inputs_files = o.dirs;
   OutputFile csv_out(o.csv, inputs_files);
   RunMeta meta = collect_meta(ctx.device, TimingMode::cold);
   meta.timing_mode = "";
@@ -123,28 +167,31 @@ void add_check(CLI::App& app, int& status) {
                                           "folders by the rule a built-in path gets");
   auto o = std::make_shared<CheckOptions>();
   cmd->add_option("dirs", o->dirs, "Record folders of --save-tensors, or folders of them")->required();
-  cmd->add_option("--path", o->path, "Path name the records carry (the program that wrote o.npy)")->capture_default_str();
-  cmd->add_option("-o,--csv", o->csv, "Results CSV (the sweep's columns; no timing)")->capture_default_str();
-  cmd->add_option("--json", o->json, "Also write JSON Lines");
+  cmd->add_option("--path", o->path, "Path name the records carry (the program that wrote o.npy; not a built-in path's)")
+      ->check(non_empty())
+      ->capture_default_str();
+  cmd->add_option("-o,--csv", o->csv, "Results CSV (the sweep's columns; no timing)")->check(non_empty())->capture_default_str();
+  cmd->add_option("--json", o->json, "Also write JSON Lines")->check(non_empty());
   cmd->add_flag("--no-lse", o->no_lse, "Judge O only: the program wrote no lse.npy (a saved one is ignored)");
   cmd->add_flag("--no-table", o->no_table, "Do not print the table");
   cmd->add_option("--accumulate-keys", o->accumulate_keys,
                   "Keys one truncating fp32 accumulate step of the program's PV product folds in (16: NVIDIA "
                   "tensor cores' k16 steps, as mma declares; 0: round-to-nearest); the bias check admits the drift "
                   "it implies over long key ranges (harness/rounding_bias.hpp)")
-      ->check(CLI::Range(0, 1 << 20))
+      ->check(whole_in(0, 1 << 20))
       ->capture_default_str();
   cmd->add_option("--fp8-p", o->fp8_p,
                   "FP8 problems: what the program rounds P to before PV, fp8_e4m3 (FA3's FP8 path) or bf16; the "
                   "low-precision reference that scales the tolerance rounds it the same way")
       ->check(CLI::IsMember({"fp8_e4m3", "bf16"}))
       ->capture_default_str();
-  cmd->add_option("--max-err", o->max_err, "Fixed rule: max |o - ref| threshold")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--min-cosine", o->min_cosine, "Fixed rule: minimum cosine similarity")->check(CLI::Range(0.0, 1.0));
+  // run's checks (cli/flag_checks.hpp): CLI11's NonNegativeNumber and Range let NaN through.
+  cmd->add_option("--max-err", o->max_err, "Fixed rule: max |o - ref| threshold")->check(finite_in(0, HUGE_VAL));
+  cmd->add_option("--min-cosine", o->min_cosine, "Fixed rule: minimum cosine similarity")->check(finite_in(0, 1));
   cmd->add_option("--check-rows", o->check_rows, "Validate this many sampled query rows (0: as --cpu-budget allows)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_in(0, std::numeric_limits<int64_t>::max()));
   cmd->add_option("--cpu-budget", o->cpu_budget_gflop, "GFLOP the reference may spend on one problem")
-      ->check(CLI::NonNegativeNumber)
+      ->check(finite_in(0, HUGE_VAL))
       ->capture_default_str();
   cmd->callback([o, &status] { status = run_check(*o); });
 }

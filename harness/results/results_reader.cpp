@@ -11,12 +11,11 @@
 #include <fstream>
 #include <map>
 
+#include "harness/problem.hpp"
 #include "harness/problem_fields.hpp"
 
 namespace fa {
-namespace {
 
-// Splits one CSV line: commas separate, "..." quotes, "" inside quotes is a quote.
 std::vector<std::string> split_csv_line(const std::string& line) {
   std::vector<std::string> out(1);
   bool quoted = false;
@@ -29,6 +28,8 @@ std::vector<std::string> split_csv_line(const std::string& line) {
   }
   return out;
 }
+
+namespace {
 
 class Row {
  public:
@@ -77,13 +78,35 @@ Status parse_status(const Row& row) {
   row.fail("status", fmt::format("unknown status '{}' (pass fail skip invalid error oom)", s));
 }
 
+// The schema column, where the header has one: a version this reader knows (1 to this build's).
+void check_schema(const Row& row) {
+  if (!row.has("schema")) return;  // other tools' files in the same columns may leave it out
+  const std::string& t = row.text("schema");
+  const bool digits = !t.empty() && t.size() < 6 && t.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || std::stoi(t) < 1 || std::stoi(t) > kSchemaVersion)
+    row.fail("schema", fmt::format("'{}' is not a results schema this version reads (1 to {})", t, kSchemaVersion));
+}
+
+// Counts that cannot be negative (the writer's std::to_string of a count).
+int64_t count_cell(const Row& row, const std::string& col) {
+  const int64_t v = row.integer_or_zero(col);
+  if (v < 0) row.fail(col, fmt::format("{} is a count and cannot be negative", v));
+  return v;
+}
+
 Record parse_record(const Row& row) {
   Record r;
   Problem& p = r.problem;
+  check_schema(row);
   for (const auto& f : problem_field_table()) {
     if (f.optional_column && !row.has(f.name)) continue;  // an older schema: the default
     if (auto why = f.set(p, row.text(f.name))) row.fail(f.name, *why);
   }
+  r.status = parse_status(row);
+  // The problem as the sweep reader checks it (harness/problem.hpp's validate: sizes, serving lists
+  // against B and H, page_size, window, softcap...); an invalid record is a problem that failed it.
+  if (r.status != Status::invalid)
+    if (const auto e = validate(p)) row.fail(e->field, e->reason);
   r.path = row.text("path");
   if (r.path.empty()) row.fail("path", "empty path");
   r.ran_path = row.text("ran_path");
@@ -103,7 +126,6 @@ Record parse_record(const Row& row) {
       row.fail("tile_heads", fmt::format("{} query heads a block, for H={}", heads, r.problem.H));
     r.tile.heads = int(heads);
   }
-  r.status = parse_status(row);
   r.reason = row.text("reason");
   r.rule = row.text("rule");
   r.tol = row.real_or_zero("tol");
@@ -114,11 +136,11 @@ Record parse_record(const Row& row) {
     m.rel_l2 = row.real_or_zero("rel_l2");
     m.cosine = row.empty("cosine") ? 1.0 : row.real("cosine");
     m.lse_max_err = row.real_or_zero("lse_max_err");
-    m.nan_inf = row.integer_or_zero("nan_inf");
-    m.unwritten = row.integer_or_zero("unwritten");
-    m.cache_mismatch = row.integer_or_zero("cache_mismatch");
-    m.rows_checked = row.integer_or_zero("rows_checked");
-    m.rows_total = row.integer_or_zero("rows_total");
+    m.nan_inf = count_cell(row, "nan_inf");
+    m.unwritten = count_cell(row, "unwritten");
+    m.cache_mismatch = count_cell(row, "cache_mismatch");
+    m.rows_checked = count_cell(row, "rows_checked");
+    m.rows_total = count_cell(row, "rows_total");
     m.lp_max_abs = row.real_or_zero("lowprec_max_err");
     r.metrics = m;
   }
@@ -135,6 +157,9 @@ Record parse_record(const Row& row) {
     r.tflops = row.real_or_zero("tflops");
     r.gbps = row.real_or_zero("gbps");
   }
+  r.timed_check = row.text("timed_check");
+  if (r.timed_check != "" && r.timed_check != "same" && r.timed_check != "rule" && r.timed_check != "differs")
+    row.fail("timed_check", fmt::format("'{}' is not a timed check outcome (same, rule, differs, or empty)", r.timed_check));
   r.time = row.text("time");
   r.where = SourceLoc{row.text("sweep_file"), int(row.integer_or_zero("sweep_line"))};
   return r;

@@ -25,4 +25,8 @@ struct ResultsFile {
 // Throws InputError (file:line, column) on a missing file, a missing column or a bad cell.
 ResultsFile read_results_csv(const std::string& path);
 
+// One line of a results CSV split into its cells, quotes removed and the writer's escapes kept
+// (harness/results/text_escape.hpp): commas separate, "..." quotes, "" inside quotes is a quote.
+std::vector<std::string> split_csv_line(const std::string& line);
+
 }  // namespace fa

@@ -14,6 +14,8 @@
 #include <tuple>
 
 #include "harness/problem_fields.hpp"
+#include "harness/results/json_cell.hpp"
+#include "harness/results/results_reader.hpp"
 #include "harness/results/text_escape.hpp"
 
 namespace fa {
@@ -140,6 +142,33 @@ long long check_json_resume(const std::string& jsonl_path, const RunMeta& meta) 
     refuse(jsonl_path, 1, "timing_mode",
            fmt::format("meta timing mode {}; this run's timing mode is '{}'", shown("timing_mode"), meta.timing_mode));
   return complete;
+}
+
+std::vector<std::string> json_lines_missing(const std::string& csv_path, const std::string& jsonl_path) {
+  long long torn = -1;
+  std::map<std::string, int> held;  // the JSON Lines file's records (dumped again: one spelling), and how many times
+  {
+    std::istringstream f(complete_lines(jsonl_path, &torn));
+    for (std::string line; std::getline(f, line);) {
+      const auto j = nlohmann::json::parse(line, nullptr, false);
+      if (!j.is_discarded() && !j.contains("meta")) ++held[j.dump()];
+    }
+  }
+  std::vector<std::string> missing;
+  std::istringstream f(complete_lines(csv_path, &torn));
+  std::string line;
+  if (!std::getline(f, line)) return missing;
+  const std::vector<std::string> columns = split_csv_line(line);
+  while (std::getline(f, line)) {
+    const std::vector<std::string> cells = split_csv_line(line);
+    if (cells.size() != columns.size()) continue;  // read_resume has refused such a file already
+    nlohmann::json j;
+    for (size_t i = 0; i < cells.size(); ++i) j[columns[i]] = json_cell(columns[i], cells[i]);
+    std::string dumped = j.dump();
+    if (auto it = held.find(dumped); it != held.end() && it->second > 0) --it->second;
+    else missing.push_back(std::move(dumped));
+  }
+  return missing;
 }
 
 int combined_exit_status(int earlier, int now) { return earlier == 1 || now == 1 ? 1 : std::max(earlier, now); }

@@ -7,6 +7,7 @@
 #pragma once
 #include <set>
 #include <string>
+#include <vector>
 
 #include "harness/results/results.hpp"
 
@@ -24,6 +25,12 @@ ResumeState read_resume(const std::string& csv_path, const RunMeta& meta);
 // Checks a JSON Lines file's meta line against this run (missing or empty: fine). Returns the
 // length of its complete lines when it ends in a torn one, else -1.
 long long check_json_resume(const std::string& jsonl_path, const RunMeta& meta);
+
+// --resume with --json: the JSON Lines of the CSV's complete records that the JSON Lines file's
+// complete lines lack (one cut by a file-size limit, or all of them when --json is new on a
+// resumed run), in the CSV's order. Each is the line JsonLinesWriter wrote for that record: the
+// same cells through the same json_cell, so a record the file holds is matched exactly.
+std::vector<std::string> json_lines_missing(const std::string& csv_path, const std::string& jsonl_path);
 
 // The exit status of a resumed run: its own records' and the file's earlier ones together.
 int combined_exit_status(int earlier, int now);

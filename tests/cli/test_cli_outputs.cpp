@@ -4,7 +4,9 @@
 // --markdown/--table, and tensors saved as .npy and run again with --load-tensors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -239,4 +241,124 @@ TEST(CliOutputs, SavedTensorsOfServingRowsGetTheirOwnFoldersAndPackedShapes) {
   const bool page2 = slurp(*folders.begin() + "/k.npy").find("'shape': (7, 2, 2, 16)") != std::string::npos;
   const bool page4 = slurp(*folders.begin() + "/k.npy").find("'shape': (4, 4, 2, 16)") != std::string::npos;
   EXPECT_TRUE(page2 || page4) << "pool [pages, page_size, Hk, D]: 4+2+1 pages of 2, or 2+1+1 of 4";
+}
+
+// --save-tensors is checked before any record runs: a folder that cannot be made or written is an
+// input error naming the flag, and no record is written (it used to be found after every record ran).
+TEST(CliOutputs, AnUnwritableSaveTensorsFolderIsFoundBeforeAnyRecordRuns) {
+  const auto sweep = fa::test::temp_file(".csv", "name,B,H,S,D\na,1,2,8,16\nb,1,2,9,16\n");
+  const auto file = fa::test::temp_file(".txt", "a file, not a folder\n");
+  for (const std::string& dir : {file + "/sub", std::string("/proc/fa-bench-no-such-folder"), file}) {
+    const auto csv = fa::test::temp_file(".csv", "");
+    const auto r = fa::test::run_cli("sweep " + sweep + kQuick + " -o " + csv + " --save-tensors " + dir);
+    EXPECT_EQ(r.status, 2) << dir << ": " << r.output;
+    EXPECT_NE(r.output.find("--save-tensors"), std::string::npos) << r.output;
+    EXPECT_TRUE(slurp(csv).empty()) << dir << ": no record may run before the folder is known good";
+  }
+}
+
+// --dry-run: the sweep expanded and every flag, input and output checked, nothing written; exit 0
+// for a good run, 2 naming the flag or file:line:field for a bad one.
+TEST(CliOutputs, DryRunChecksEverythingAndWritesNothing) {
+  const std::string dir = temp_dir();
+  const auto sweep = fa::test::temp_file(".csv", "name,B,H,S,D,G\na,1,2,8,16,0|2\nb,1,2,9,16,0\n");
+  const std::string csv = dir + "/out.csv", json = dir + "/out.jsonl", md = dir + "/out.md", saved = dir + "/saved";
+  const auto ok = fa::test::run_cli("sweep " + sweep + kQuick + " -o " + csv + " --json " + json + " --markdown " + md +
+                                    " --save-tensors " + saved + " --dry-run");
+  EXPECT_EQ(ok.status, 0) << ok.output;
+  EXPECT_NE(ok.output.find("2 rows x 2 paths (cpu-flash,cpu-ref): 6 records"), std::string::npos) << ok.output;
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "a dry run writes nothing, the tensor folder included";
+  const auto bad_sweep = fa::test::temp_file(".csv", "name,B,H,S,D\na,1,2,8,16\nb,1,2,9,300\n");
+  const std::pair<std::string, std::string> bad[] = {
+      {"sweep " + sweep + kQuick + " -o " + dir + "/no/out.csv", "-o"},
+      {"sweep " + sweep + kQuick + " -o " + sweep, "refusing to overwrite"},
+      {"sweep " + sweep + kQuick + " -o " + csv + " --time-cap nan", "--time-cap"},
+      {"sweep " + sweep + kQuick + " -o " + csv + " --shard 99999999999999999999/2", "--shard"},
+      {"sweep " + sweep + " --no-timing --paths no-such-path -o " + csv, "no-such-path"},
+      {"sweep " + sweep + kQuick + " -o " + csv + " --save-tensors " + sweep + "/x", "--save-tensors"},
+      {"sweep " + bad_sweep + kQuick + " -o " + csv + " --max-rows 1", "--max-rows"},
+      {"sweep " + bad_sweep + kQuick + " -o " + csv, bad_sweep + ":3: field 'D'"}};
+  for (const auto& [cmd, named] : bad) {
+    const auto r = fa::test::run_cli(cmd + " --dry-run");
+    EXPECT_EQ(r.status, 2) << cmd << ": " << r.output;
+    EXPECT_NE(r.output.find(named), std::string::npos) << cmd << ": " << r.output;
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  EXPECT_EQ(slurp(sweep), "name,B,H,S,D,G\na,1,2,8,16,0|2\nb,1,2,9,16,0\n");
+  // --resume's file is read as a real run reads it: one of another schema is refused.
+  std::ofstream(csv) << "schema,name\n1,a\n";
+  const auto resume = fa::test::run_cli("sweep " + sweep + kQuick + " -o " + csv + " --resume --dry-run");
+  EXPECT_EQ(resume.status, 2) << resume.output;
+  EXPECT_EQ(slurp(csv), "schema,name\n1,a\n") << "the resumed file is left as it is";
+}
+
+// scripts/slurm-array.sh runs the dry run before sbatch: bad flags after --, a bad sweep or an
+// overflowing shard count queue nothing (a stand-in sbatch on PATH records any call).
+TEST(CliOutputs, SlurmArrayRefusesWhatATaskWouldRefuseBeforeQueueingAnything) {
+  const std::string dir = temp_dir();
+  const std::string calls = dir + "/sbatch-calls";
+  std::ofstream(dir + "/sbatch") << "#!/bin/sh\necho \"$@\" >> " << calls << "\necho 1234\n";
+  std::filesystem::permissions(dir + "/sbatch", std::filesystem::perms::owner_all);
+  const auto good = fa::test::temp_file(".csv", "name,B,H,S,D\na,1,2,8,16\n");
+  const auto bad = fa::test::temp_file(".csv", "name,B,H,S,D\na,1,2,8,300\n");
+  const std::string script = "PATH=" + dir + ":$PATH " + fa::test::source_dir() + "/scripts/slurm-array.sh --bin " +
+                             FABENCH_BINARY + " --out " + dir + "/res";
+  auto submit = [&](const std::string& args) {
+    const std::string cmd = script + " " + args + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    while (fgets(buf, sizeof buf, p)) out += buf;
+    const int st = pclose(p);
+    return std::make_pair(WIFEXITED(st) ? WEXITSTATUS(st) : -1, out);
+  };
+  const std::pair<std::string, std::string> refused[] = {
+      {"--shards 2 " + good + " -- --time-cap nan", "--time-cap"},
+      {"--shards 2 " + good + " -- --no-such-flag", "no-such-flag"},
+      {"--shards 2 " + bad + " -- --paths cpu-flash", bad + ":2"},
+      {"--shards 99999999999999999999 " + good, "--shards"},
+      {"--shards 4000002 " + good, "--shards"}};
+  for (const auto& [args, named] : refused) {
+    const auto [status, out] = submit(args);
+    EXPECT_EQ(status, 2) << args << ": " << out;
+    EXPECT_NE(out.find(named), std::string::npos) << args << ": " << out;
+    EXPECT_FALSE(std::filesystem::exists(calls)) << args << ": sbatch was called";
+  }
+  const auto [status, out] = submit("--shards 2 " + good + " -- --paths cpu-flash --no-timing");
+  EXPECT_EQ(status, 0) << out;
+  const std::string queued = slurp(calls);
+  EXPECT_EQ(std::count(queued.begin(), queued.end(), '\n'), 2) << "the array and the merge: " << queued;
+}
+
+// Vague messages made clear: a softcap fp32 cannot hold names the flag or the sweep's field, and
+// `expand` of a paged row whose pool overflows says so instead of a std::vector length error.
+TEST(CliOutputs, ASoftcapOutsideFp32AndAnOverflowingPoolAreNamed) {
+  const auto csv = fa::test::temp_file(".csv", "");
+  for (const std::string cap : {"1e-300", "1e-39", "1e39"}) {
+    const auto r = fa::test::run_cli("run --B 1 --H 2 --S 8 --Sk 8 --D 16 --softcap " + cap + kQuick + " -o " + csv);
+    EXPECT_EQ(r.status, 2) << cap << ": " << r.output;
+    EXPECT_NE(r.output.find("softcap"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("fp32"), std::string::npos) << r.output;
+  }
+  const auto ok = fa::test::run_cli("run --B 1 --H 2 --S 8 --Sk 8 --D 16 --softcap 1e-30" + std::string(kQuick) + " -o " + csv);
+  EXPECT_EQ(ok.status, 0) << "a small cap fp32 holds is a cap: " << ok.output;
+  const auto sweep = fa::test::temp_file(".csv", "name,B,H,S,D,softcap\na,1,2,8,16,1e-300\n");
+  const auto row = fa::test::run_cli("sweep " + sweep + kQuick + " -o " + csv);
+  EXPECT_NE(row.output.find(sweep + ":2: field 'softcap'"), std::string::npos) << row.output;
+  // 2^60 + 1 one-key pages (more than a std::vector holds; its bytes overflow too), and 2^40 (8 TB of
+  // page numbers): the row is invalid with its reason, and reading it allocates no page table.
+  const std::pair<std::string, std::string> rows[] = {{"p,1,1,1,1152921504606846977,1,1", "overflow int64"},
+                                                      {"p,1,1,1,1099511627776,64,1", "int32 entries"}};
+  for (const auto& [row, why] : rows) {
+    const auto paged = fa::test::temp_file(".csv", "name,B,H,S,Sk,D,page_size\n" + row + "\n");
+    const auto e = fa::test::run_cli("expand " + paged);
+    EXPECT_EQ(e.status, 0) << e.output;
+    EXPECT_EQ(e.output.find("max_size"), std::string::npos) << e.output;
+    EXPECT_NE(e.output.find(why), std::string::npos) << e.output;
+    const auto run = fa::test::run_cli("sweep " + paged + kQuick + " -o " + csv);
+    for (const auto& rec : fa::test::read_csv(csv)) {
+      EXPECT_EQ(rec.at("status"), "invalid") << run.output;
+      EXPECT_NE(rec.at("reason").find(why), std::string::npos) << rec.at("reason");
+    }
+  }
 }

@@ -122,3 +122,18 @@ TEST(Gate, ANewPluginBuildAlonePassesAndAFailingRecordNamesTheBuildItCameWith) {
       << out;
   EXPECT_EQ(out.substr(out.rfind("gate: ")), g.summary() + "\n") << "the summary stays the last line";
 }
+
+TEST(Gate, ARecordWhoseTimedLaunchDiffersIsWrongWhateverItsStatusSays) {
+  const ResultsFile base = test::written({timed("a", 1.0), timed("b", 1.0)});
+  Record differs = timed("b", 1.0);
+  differs.timed_check = "differs";
+  Record same = timed("a", 1.0);
+  same.timed_check = "same";
+  const GateReport g = run_gate(base, test::written({same, differs}), CompareRule{}, false);
+  EXPECT_TRUE(g.failed());
+  ASSERT_EQ(g.wrong.size(), 1u);
+  EXPECT_EQ(g.wrong[0].rec->record.problem.name, "b");
+  std::ostringstream os;
+  print_gate_report(os, g, CompareRule{});
+  EXPECT_NE(os.str().find("timed_check is differs"), std::string::npos) << os.str();
+}

@@ -4,8 +4,13 @@
 // limit and fragments within the consumers' register budget. Plain C++. Run: ctest -R WsTileTraits
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+#include <tuple>
 #include <vector>
 
+#include "harness/dtype.hpp"
+#include "harness/sweep/sweep.hpp"
 #include "kernels/device/ws_layout.hpp"
 #include "kernels/device/ws_pipeline.hpp"
 #include "kernels/device/ws_tile_traits.hpp"
@@ -82,4 +87,33 @@ TEST(WsTileTraits, OnlyShortCausalProblemsTakeTheCausalRow) {
   EXPECT_FALSE(ws_causal_row(true, 8192, 8192)) << "the 8k causal rows won 2-3% with 176 keys";
   EXPECT_FALSE(ws_causal_row(true, kWsLongCausal, kWsLongCausal));
   EXPECT_TRUE(ws_causal_row(true, kWsLongCausal - 1, kWsLongCausal));
+}
+
+// sweeps/edge.csv runs the class of a bug the shipped sweeps once missed (a kernel that freed Q
+// before an item's last S = QK^T): mma's wave with one Q stage, non-causal 16-bit, D=128 and D=256,
+// G=0 and G=2, S a whole number of q tiles and not, each item two key tiles or more. The wave's
+// rule is launch_ws_cfg's (kernels/fa_mma_ws.hpp): items outnumber an H100's 132 SMs and each has
+// at most kWsPersistentTiles = 16 key tiles.
+TEST(WsTileTraits, EdgeCsvRunsTheOneQStageWaveAtD128AndD256WithAndWithoutASplit) {
+  const fa::Sweep s = fa::load_sweep(std::string(FABENCH_SOURCE_DIR) + "/sweeps/edge.csv", fa::Overrides{});
+  std::set<std::tuple<int, int, bool>> hit;  // (D, G, S a multiple of BM)
+  for (const auto& row : s.rows) {
+    const fa::Problem& p = row.problem;
+    if (p.causal || fa::dtype_bytes(p.dtype) != 2) continue;
+    const WsTileRow t = ws_tile_row(int(p.D), 2, false);
+    if (t.BM == 0) continue;
+    const int q_stages = ws_q_stages(t.BM, t.BN, t.D, t.stages, 2, ws_stage_o(t.BM, t.BN, t.D, t.stages, 2));
+    for (const auto& g : row.splits) {
+      if (g.is_auto) continue;
+      const int64_t splits = std::max(g.value, 1), nq = (p.S + t.BM - 1) / t.BM;
+      const int64_t items = nq * p.H * p.B * splits, item_tiles = (p.Sk + splits * t.BN - 1) / (splits * t.BN);
+      if (q_stages == 1 && items > 132 && item_tiles >= 2 && item_tiles <= 16)
+        hit.insert({int(p.D), g.value, p.S % t.BM == 0});
+    }
+  }
+  for (int D : {128, 256})
+    for (int G : {0, 2})
+      for (bool whole : {true, false})
+        EXPECT_TRUE(hit.count({D, G, whole})) << "no edge.csv row runs the one-Q-stage wave at D=" << D << " G=" << G
+                                              << (whole ? " with S a multiple of the q tile" : " with a partial q tile");
 }

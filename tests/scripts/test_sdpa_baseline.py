@@ -718,5 +718,63 @@ class CheckServingFolders(unittest.TestCase):
         self.assertEqual(code, 1, "an LSE 0.1 off fails: --no-lse is not passed for a runner that gives it")
         self.assertTrue(all(r["status"] == "fail" and "lse" in r["reason"].lower() for r in rows.values()), rows)
 
+
+class ArgumentsAndOutputs(unittest.TestCase):
+    """fa-bench's flag rules and output policy, before any work, with a message and exit 2, never a
+    traceback: -o equal to the sweep, -o in a missing folder, NaN and negative numbers, min above
+    max samples; and torch missing is said in a line."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="sdpa-args-")
+        self.sweep = os.path.join(self.tmp, "s.csv")
+        self.text = "name,B,H,S,D\na,1,2,8,16\n"
+        with open(self.sweep, "w") as f:
+            f.write(self.text)
+
+    def script(self, *args, env=None):
+        res = subprocess.run([sys.executable, os.path.join(SOURCE, "scripts", "sdpa_baseline.py"), *args],
+                             capture_output=True, text=True, env=env)
+        return res.returncode, res.stderr
+
+    def test_an_output_that_is_the_sweep_is_refused_and_the_sweep_kept(self):
+        for out in (self.sweep, os.path.join(self.tmp, ".", "s.csv")):
+            code, err = self.script(self.sweep, "-o", out, "--backends", "math")
+            self.assertEqual(code, 2, err)
+            self.assertIn("refusing to overwrite", err)
+            self.assertNotIn("Traceback", err)
+            with open(self.sweep) as f:
+                self.assertEqual(f.read(), self.text)
+
+    def test_an_output_in_a_missing_folder_or_a_folder_is_refused_before_any_work(self):
+        for out, why in ((os.path.join(self.tmp, "no", "such", "out.csv"), "does not exist"), (self.tmp, "is a directory")):
+            code, err = self.script(self.sweep, "-o", out, "--backends", "math")
+            self.assertEqual(code, 2, err)
+            self.assertIn(why, err)
+            self.assertNotIn("Traceback", err)
+
+    def test_nan_negative_and_crossed_timing_flags_are_refused_naming_the_flag(self):
+        out = os.path.join(self.tmp, "out.csv")
+        for flags, named in ((["--time-cap", "nan"], "--time-cap"), (["--time-cap", "-1"], "--time-cap"),
+                             (["--spread", "inf"], "--spread"), (["--warmup", "-1"], "--warmup"),
+                             (["--min-samples", "0"], "--min-samples"),
+                             (["--min-samples", "20", "--max-samples", "10"], "--max-samples")):
+            code, err = self.script(self.sweep, "-o", out, "--backends", "math", *flags)
+            self.assertEqual(code, 2, (flags, err))
+            self.assertIn(named, err)
+            self.assertNotIn("Traceback", err)
+            self.assertFalse(os.path.exists(out), flags)
+
+    def test_torch_missing_is_one_line_not_a_traceback(self):
+        fake = os.path.join(self.tmp, "fake")
+        os.makedirs(os.path.join(fake, "torch"))
+        with open(os.path.join(fake, "torch", "__init__.py"), "w") as f:
+            f.write("raise ImportError('No module named torch (planted by the test)')\n")
+        env = dict(os.environ, PYTHONPATH=fake + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        code, err = self.script(self.sweep, "-o", os.path.join(self.tmp, "out.csv"), "--backends", "math", env=env)
+        self.assertNotEqual(code, 0, err)
+        self.assertIn("torch does not import", err)
+        self.assertNotIn("Traceback", err)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

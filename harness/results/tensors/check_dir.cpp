@@ -23,6 +23,11 @@ bool is_file(const std::string& f) {
   return stat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+bool exists(const std::string& f) {
+  struct stat st;
+  return stat(f.c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
+}
+
 std::string shape_text(const std::vector<int64_t>& v) {
   std::string s;
   for (int64_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
@@ -54,12 +59,24 @@ std::vector<double> read_values(const std::string& file, const std::vector<int64
   return v;
 }
 
+// Every file check reads must be a regular file: a q.npy linked to /dev/zero (or a FIFO) would be
+// read forever, or block, before any shape check could refuse it.
+void refuse_non_regular(const std::string& dir) {
+  for (const char* name : {kProblemFile, "q.npy", "k.npy", "v.npy", kDescaleFile, "o.npy", "lse.npy"}) {
+    const std::string file = dir + "/" + name;
+    struct stat st;
+    if (stat(file.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+      throw InputError(SourceLoc{file, 0}, "check",
+                       "not a regular file (a device, FIFO or socket, or a link to one); check reads files only");
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> record_dirs(const std::vector<std::string>& dirs) {
   std::vector<std::string> out;
   for (const auto& d : dirs) {
-    if (is_file(d + "/" + kProblemFile)) {
+    if (exists(d + "/" + kProblemFile)) {  // a record folder; read_record_dir refuses a non-regular one
       out.push_back(d);
       continue;
     }
@@ -80,6 +97,7 @@ std::vector<std::string> record_dirs(const std::vector<std::string>& dirs) {
 }
 
 RecordDir read_record_dir(const std::string& dir) {
+  refuse_non_regular(dir);
   const std::string file = dir + "/" + kProblemFile;
   const SourceLoc at{file, 0};
   nlohmann::json j;

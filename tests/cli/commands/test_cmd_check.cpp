@@ -152,3 +152,67 @@ TEST(Check, Fp8FoldersHoldTheirBitsAndDescalesAndAnOutputWithoutVsDescaleFails) 
   EXPECT_EQ(missing.status, 2) << missing.output;
   EXPECT_TRUE(has(missing.output, "descale.npy")) << missing.output;
 }
+
+// The output policy of `sweep` (harness/results/output_file.hpp): no output may be a file of a
+// record folder being judged; each is refused before anything is read or truncated.
+TEST(Check, AnOutputThatIsAFileOfARecordFolderIsRefusedAndTheFileKept) {
+  fa::test::TempDir d;
+  const auto dirs = saved(d.path);
+  ASSERT_FALSE(dirs.empty());
+  for (const std::string name : {"o.npy", "problem.json", "q.npy"}) {
+    const std::string file = dirs.back() + "/" + name;
+    const auto before = std::filesystem::file_size(file);
+    const auto csv = run_cli("check " + dirs.back() + " --no-table -o " + file);
+    EXPECT_EQ(csv.status, 2) << csv.output;
+    EXPECT_TRUE(has(csv.output, "-o") && has(csv.output, "refusing to overwrite")) << csv.output;
+    const auto json = run_cli("check " + d.path + " --no-table -o " + fa::test::temp_file(".csv", "") + " --json " + file);
+    EXPECT_EQ(json.status, 2) << json.output;
+    EXPECT_TRUE(has(json.output, "--json")) << json.output;
+    EXPECT_EQ(std::filesystem::file_size(file), before) << name << " was truncated";
+  }
+  const auto nodir = run_cli("check " + d.path + " --no-table -o " + d.path + "/no/such/dir/out.csv");
+  EXPECT_EQ(nodir.status, 2) << nodir.output;
+  EXPECT_TRUE(has(nodir.output, "does not exist")) << nodir.output;
+}
+
+// `run`'s flag rules: NaN is no threshold, and an empty or built-in path name is no outside program.
+TEST(Check, FlagsRunRefusesAndBuiltInOrEmptyPathNamesAreInputErrors) {
+  fa::test::TempDir d;
+  saved(d.path);
+  const auto csv = fa::test::temp_file(".csv", "");
+  for (const std::string flags : {"--max-err nan", "--min-cosine nan", "--max-err inf", "--cpu-budget nan",
+                                  "--check-rows -1", "--path ''", "--path cpu-flash", "--path auto"}) {
+    const auto r = run_cli("check " + d.path + " --no-table -o " + csv + " " + flags);
+    EXPECT_EQ(r.status, 2) << flags << ": " << r.output;
+    const std::string flag = flags.substr(0, flags.find(' '));
+    EXPECT_TRUE(has(r.output, flag)) << flags << ": " << r.output;
+    EXPECT_TRUE(read_csv(csv).empty()) << flags << ": nothing may be judged";
+  }
+}
+
+TEST(Check, ARecordFolderNamedTwiceIsAnInputError) {
+  fa::test::TempDir d;
+  const auto dirs = saved(d.path);
+  ASSERT_FALSE(dirs.empty());
+  const auto csv = fa::test::temp_file(".csv", "");
+  for (const std::string& args : {dirs[0] + " " + dirs[0], d.path + " " + dirs[0], dirs[0] + " " + dirs[0] + "/."}) {
+    const auto r = run_cli("check " + args + " --no-table -o " + csv);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.output;
+    EXPECT_TRUE(has(r.output, "named twice")) << r.output;
+  }
+}
+
+TEST(Check, AnInputLinkedToADeviceIsRefusedNotReadForever) {
+  fa::test::TempDir d;
+  const auto dirs = saved(d.path);
+  ASSERT_FALSE(dirs.empty());
+  for (const std::string name : {"q.npy", "o.npy", "problem.json"}) {
+    fa::test::TempDir copy;
+    std::filesystem::copy(dirs.back(), copy.path, std::filesystem::copy_options::recursive);
+    std::filesystem::remove(copy.path + "/" + name);
+    std::filesystem::create_symlink("/dev/zero", copy.path + "/" + name);
+    const auto r = run_cli("check " + copy.path + " --no-table -o " + fa::test::temp_file(".csv", ""), "timeout 60");
+    EXPECT_EQ(r.status, 2) << name << ": " << r.output;
+    EXPECT_TRUE(has(r.output, name) && has(r.output, "not a regular file")) << r.output;
+  }
+}

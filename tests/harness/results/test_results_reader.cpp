@@ -118,3 +118,66 @@ TEST(ResultsReader, ABadCellNamesFileLineAndColumn) {
     EXPECT_NE(std::string(e.what()).find(":1: field 'name'"), std::string::npos) << e.what();
   }
 }
+
+namespace {
+
+// A file of one serving record written by the real writer, with some cells replaced.
+std::string with_cells(const std::vector<std::pair<std::string, std::string>>& changes) {
+  Record r = timed("s", "x", 1.0);
+  r.problem.B = 2, r.problem.seqlens_k = "100|128", r.problem.page_size = 16, r.problem.softcap = 30;
+  r.problem.alibi = "0.5|0.25|0.125|0.0625";
+  r.timed_check = "same";
+  r.metrics = Metrics{};  // its counts are read too
+  r.metrics->rows_checked = r.metrics->rows_total = 64;
+  const auto file = test::temp_file(".csv", "");
+  { CsvWriter w(OutputFile(file, {}), RunMeta{}, false); w.write(r); }
+  std::ifstream in(file);
+  std::string header, row;
+  std::getline(in, header), std::getline(in, row);
+  EXPECT_EQ(row.find('"'), std::string::npos) << "the split below takes unquoted cells";
+  auto split = [](const std::string& line) {
+    std::vector<std::string> cells(1);
+    for (char c : line) {
+      if (c == ',') cells.emplace_back();
+      else cells.back().push_back(c);
+    }
+    return cells;
+  };
+  const auto names = split(header);
+  auto cells = split(row);
+  for (const auto& [column, cell] : changes) {
+    const auto at = std::find(names.begin(), names.end(), column);
+    EXPECT_NE(at, names.end()) << column;
+    if (at != names.end()) cells[size_t(at - names.begin())] = cell;
+  }
+  std::string out;
+  for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
+  return test::temp_file(".csv", header + "\n" + out + "\n");
+}
+
+}  // namespace
+
+TEST(ResultsReader, EveryColumnIsCheckedAsTheSweepReaderChecksItNamingFileLineAndColumn) {
+  ASSERT_EQ(read_results_csv(with_cells({})).records.size(), 1u) << "the unchanged record reads";
+  const std::pair<std::string, std::string> bad[] = {
+      {"schema", "99"},      {"schema", "abc"},        {"schema", "0"},      {"schema", ""},
+      {"timed_check", "maybe"},
+      {"page_size", "-1"},   {"seqlens_k", "100"},     {"seqlens_k", "1|2|3"},
+      {"softcap", "nan"},    {"softcap", "-1"},        {"alibi", "0.5|0.25"},
+      {"window", "\"-2,0\""}, {"Hk", "3"},              {"nan_inf", "-1"},    {"rows_checked", "-5"}};
+  for (const auto& [column, cell] : bad) {
+    const auto file = with_cells({{column, cell}});
+    try {
+      read_results_csv(file);
+      ADD_FAILURE() << column << "=" << cell << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(file + ":2: field '" + column + "'"), std::string::npos)
+          << column << "=" << cell << ": " << e.what();
+    }
+  }
+}
+
+TEST(ResultsReader, AnInvalidRecordKeepsTheProblemThatFailedValidation) {
+  const auto file = with_cells({{"status", "invalid"}, {"page_size", "-1"}});
+  EXPECT_EQ(read_results_csv(file).records.at(0).record.status, Status::invalid);
+}

@@ -4,6 +4,7 @@
 // replace, duplicated rows add no second key, and escaped names round-trip.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -179,4 +180,61 @@ TEST(ResumeRecords, AResumeOverAnInvalidRecordSaysWhyItExitsTwo) {
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_NE(r.output.find("already holds a record that makes this run exit 2: " + csv + ":2: invalid"), std::string::npos)
       << r.output;
+}
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+}  // namespace
+
+// The JSON Lines are as durable as the CSV: a line a file-size limit cut is repaired on --resume
+// (the record the CSV holds is written again, exactly as the first run wrote it), and a --json new
+// on a resumed run gets every record the CSV holds, not only its meta line.
+TEST(ResumeRecords, ATornJsonLinesRecordIsWrittenAgainFromTheCsvOnResume) {
+  const auto sweep = test::temp_file(".csv", "name,B,H,S,D\na,1,2,4,16\nb,1,2,8,16\nc,1,2,5,16\n");
+  const auto csv = test::temp_file(".csv", ""), jsonl = test::temp_file(".jsonl", "");
+  const std::string run = "sweep " + sweep + kQuickRun + " -o " + csv + " --json " + jsonl;
+  ASSERT_EQ(test::run_cli(run).status, 0);
+  const std::string whole = slurp_file(jsonl), whole_csv = slurp_file(csv);
+  ASSERT_EQ(lines_of(whole).size(), 4u) << whole;
+  for (size_t cut : {size_t(40), size_t(1)}) {
+    std::ofstream(jsonl, std::ios::trunc) << whole.substr(0, whole.size() - cut);
+    const auto r = test::run_cli(run + " --resume");
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("ends in a torn line"), std::string::npos) << r.output;
+    EXPECT_EQ(slurp_file(jsonl), whole) << "the cut record is the line the first run wrote";
+    EXPECT_EQ(slurp_file(csv), whole_csv) << "nothing ran again";
+  }
+}
+
+TEST(ResumeRecords, AJsonLinesFileNewOnAResumedRunGetsEveryRecordTheCsvHolds) {
+  const auto sweep = test::temp_file(".csv", "name,B,H,S,D\na,1,2,4,16\nb,1,2,8,16\n");
+  const auto csv = test::temp_file(".csv", ""), first_json = test::temp_file(".jsonl", "");
+  ASSERT_EQ(test::run_cli("sweep " + sweep + kQuickRun + " -o " + csv + " --json " + first_json).status, 0);
+  const auto record_lines = [](const std::string& file) {
+    auto lines = lines_of(slurp_file(file));
+    if (!lines.empty()) lines.erase(lines.begin());  // the meta line: this run's
+    return lines;
+  };
+  const auto fresh = test::temp_file(".jsonl", "");
+  std::filesystem::remove(fresh);
+  const auto r = test::run_cli("sweep " + sweep + kQuickRun + " -o " + csv + " --json " + fresh + " --resume");
+  EXPECT_EQ(r.status, 0) << r.output;
+  const auto lines = lines_of(slurp_file(fresh));
+  ASSERT_FALSE(lines.empty());
+  EXPECT_TRUE(nlohmann::json::parse(lines[0]).contains("meta"));
+  EXPECT_EQ(record_lines(fresh), record_lines(first_json)) << "the records as the first run wrote them";
+  // A resumed run that adds a record writes it once, after the ones carried over.
+  std::ofstream(sweep, std::ios::app) << "c,1,2,5,16\n";
+  const auto more = test::run_cli("sweep " + sweep + kQuickRun + " -o " + csv + " --json " + fresh + " --resume");
+  EXPECT_EQ(more.status, 0) << more.output;
+  const auto after = record_lines(fresh);
+  ASSERT_EQ(after.size(), 3u);
+  EXPECT_EQ(nlohmann::json::parse(after[2])["name"], "c");
 }
