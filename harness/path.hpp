@@ -29,7 +29,11 @@ struct DeviceFacts {
   // An sm_90 device and sm_90a code in this binary: TMA, wgmma and setmaxnreg kernels can run.
   bool has_wgmma_sm90a = false;
   size_t memory_bytes = 0, l2_bytes = 0;
-  int sm_clock_mhz = 0, mem_clock_mhz = 0;
+  // The cache past L2 in front of DRAM: AMD's Infinity Cache / MALL, which the runtime does not
+  // report (the table in harness/device_model.cpp gives it); 0 on NVIDIA, where L2 is the last level.
+  size_t llc_bytes = 0;
+  int sm_clock_mhz = 0, mem_clock_mhz = 0;  // as the runtime reports them (NVIDIA: the max boost clock)
+  int mem_bus_bits = 0;                     // DRAM interface width, for the bandwidth peak
   int cpu_threads = 1;
 };
 

@@ -20,7 +20,7 @@ import peer_serving as ps  # the serving fields' names and lengths (beside this 
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# harness/results/results.cpp's columns, in its order (schema 8; tests check them against the binary).
+# harness/results/results.cpp's columns, in its order (schema 9; tests check them against the binary).
 COLUMNS = (
     "schema run_id time name B H Hk S Sk D causal dtype layout kv_cache scale seqlens_q seqlens_k page_size window alibi "
     "softcap seed path ran_path plugin plugin_version "
@@ -28,7 +28,7 @@ COLUMNS = (
     "split_rule units tile_m tile_n resident tile_heads "
     "status reason rule tol max_abs_err mean_abs_err rel_l2 cosine lse_max_err nan_inf unwritten cache_mismatch "
     "rows_checked rows_total lowprec_max_err bias_ulp bias_bound repeat_runs repeat_diffs timed_check "
-    "median_ms min_ms max_ms spread samples timing_mode stopped_by "
+    "median_ms min_ms max_ms spread samples timing_mode flush_bytes stopped_by "
     "batch timing_note tflops gbps pct_peak bound flops bytes device arch sm_clock_mhz mem_clock_mhz shard "
     "device_index git_commit sweep_file sweep_line"
 ).split()
@@ -288,7 +288,7 @@ def no_device_meta():
 def record_fields(p, path, status, reason, meta, stats=None, metrics=None):
     """One fa-bench results row (column -> text) for a problem run on a backend."""
     r = dict.fromkeys(COLUMNS, "")
-    r.update(schema="8", run_id=meta["run_id"], time=utc_now(), name=p.name, B=p.B, H=p.H, Hk=p.Hk, S=p.S, Sk=p.Sk,
+    r.update(schema="9", run_id=meta["run_id"], time=utc_now(), name=p.name, B=p.B, H=p.H, Hk=p.Hk, S=p.S, Sk=p.Sk,
              D=p.D, causal=int(p.causal), dtype=p.dtype, layout=p.layout, kv_cache=int(p.kv_cache),
              scale=format(p.scale, ".9g"), seqlens_q=p.seqlens_q, seqlens_k=p.seqlens_k, page_size=p.page_size,
              window=p.window, alibi=p.alibi, softcap=format(p.softcap, ".9g"), seed=p.seed, path=path, ran_path=path,

@@ -10,7 +10,7 @@ read once. Writes into DIR (default plots/):
                   side: a TFLOP/s panel for the compute-bound problems and a GB/s panel for the
                   memory-bound ones. A problem is classified once, by its arithmetic intensity
                   flops/bytes against the device's ridge point (peak FLOP/s / peak bytes/s from
-                  harness/check/peaks.cpp for the results' arch, else the H100 SXM's 989 TFLOP/s and
+                  harness/check/peaks.cpp's first datasheet row for the results' arch, else the H100 SXM's 989 TFLOP/s and
                   3350 GB/s: 295 FLOP/byte; --ridge overrides). A path's bar is its G=auto record,
                   else G=0, else its fastest G (the bar's label names any G it used).
   speedup.png     each path's time against the baseline path's, per problem (bars; > 1 is faster)
@@ -59,14 +59,20 @@ def timed(records):
 
 
 def peaks_table(path=PEAKS_CPP):
-    """harness/check/peaks.cpp's rows, arch -> (part, TFLOP/s, GB/s): the one place the peaks are written."""
+    """harness/check/peaks.cpp's datasheet rows, arch -> (part, 16-bit TFLOP/s, GB/s): the one place the
+    peaks are written. Each row is {arch, part, units, clock, TFLOP/s 16-bit, FP8, bus bits, memory
+    clock, GB/s}; an arch with several SKUs takes its first row (the flagship: H100 SXM, MI300X)."""
     try:
         with open(path) as f:
             text = f.read()
     except OSError:
         return {}
-    row = re.compile(r'\{\s*"([^"]+)",\s*"([^"]+)",\s*([0-9.]+),\s*([0-9.]+)\s*\}')
-    return {m[0]: (m[1], float(m[2]), float(m[3])) for m in row.findall(text)}
+    num = r",\s*([0-9.]+)"
+    row = re.compile(r'\{\s*"([^"]+)",\s*"([^"]+)"' + num * 7 + r"\s*\}")
+    table = {}
+    for m in row.findall(text):
+        table.setdefault(m[0], (m[1], float(m[4]), float(m[8])))
+    return table
 
 
 def ridge_point(records, ridge=None, table=None):

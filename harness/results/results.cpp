@@ -105,6 +105,7 @@ std::vector<std::pair<std::string, std::string>> fields(const Record& r, const R
   tf("spread", [](const TimingStats& x) { return num(x.spread); });
   tf("samples", [](const TimingStats& x) { return std::to_string(x.samples); });
   tf("timing_mode", [](const TimingStats& x) { return x.mode; });
+  f.emplace_back("flush_bytes", r.flush_bytes ? std::to_string(r.flush_bytes) : "");
   tf("stopped_by", [](const TimingStats& x) { return x.stopped_by; });
   tf("batch", [](const TimingStats& x) { return std::to_string(x.batch); });
   tf("timing_note", [](const TimingStats& x) { return x.note; });

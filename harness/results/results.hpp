@@ -19,8 +19,8 @@ namespace fa {
 
 // 2: bias_ulp, bias_bound, repeat_*; 3: batch, timing_note, pct_peak, bound, clocks, shard, device_index;
 // 4: split_rule, units, tile_m, tile_n, resident; 5: timed_check; 6: plugin, plugin_version;
-// 7: seqlens_q, seqlens_k, page_size, window, alibi, softcap; 8: tile_heads.
-constexpr int kSchemaVersion = 8;
+// 7: seqlens_q, seqlens_k, page_size, window, alibi, softcap; 8: tile_heads; 9: flush_bytes.
+constexpr int kSchemaVersion = 9;
 
 enum class Status { pass, fail, skip, invalid, error, oom };
 const char* status_name(Status s);
@@ -51,6 +51,7 @@ struct Record {
   std::optional<TimingStats> timing;
   double tflops = 0, gbps = 0;
   std::optional<Roofline> roof;  // timed GPU records on an arch harness/check/peaks.cpp knows
+  size_t flush_bytes = 0;        // cold GPU records: bytes the flush read before each sample (harness/device_model.hpp)
   int device_index = -1;         // the GPU ordinal under --devices; -1 otherwise
   std::string time;  // when the record finished (UTC, ISO 8601)
   std::string plugin_file, plugin_version;  // a plugin path's library and declared version; empty: built in

@@ -152,6 +152,7 @@ Record parse_record(const Row& row) {
     t.spread = row.real_or_zero("spread");
     t.samples = int(row.integer_or_zero("samples"));
     t.mode = row.text("timing_mode");
+    r.flush_bytes = size_t(row.integer_or_zero("flush_bytes"));  // schema < 9 has no column: not known
     t.stopped_by = row.text("stopped_by");
     r.timing = t;
     r.tflops = row.real_or_zero("tflops");

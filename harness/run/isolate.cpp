@@ -88,6 +88,7 @@ void visit_outcome(IO& io, R& r) {
   io("ran_path", r.ran_path), io("g_used", r.g_used), io("status", r.status), io("reason", r.reason);
   io("rule", r.rule), io("tol", r.tol), io("bias_bound", r.bias_bound), io("repeat_runs", r.repeat_runs);
   io("repeat_diffs", r.repeat_diffs), io("timed_check", r.timed_check), io("tflops", r.tflops), io("gbps", r.gbps);
+  io("flush_bytes", r.flush_bytes);
 }
 
 template <class IO, class O>

@@ -11,6 +11,7 @@
 #include "harness/check/peaks.hpp"
 #include "harness/check/row_sample.hpp"
 #include "harness/check/tolerance.hpp"
+#include "harness/device_model.hpp"
 #include "harness/run/repeat_check.hpp"
 #include "harness/run/timed_run.hpp"
 
@@ -72,8 +73,10 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
       const double s = r.timing->median_ms * 1e-3;
       r.tflops = s > 0 ? p.flops() / s / 1e12 : 0;
       r.gbps = s > 0 ? p.bytes() / s / 1e9 : 0;
-      if (pr.kind == "gpu" && ctx.device.gpu)
-        r.roof = roofline(p.flops(), p.bytes(), r.timing->median_ms, peak_for(ctx.device.arch));
+      if (pr.kind == "gpu" && ctx.device.gpu) {
+        r.roof = roofline(p.flops(), p.bytes(), r.timing->median_ms, device_peak(ctx.device, peak_class(p.dtype)));
+        if (opt.timing.mode == TimingMode::cold) r.flush_bytes = cold_flush_bytes(ctx.device);
+      }
       // Outputs were poisoned before each sample, so this is the last timed launch's own output.
       if (opt.check_timed && r.status == Status::pass) {
         const RunOutputs last = exec->read_back();

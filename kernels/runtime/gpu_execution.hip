@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "harness/device_model.hpp"
 #include "kernels/runtime/gpu_execution.hpp"
 
 namespace fa::gpu {
@@ -87,9 +88,11 @@ void spin(uint64_t ticks, Stream st) {
   FA_GPU_CHECK_LAUNCH("spin_kernel");
 }
 
-// The cold flush: every 16 bytes of a 2x-L2 buffer read, their XOR stored only if it equals a value
-// the zeroed buffer cannot give (so the loads stay). Reading, not writing: a memset flush leaves L2
-// full of dirty lines, and the timed kernel that evicts them pays their write-back. On the H100 that
+// The cold flush: every 16 bytes of a 2 x (L2 + LLC) buffer read (MI300X: 2 x (4 + 256) MB; the
+// Infinity Cache sits in front of HBM, and the old 2x-L2 flush left up to 256 MB of K and V warm),
+// their XOR stored only if it equals a value the zeroed buffer cannot give (so the loads stay).
+// Reading, not writing: a memset flush leaves L2 full of dirty lines, and the timed kernel that
+// evicts them pays their write-back. On the H100 that
 // was ~10 us of a 190 us decode (mma-decode, (1,32,8,1,131072,128) bf16: 200.6 us after a memset,
 // 190.6 us after this read; torch cuDNN 197.4 / 184.6 us in the same call).
 __global__ void read_flush_kernel(const uint4* buf, size_t n, uint4* sink) {
@@ -117,7 +120,7 @@ double events_ms(Event start, Event stop, Stream st, F&& enqueue) {
 
 GpuExecution::GpuExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int partial_splits,
                            size_t guard_bytes)
-    : p_(p), args_(make_args(p)), l2_bytes_(ctx.device.l2_bytes) {
+    : p_(p), args_(make_args(p)), flush_bytes_(cold_flush_bytes(ctx.device)) {
   q_ = upload(p.dtype, in.q);
   k_ = upload(p.dtype, in.k);
   v_ = upload(p.dtype, in.v);
@@ -223,10 +226,10 @@ bool GpuExecution::add_timed_delay(double ms_per_call) {
 }
 
 double GpuExecution::timed_batch_ms(TimingMode mode, int n) {
-  if (mode == TimingMode::cold) {  // twice L2, allocated (and zeroed) on the first cold sample only
+  if (mode == TimingMode::cold) {  // 2 x (L2 + LLC), allocated (and zeroed) on the first cold sample only
     constexpr size_t sink = sizeof(uint4);  // the last 16 bytes: the flush kernel's sink, never read
     if (!flush_.bytes()) {
-      flush_ = DeviceBuffer(std::max<size_t>(2 * l2_bytes_, size_t(64) << 20) + sink);
+      flush_ = DeviceBuffer(flush_bytes_ + sink);
       FA_GPU_CHECK(memset_async(flush_.as<void>(), 0, flush_.bytes(), stream_));  // once: defined bytes
     }
     const size_t n = (flush_.bytes() - sink) / sizeof(uint4);

@@ -1,6 +1,6 @@
 // The GPU side of an Execution: device buffers for one problem, inputs uploaded in the dtype,
 // outputs poisoned (all-ones bits) before each run, timing with device events around the launch
-// only, cold mode clearing L2 by reading a buffer twice its size between samples. A planted test
+// only, cold mode clearing L2 and any last-level cache by reading a buffer twice their size between samples. A planted test
 // delay (--plant-slowdown) is one spin kernel enqueued after the launches, inside the events.
 // A path derives from GpuExecution and implements launch(); all else is shared.
 #pragma once
@@ -56,7 +56,7 @@ class GpuExecution : public Execution {
   // Serving problems: cu_seqlens, lengths, the page table and ALiBi slopes (AttnArgs points at them).
   DeviceBuffer cu_q_, cu_k_, q_len_, k_len_, table_, slopes_, serving_view_;
   size_t o_bytes_ = 0, lse_bytes_ = 0;  // O's and LSE's own bytes (the buffers may hold guards after)
-  size_t l2_bytes_ = 0;
+  size_t flush_bytes_ = 0;  // harness/device_model.hpp's cold_flush_bytes: 2 x (L2 + LLC), 64 MB at least
 
  private:
   Event start_ = nullptr, stop_ = nullptr;

@@ -1,10 +1,12 @@
-// Device discovery for the gates and the results' metadata: name, arch, units, memory, clocks,
+// Device discovery for the gates and the results' metadata: name, arch, units, memory, caches
+// (L2 as reported; AMD's Infinity Cache from harness/device_model.cpp's table), clocks, bus width,
 // runtime versions and the capability flags (from the one arch table, kernels/device/arch_table.hpp).
 // A binary without code for the device's arch reports it here, loudly, and every GPU path then
 // skips with that reason.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "harness/device_model.hpp"
 #include "kernels/device/arch_table.hpp"
 #include "kernels/device/gpu.hpp"
 #include "kernels/runtime/gpu_device.hpp"
@@ -44,6 +46,9 @@ DeviceFacts query_device() {
   f.l2_bytes = size_t(pr.l2CacheSize);
   f.sm_clock_mhz = pr.clockRate / 1000;
   f.mem_clock_mhz = pr.memoryClockRate / 1000;
+  f.mem_bus_bits = pr.memoryBusWidth;  // in hipDeviceProp_t since ROCm 1.x (HIP 5.2 and 7.x alike)
+  // No HIP release reports the MALL: gcnArchName and the CU count pick its row.
+  f.llc_bytes = llc_table_bytes(f.arch, f.units);
   f.runtime = fmt::format("HIP {}", rt);
   const AmdArchCaps caps = amd_arch_caps(pr.gcnArchName);
   f.has_mfma_gfx9 = caps.mfma_gfx9;
@@ -59,9 +64,10 @@ DeviceFacts query_device() {
   f.wave_size = pr.warpSize;
   f.memory_bytes = pr.totalGlobalMem;
   f.l2_bytes = size_t(pr.l2CacheSize);
-  int clk = 0, mclk = 0;
+  int clk = 0, mclk = 0, bus = 0;
   if (cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0) == cudaSuccess) f.sm_clock_mhz = clk / 1000;
   if (cudaDeviceGetAttribute(&mclk, cudaDevAttrMemoryClockRate, 0) == cudaSuccess) f.mem_clock_mhz = mclk / 1000;
+  if (cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, 0) == cudaSuccess) f.mem_bus_bits = bus;
   last_error();
   int drv = 0;
   cudaDriverGetVersion(&drv);

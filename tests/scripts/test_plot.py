@@ -70,13 +70,14 @@ def near_ridge():
 class Classification(unittest.TestCase):
     def test_the_ridge_point_comes_from_harness_peaks_cpp_for_the_results_arch(self):
         table = plot.peaks_table()
-        self.assertEqual(table["sm_90"][1:], (989.0, 3350.0))
-        self.assertIn("gfx942", table)
+        self.assertEqual(table["sm_90"], ("H100 SXM", 989.0, 3350.0))  # the arch's first row, not the H200's
+        self.assertEqual(table["gfx942"][0], "MI300X")
+        self.assertEqual(set(table), {"sm_90", "sm_80", "gfx942", "gfx950", "gfx90a", "gfx1100", "gfx1201"})
         ridge, source = plot.ridge_point([record(PREFILL, "mma", 1.0)])
         self.assertAlmostEqual(ridge, H100_RIDGE)
         self.assertIn("989", source)
         gfx, _ = plot.ridge_point([record(PREFILL, "mma", 1.0, arch="gfx942:sramecc+:xnack-")])
-        self.assertAlmostEqual(gfx, 1307e12 / 5300e9)
+        self.assertAlmostEqual(gfx, 1307.4e12 / 5300e9)
 
     def test_an_unknown_arch_takes_the_documented_h100_default_and_ridge_overrides(self):
         ridge, source = plot.ridge_point([record(PREFILL, "cpu-flash", 1.0, arch="")])

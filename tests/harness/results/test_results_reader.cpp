@@ -3,6 +3,7 @@
 // columns) reads them as empty; a bad cell names file:line and the column.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "harness/results/results_reader.hpp"
@@ -75,6 +76,23 @@ TEST(ResultsReader, TheTileARuleCountedReadsBackWithThePackedHeadsAndAnOlderFile
   // The schema-3 fixture below has no tile_heads column (nor tiles): one head a block.
   for (const auto& r : read_results_csv(test::source_dir() + "/tests/harness/results/sm_90-schema3.csv").records)
     EXPECT_EQ(r.record.tile.heads, 1) << r.at.str();
+}
+
+TEST(ResultsReader, AColdRecordsFlushSizeReadsBackBesideItsTimingModeAndAnOlderFileReadsItUnknown) {
+  Record cold = timed("p", "mma", 1.0);
+  cold.timing->mode = "cold";
+  cold.flush_bytes = size_t(520) << 20;  // an MI300X: 2 x (4 + 256) MiB
+  const ResultsFile f = test::written({cold, timed("p", "cpu-flash", 1.0)});
+  ASSERT_EQ(f.records.size(), 2u);
+  EXPECT_EQ(f.records[0].record.flush_bytes, size_t(520) << 20);
+  EXPECT_EQ(f.records[1].record.flush_bytes, 0u);
+  const auto cols = CsvWriter::columns();
+  const auto mode = std::find(cols.begin(), cols.end(), "timing_mode");
+  ASSERT_NE(mode, cols.end());
+  ASSERT_NE(mode + 1, cols.end());
+  EXPECT_EQ(*(mode + 1), "flush_bytes");
+  for (const auto& r : read_results_csv(test::source_dir() + "/tests/harness/results/sm_90-schema3.csv").records)
+    EXPECT_EQ(r.record.flush_bytes, 0u) << r.at.str();
 }
 
 // The fixture: the first 24 records of results/baselines/sm_90.csv as committed at 642296f (an

@@ -105,6 +105,15 @@ TEST(Isolate, TheOutcomeFormatKeepsInfinitiesAndNaN) {
   EXPECT_FALSE(back.timing);
 }
 
+TEST(Isolate, TheOutcomeCarriesTheColdFlushSize) {
+  Record r;
+  r.status = Status::pass;
+  r.flush_bytes = size_t(100) << 20;
+  Record back;
+  decode_outcome(encode_outcome(r), back);
+  EXPECT_EQ(back.flush_bytes, size_t(100) << 20);
+}
+
 TEST(Isolate, AChildReceivesEveryOptionTheRunnerConsumes) {
   Record r;
   r.problem.name = "odd \xff name\nline two";
