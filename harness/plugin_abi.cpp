@@ -56,6 +56,22 @@ std::string guard_breach(const std::string& what, const uint8_t* guard, size_t n
                      n, first);
 }
 
+std::string guard_breach_before(const std::string& what, const uint8_t* guard, size_t n) {
+  size_t changed = 0, last = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (guard[i] != kGuardByte) ++changed, last = i;
+  if (!changed) return "";
+  return fmt::format("wrote before {} ({} of the {} guard bytes before it changed, the nearest at -{})", what, changed,
+                     n, n - last);
+}
+
 std::string plugin_message(const char* buf, size_t size) { return std::string(buf, strnlen(buf, size)); }
+
+std::string plugin_status_reason(int32_t status, const char* buf, size_t size) {
+  if (status != FA_STATUS_ERROR)
+    return fmt::format("returned {}, which is no fa_status (FA_STATUS_OK is 0, FA_STATUS_ERROR 1)", status);
+  const std::string m = plugin_message(buf, size);
+  return m.empty() ? "FA_STATUS_ERROR with an empty message" : m;
+}
 
 }  // namespace fa

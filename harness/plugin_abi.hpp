@@ -1,7 +1,7 @@
 // The plugin ABI (include/fa_bench/plugin.h) as the harness fills it: a Problem and G as an
 // fa_problem (strides in elements, the scale resolved), DeviceFacts as an fa_device, and the guard
-// bytes fa-bench puts after a plugin's O, LSE and workspace: a fixed byte pattern checked when the
-// outputs are read back, so a write past an output's end fails the record with a reason naming it.
+// bytes fa-bench puts before and after a plugin's O, LSE and workspace: a fixed byte pattern checked
+// when the outputs are read back, so a write outside an output fails the record with a reason naming it.
 #pragma once
 #include <fa_bench/plugin.h>
 
@@ -31,8 +31,14 @@ constexpr uint8_t kGuardByte = 0xA5;  // not 0x00 or 0xff: neither zero-fill nor
 // "" when guard[0..n) still holds kGuardByte; otherwise "wrote past <what>'s end (N of the G guard
 // bytes after it changed, the first at +K)".
 std::string guard_breach(const std::string& what, const uint8_t* guard, size_t n);
+// The same for the guard in front of a buffer: "wrote before <what> (N of the G guard bytes before
+// it changed, the nearest at -K)".
+std::string guard_breach_before(const std::string& what, const uint8_t* guard, size_t n);
 
 // The message a plugin wrote into its buffer, made safe: cut at the buffer's end, NUL or not.
 std::string plugin_message(const char* buf, size_t size);
+// Why run() or prepare() did not return FA_STATUS_OK: the message written with FA_STATUS_ERROR
+// (or that it is empty), else "returned 7, which is no fa_status (...)".
+std::string plugin_status_reason(int32_t status, const char* buf, size_t size);
 
 }  // namespace fa

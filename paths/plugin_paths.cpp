@@ -152,9 +152,6 @@ void add_plugin_paths(Registry& reg, const std::vector<std::string>& files) {
       reg.add(plugin_row(ref));
     }
   }
-  std::string joined;
-  for (const auto& f : unique) joined += (joined.empty() ? "" : ":") + f;
-  if (!unique.empty()) setenv(kPluginsEnv, joined.c_str(), 1);
 }
 
 Registry registry_with_plugins(const DeviceFacts& device, const std::vector<std::string>& files) {

@@ -14,8 +14,9 @@ namespace fa {
 constexpr const char* kPluginsEnv = "FABENCH_PLUGINS";
 
 // Loads `files` and then FABENCH_PLUGINS's entries (a file named twice loads once) and appends a
-// row for each of their paths. Afterwards FABENCH_PLUGINS lists every loaded file (absolute): the
-// children of --isolate, which re-execute this binary and inherit the environment, load the same.
+// row for each of their paths. FABENCH_PLUGINS is left as it was: a child of --isolate inherits it
+// and gets the record's own library as an argument (harness/run/isolate.hpp), since a file name may
+// contain the list's ':'.
 void add_plugin_paths(Registry& reg, const std::vector<std::string>& files);
 
 // The registry every subcommand that runs paths uses: built-ins, then plugins (as above).

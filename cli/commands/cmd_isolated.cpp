@@ -1,5 +1,6 @@
-// `fa-bench isolated-record --job JSON --result-fd N` (hidden): the child process of --isolate.
-// Runs one record in-process and writes its outcome as JSON to fd N (harness/run/isolate.hpp).
+// `fa-bench isolated-record --job JSON --result-fd N [--plugin-file LIB]` (hidden): the child
+// process of --isolate. Applies the path's gate, runs one record in-process and writes its outcome
+// as JSON to fd N (harness/run/isolate.hpp).
 #include "cli/commands.hpp"
 #include "cli/run_setup.hpp"
 #include "harness/run/isolate.hpp"
@@ -11,11 +12,14 @@ void add_isolated(CLI::App& app, int& status) {
   auto* cmd = app.add_subcommand(kIsolatedCommand, "One record for --isolate (internal)")->group("");
   auto job = std::make_shared<std::string>();
   auto fd = std::make_shared<int>(-1);
+  auto plugin = std::make_shared<std::string>();
   cmd->add_option("--job", *job)->required();
   cmd->add_option("--result-fd", *fd)->required();
-  cmd->callback([job, fd, &status] {
-    status = run_isolated_child(*job, *fd, probe_device, run_oracle(), [](const DeviceFacts& device) {
-      return run_registry(device, {});  // plugins: FABENCH_PLUGINS, set by the parent
+  cmd->add_option(kIsolatedPluginFlag, *plugin);
+  cmd->callback([job, fd, plugin, &status] {
+    status = run_isolated_child(*job, *fd, probe_device, run_oracle(), [plugin](const DeviceFacts& device) {
+      // The record's plugin library, and FABENCH_PLUGINS's as inherited (the parent loaded both).
+      return run_registry(device, plugin->empty() ? std::vector<std::string>{} : std::vector<std::string>{*plugin});
     });
   });
 }

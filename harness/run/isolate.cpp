@@ -1,6 +1,9 @@
-// Child processes for --isolate: fork + exec of /proc/self/exe, job as JSON on the command line,
-// outcome as JSON through a pipe, poll() for the timeout and for stop requests, waitpid for the
-// cause of death. Every field a child fills is listed in visit_outcome(), and every RunOptions field
+// Child processes for --isolate: fork + exec of /proc/self/exe, job as JSON on the command line
+// (the record's plugin library as its own argument: a file name may hold any byte but NUL),
+// outcome as JSON through a pipe, the child's stderr through another (passed on, its tail kept for
+// the record), poll() for the timeout and for stop requests, waitpid for the cause of death. The
+// child asks the kernel for SIGKILL when its parent dies (PR_SET_PDEATHSIG), so a parent killed
+// with SIGKILL leaves no child spinning on a hung kernel. Every field a child fills is listed in visit_outcome(), and every RunOptions field
 // the runner consumes in visit_options(): a new field must be added there to survive isolation
 // (tests/harness/run/test_isolate.cpp round-trips each one). Text travels escaped (harness/results/text_escape.hpp), so
 // a name that is not UTF-8 cannot make the JSON throw.
@@ -11,6 +14,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +24,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <type_traits>
+#include <vector>
 
 #include "harness/problem_fields.hpp"
 #include "harness/run/tensor_hooks.hpp"
@@ -121,6 +126,22 @@ void write_all(int fd, const std::string& s) {
   }
 }
 
+// The last kTailBytes of a child's stderr, for a record whose child died without writing one.
+constexpr size_t kTailBytes = 1500;
+
+void keep_tail(std::string& tail, const char* buf, size_t n) {
+  tail.append(buf, n);
+  if (tail.size() > 2 * kTailBytes) tail.erase(0, tail.size() - kTailBytes);
+}
+
+std::string tail_text(std::string tail) {
+  if (tail.size() > kTailBytes) tail.erase(0, tail.size() - kTailBytes);
+  while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+  for (char& c : tail)
+    if (c == '\n') c = '|';
+  return tail.empty() ? "its stderr is empty" : "its stderr ends: " + tail;
+}
+
 }  // namespace
 
 std::string encode_job(const Record& r, int G, const RunOptions& opt, const GateContext& ctx) {
@@ -177,31 +198,50 @@ void decode_outcome(const std::string& text, Record& r) {
 
 void run_isolated(Record& r, int G, const RunOptions& opt, const GateContext& ctx) {
   const std::string exe = self_exe(), job = encode_job(r, G, opt, ctx);
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(fmt::format("--isolate: pipe: {}", std::strerror(errno)));
-  const std::string result_fd = std::to_string(fds[1]);
-  const char* argv[] = {exe.c_str(), kIsolatedCommand, "--job", job.c_str(), "--result-fd", result_fd.c_str(), nullptr};
+  int out_fds[2], err_fds[2];
+  if (pipe2(out_fds, O_CLOEXEC) != 0) throw std::runtime_error(fmt::format("--isolate: pipe: {}", std::strerror(errno)));
+  if (pipe2(err_fds, O_CLOEXEC) != 0) {
+    close(out_fds[0]), close(out_fds[1]);
+    throw std::runtime_error(fmt::format("--isolate: pipe: {}", std::strerror(errno)));
+  }
+  const std::string result_fd = std::to_string(out_fds[1]);
+  std::vector<const char*> argv = {exe.c_str(), kIsolatedCommand, "--job", job.c_str(), "--result-fd", result_fd.c_str()};
+  if (!r.plugin_file.empty()) argv.insert(argv.end(), {kIsolatedPluginFlag, r.plugin_file.c_str()});
+  argv.push_back(nullptr);
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid == 0) {  // only async-signal-safe calls until exec: the parent may have other threads
+    // Die with the parent. Its death between fork and prctl would go unseen: getppid() then names
+    // the reaper that adopted this child, not the parent.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
     setpgid(0, 0);  // its own group: a terminal's Ctrl-C reaches the parent, which decides
-    fcntl(fds[1], F_SETFD, 0);
-    execv(exe.c_str(), const_cast<char* const*>(argv));
+    fcntl(out_fds[1], F_SETFD, 0);
+    dup2(err_fds[1], STDERR_FILENO);  // dup2 clears FD_CLOEXEC on the copy
+    execv(exe.c_str(), const_cast<char* const*>(argv.data()));
     _exit(127);
   }
-  close(fds[1]);
+  close(out_fds[1]), close(err_fds[1]);
   if (pid < 0) {
-    close(fds[0]);
+    close(out_fds[0]), close(err_fds[0]);
     throw std::runtime_error(fmt::format("--isolate: fork: {}", std::strerror(errno)));
   }
   setpgid(pid, pid);  // also here, so a kill below cannot race the child's own setpgid
   const auto start = std::chrono::steady_clock::now();
-  std::string outcome, killed_why;
-  for (char buf[4096];;) {
-    pollfd pfd{fds[0], POLLIN, 0};
-    if (poll(&pfd, 1, 100) > 0) {
-      const ssize_t n = read(fds[0], buf, sizeof buf);
-      if (n > 0) outcome.append(buf, size_t(n));
-      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;
+  std::string outcome, tail, killed_why;
+  bool out_open = true, err_open = true;
+  for (char buf[4096]; out_open || err_open;) {
+    pollfd pfd[2] = {{out_open ? out_fds[0] : -1, POLLIN, 0}, {err_open ? err_fds[0] : -1, POLLIN, 0}};
+    if (poll(pfd, 2, 100) > 0) {
+      for (int i = 0; i < 2; ++i) {
+        if (!pfd[i].revents) continue;
+        const ssize_t n = read(pfd[i].fd, buf, sizeof buf);
+        if (n > 0 && i == 0) outcome.append(buf, size_t(n));
+        if (n > 0 && i == 1) {  // passed on as it comes, as before the pipe
+          keep_tail(tail, buf, size_t(n));
+          for (ssize_t at = 0, w; at < n; at += w > 0 ? w : n) w = write(STDERR_FILENO, buf + at, size_t(n - at));
+        }
+        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) (i == 0 ? out_open : err_open) = false;
+      }
       continue;
     }
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -213,7 +253,7 @@ void run_isolated(Record& r, int G, const RunOptions& opt, const GateContext& ct
       break;
     }
   }
-  close(fds[0]);
+  close(out_fds[0]), close(err_fds[0]);
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
@@ -221,8 +261,10 @@ void run_isolated(Record& r, int G, const RunOptions& opt, const GateContext& ct
   if (!killed_why.empty()) r.reason = killed_why;
   else if (WIFSIGNALED(st)) r.reason = "crashed: " + signal_text(WTERMSIG(st));
   else if (WEXITSTATUS(st) != 0 || outcome.empty())
-    r.reason = fmt::format("isolated child exited with status {} without a record", WEXITSTATUS(st));
+    r.reason = fmt::format("isolated child exited with status {} without writing its record; {}", WEXITSTATUS(st),
+                           tail_text(tail));
   else decode_outcome(outcome, r);
+  if (r.status == Status::skip) r.tile = TileShape{0, 0, 0};  // the child's gate said no: nothing ran
 }
 
 IsolatedJob decode_job(const std::string& job_text) {
@@ -264,8 +306,14 @@ int run_isolated_child(const std::string& job_text, int result_fd, const std::fu
   if (!pr) throw std::runtime_error(fmt::format("isolated record: unknown path '{}'", r.path));
   opt.reference = reference;
   install_tensor_hooks(opt);  // --load-tensors and --save-tensors, as in the parent
-  RowData data;
-  run_record(r, *pr, G, opt, ctx, data);
+  // The gate calls into the path (a plugin's supports()): it runs here, where a crash is one record's.
+  if (const std::optional<std::string> no = pr->supports(r.problem, G, ctx)) {
+    r.status = Status::skip;
+    r.reason = *no;
+  } else {
+    RowData data;
+    run_record(r, *pr, G, opt, ctx, data);
+  }
   write_all(result_fd, encode_outcome(r));
   return 0;
 }

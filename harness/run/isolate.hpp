@@ -13,15 +13,21 @@
 namespace fa {
 
 constexpr const char* kIsolatedCommand = "isolated-record";
+// The child's argument naming r.plugin_file, the library its path comes from (not FABENCH_PLUGINS,
+// whose ':' separator a file name may contain).
+constexpr const char* kIsolatedPluginFlag = "--plugin-file";
 
-// Parent side: runs r (gate already passed, G resolved) in a child and fills r's outcome.
-// A child killed by a signal gives "crashed: SIGSEGV (Segmentation fault)"; past
-// opt.row_timeout_s it is killed: "timeout after N s"; when opt.stop() turns non-zero while it
-// runs it is killed: "interrupted by SIGINT".
+// Parent side: runs r (G resolved; the device-level check passed) in a child, which applies the
+// path's gate and runs it; fills r's outcome, a `skip` when the gate says no. A child killed by a
+// signal gives "crashed: SIGSEGV (Segmentation fault)"; past opt.row_timeout_s it is killed:
+// "timeout after N s"; when opt.stop() turns non-zero while it runs it is killed: "interrupted by
+// SIGINT"; one that exits without writing its record (a plugin calling exit(0)) gives "isolated
+// child exited with status 0 without writing its record; its stderr ends: ...". The child dies
+// with the calling thread's process (PR_SET_PDEATHSIG).
 void run_isolated(Record& r, int G, const RunOptions& opt, const GateContext& ctx);
 
-// Child side: decodes the job, builds the registry, runs the record in-process and writes the
-// outcome to result_fd. Returns the process exit status.
+// Child side: decodes the job, builds the registry, applies the path's gate, runs the record
+// in-process and writes the outcome to result_fd. Returns the process exit status.
 int run_isolated_child(const std::string& job, int result_fd, const std::function<DeviceFacts()>& probe,
                        ReferenceFn reference,
                        const std::function<Registry(const DeviceFacts&)>& make_registry);

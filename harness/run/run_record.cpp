@@ -1,5 +1,7 @@
 // One record's run: prepare, poison, run, read back, validate, repeat-check, time, check the timed
-// launches; a failure of any step becomes the record's status (oom for memory, else error).
+// launches; a failure of any step becomes the record's status (oom for memory, else error). The
+// host inputs and the serving arrays a path reads are checksummed around the validated run and the
+// last timed one (harness/run/input_watch.hpp): a path that writes them fails naming the tensor.
 #include "harness/run/run_record.hpp"
 
 #include <fmt/format.h>
@@ -12,6 +14,7 @@
 #include "harness/check/row_sample.hpp"
 #include "harness/check/tolerance.hpp"
 #include "harness/device_model.hpp"
+#include "harness/run/input_watch.hpp"
 #include "harness/run/repeat_check.hpp"
 #include "harness/run/timed_run.hpp"
 
@@ -20,15 +23,55 @@ namespace fa {
 RowData::RowData() = default;
 RowData::~RowData() = default;
 
+namespace {
+
+// What a path receives to read only: the host inputs (its own copies are its execution's to watch:
+// paths/plugin_cpu.cpp, kernels/runtime/gpu_execution.hip) and the problem's serving arrays. The
+// first changed element is found against inputs made again (the seed's, or --load-tensors') and
+// against copies of the arrays (B + 1 entries, and the page table: small beside Q).
+InputWatch watch_host_inputs(const Problem& p, const HostInputs& in, const RunOptions& opt) {
+  InputWatch w;
+  auto again = [&p, &opt](const std::vector<float> HostInputs::*t) {
+    return [p, make = opt.inputs, t] {
+      const HostInputs fresh = make ? make(p) : make_inputs(p);
+      const std::vector<float>& v = fresh.*t;
+      return std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(v.data()),
+                                  reinterpret_cast<const uint8_t*>(v.data() + v.size()));
+    };
+  };
+  w.add("Q", in.q.data(), in.q.size() * sizeof(float), sizeof(float), again(&HostInputs::q));
+  w.add("K", in.k.data(), in.k.size() * sizeof(float), sizeof(float), again(&HostInputs::k));
+  w.add("V", in.v.data(), in.v.size() * sizeof(float), sizeof(float), again(&HostInputs::v));
+  if (!p.serving_fields().empty()) {
+    const ServingShape& sh = p.serving();
+    auto array = [&w](const char* name, const std::vector<int64_t>& a) {
+      const std::vector<uint8_t> copy(reinterpret_cast<const uint8_t*>(a.data()),
+                                      reinterpret_cast<const uint8_t*>(a.data() + a.size()));
+      w.add(name, a.data(), copy.size(), sizeof(int64_t), [copy] { return copy; });
+    };
+    array("the query lengths", sh.q_len), array("the key lengths", sh.k_len);
+    array("cu_seqlens_q", sh.cu_q), array("cu_seqlens_k", sh.cu_k), array("the page table", sh.table);
+  }
+  return w;
+}
+
+void add_fault(RunOutputs& out, const std::string& fault) {
+  if (!fault.empty()) out.fault = fault + (out.fault.empty() ? "" : "; " + out.fault);
+}
+
+}  // namespace
+
 void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, const GateContext& ctx, RowData& data) {
   const Problem& p = r.problem;
   const std::string& path = r.path;
   try {
     if (!data.inputs) data.inputs = std::make_unique<HostInputs>(opt.inputs ? opt.inputs(p) : make_inputs(p));
+    const InputWatch inputs = watch_host_inputs(p, *data.inputs, opt);
     auto exec = pr.prepare(p, *data.inputs, G, ctx);
     exec->poison();
     exec->run();
     RunOutputs out = exec->read_back();
+    add_fault(out, inputs.check());
     if (out.g_used >= 0) r.g_used = out.g_used;
     r.ran_path = out.ran_path.empty() ? path : out.ran_path;
     // The toward-zero bias the path's accumulation may leave (harness/check/rounding_bias.hpp's model).
@@ -79,7 +122,8 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
       }
       // Outputs were poisoned before each sample, so this is the last timed launch's own output.
       if (opt.check_timed && r.status == Status::pass) {
-        const RunOutputs last = exec->read_back();
+        RunOutputs last = exec->read_back();
+        add_fault(last, inputs.check());
         TimedCheck c = check_timed_outputs(out, last, pr.deterministic, [&](const RunOutputs& t) {
           if (!ref) return std::string("no reference to judge it by (the oracle)");
           return judge(measure(p, *data.inputs, *ref, t), p.dtype, opt.thresholds, drift).reason;

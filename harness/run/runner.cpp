@@ -1,5 +1,5 @@
 // Runner loop: for each row, path and G: resume skip, G=auto resolved, gate, then one record
-// (harness/run/run_record.cpp, or in a child with --isolate), handed to the sinks.
+// (harness/run/run_record.cpp, or in a child with --isolate, gate included), handed to the sinks.
 #include "harness/run/runner.hpp"
 
 #include <fmt/format.h>
@@ -70,17 +70,26 @@ std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const R
           G = opt.split.choose(split_inputs(p, *pr, ctx.device, r.units), *pr);
         }
         r.g_used = G;
+        auto skip_reason = [&](const std::string& no) {
+          return g.is_auto ? fmt::format("G=auto ({}) chose {}: {}", r.split_rule, G, no) : no;
+        };
+        // The row's device check is fa-bench's own; the gate calls into the path (a plugin's
+        // supports()), so under --isolate the child applies it (harness/run/isolate.hpp).
         std::optional<std::string> no = reg.unavailable(*pr, ctx.device);
-        if (!no) no = pr->supports(p, G, ctx);
+        if (!no && !opt.isolate) no = pr->supports(p, G, ctx);
         if (no) {
           r.status = Status::skip;
-          r.reason = g.is_auto ? fmt::format("G=auto ({}) chose {}: {}", r.split_rule, G, *no) : *no;
+          r.reason = skip_reason(*no);
           emit(std::move(r));
           continue;
         }
         r.tile = pr->tile_for(p, G, ctx.device);
-        if (opt.isolate) run_isolated(r, G, opt, ctx);
-        else run_record(r, *pr, G, opt, ctx, data);
+        if (opt.isolate) {
+          run_isolated(r, G, opt, ctx);
+          if (r.status == Status::skip) r.reason = skip_reason(r.reason);
+        } else {
+          run_record(r, *pr, G, opt, ctx, data);
+        }
         if (r.status == Status::fail || r.status == Status::error)
           spdlog::warn("{} {} G={}: {}: {}", p.label(), path, g.str(), status_name(r.status), r.reason);
         emit(std::move(r));

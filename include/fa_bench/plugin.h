@@ -112,8 +112,11 @@ typedef struct fa_device {
 
 /* The buffers of one run, allocated by fa-bench (host memory for FA_PLUGIN_CPU, device memory for
  * FA_PLUGIN_GPU). O and LSE hold the poison pattern (all-ones bits) before every run: an element
- * left unwritten fails validation. Guard bytes follow O, LSE and the workspace: a write past their
- * ends fails the record ("wrote past O"). */
+ * left unwritten fails validation. Guard bytes sit before and after O, LSE and the workspace: a
+ * write outside them fails the record ("wrote past O's end", "wrote before O"). Q, K, V and the
+ * new tokens are checksummed around each call: a write into them fails the record ("the path wrote
+ * its inputs (Q, element N)"); only a kv_cache's slots [kv_cache_offset, Sk) of K and V are the
+ * path's to write. */
 typedef struct fa_buffers {
   uint32_t struct_size;   /* sizeof(fa_buffers) of the fa-bench that filled it */
   uint32_t reserved0;     /* 0 */
@@ -145,7 +148,8 @@ typedef struct fa_plugin_path {
   const char* (*supports)(const fa_problem* problem, const fa_device* device);
   /* Optional (NULL: no plan, no workspace). Called once per record before the first run(): builds
    * a plan (*plan, passed back to run() and release()) and asks for *workspace_bytes of scratch
-   * memory (fa-bench allocates it, with guard bytes after it). Returns FA_STATUS_OK or
+   * memory (fa-bench allocates it, with guard bytes around it; more than the host's or device's
+   * memory is an `oom` record). Returns FA_STATUS_OK or
    * FA_STATUS_ERROR with a message written to message[0..message_size). */
   int32_t (*prepare)(const fa_problem* problem, const fa_device* device, void** plan, uint64_t* workspace_bytes,
                      char* message, uint32_t message_size);

@@ -1,7 +1,9 @@
-// GpuExecution: allocation, upload, poison, launch + sync, read-back, event timing.
+// GpuExecution: allocation, upload, poison, launch + sync, read-back, event timing, and the
+// checksums of what a path only reads (Q, K, V, the new tokens, the serving arrays and view).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include "harness/device_model.hpp"
@@ -104,6 +106,34 @@ __global__ void read_flush_kernel(const uint4* buf, size_t n, uint4* sink) {
   if (x == 0x9e3779b9u) *sink = uint4{x, x, x, x};
 }
 
+// Order-free 64-bit checksum of n bytes: the sum over 8-byte words of splitmix64(word ^ index
+// constant), the tail bytes folded in by one thread. A block sums in shared memory, then one atomic
+// a block. One pass at memory bandwidth (a 1 GiB Q/K/V set: ~0.4 ms on an H100), so read_back()
+// can checksum after the validated launch and the last timed one alike, where a copy back of the
+// inputs would cost more than the launch it guards.
+__device__ inline unsigned long long mix64(unsigned long long x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+__global__ void checksum_kernel(const uint8_t* p, size_t n, unsigned long long* out) {
+  __shared__ unsigned long long part[256];
+  unsigned long long acc = 0;
+  const size_t words = n / 8;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < words; i += size_t(gridDim.x) * blockDim.x)
+    acc += mix64(reinterpret_cast<const unsigned long long*>(p)[i] ^ (i * 0xd6e8feb86659fd93ull));
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    for (size_t i = words * 8; i < n; ++i) acc += mix64((unsigned long long)p[i] << 32 ^ i);
+  part[threadIdx.x] = acc;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(out, part[0]);
+}
+
 // Milliseconds between two events recorded around what `enqueue` puts on the stream.
 template <typename F>
 double events_ms(Event start, Event stop, Stream st, F&& enqueue) {
@@ -120,10 +150,17 @@ double events_ms(Event start, Event stop, Stream st, F&& enqueue) {
 
 GpuExecution::GpuExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int partial_splits,
                            size_t guard_bytes)
-    : p_(p), args_(make_args(p)), flush_bytes_(cold_flush_bytes(ctx.device)) {
+    : p_(p), args_(make_args(p)), guard_bytes_(guard_bytes), flush_bytes_(cold_flush_bytes(ctx.device)) {
+  const size_t eb = size_t(dtype_bytes(p.dtype));
+  TypedBuffer typed = to_typed(p.dtype, in.q);
   q_ = upload(p.dtype, in.q);
+  watch("Q", q_, eb, std::move(typed.bytes));
+  typed = to_typed(p.dtype, in.k);
   k_ = upload(p.dtype, in.k);
+  watch("K", k_, eb, std::move(typed.bytes));
+  typed = to_typed(p.dtype, in.v);
   v_ = upload(p.dtype, in.v);
+  watch("V", v_, eb, std::move(typed.bytes));
   if (is_fp8(p.dtype)) {  // q's and k's descales fold into the scores' scale, v's into the epilogue
     args_.scale_log2 = float(p.softmax_scale() * double(in.descale.q) * double(in.descale.k)) * kLog2e;
     args_.v_descale = in.descale.v;
@@ -131,8 +168,8 @@ GpuExecution::GpuExecution(const Problem& p, const HostInputs& in, const GateCon
   const size_t rows = size_t(p.B * p.H * p.S);
   o_bytes_ = size_t(p.q_elements()) * size_t(dtype_bytes(out_dtype(p.dtype)));
   lse_bytes_ = rows * sizeof(float);
-  o_ = DeviceBuffer(o_bytes_ + guard_bytes);
-  lse_ = DeviceBuffer(lse_bytes_ + guard_bytes);
+  o_ = DeviceBuffer(o_bytes_ + 2 * guard_bytes);
+  lse_ = DeviceBuffer(lse_bytes_ + 2 * guard_bytes);
   if (partial_splits > 1) {
     o_part_ = DeviceBuffer(rows * size_t(partial_splits) * size_t(p.D) * sizeof(float));
     lse_part_ = DeviceBuffer(rows * size_t(partial_splits) * sizeof(float));
@@ -143,6 +180,10 @@ GpuExecution::GpuExecution(const Problem& p, const HostInputs& in, const GateCon
     v_new_ = upload(p.dtype, a.gather(in.v));
     kv_rows_ = upload_as<int64_t>(a.row);
     kv_tokens_ = a.tokens(), kv_head_ = a.head;
+    kv_slot_.assign(k_.bytes() / eb, 0);  // the path writes these (the cache check judges them)
+    a.each([&](int64_t at, int64_t) { kv_slot_[size_t(at)] = 1; });
+    watch("the new keys", k_new_, eb, {});
+    watch("the new values", v_new_, eb, {});
   }
   if (!p.serving_fields().empty()) {  // int32 on the device: lengths and pages fit (the gate's 2^31 rows)
     const ServingShape& sh = p.serving();
@@ -161,9 +202,13 @@ GpuExecution::GpuExecution(const Problem& p, const HostInputs& in, const GateCon
     serving_view_ = DeviceBuffer(sizeof(ServingView));
     FA_GPU_CHECK(copy_to_device(serving_view_.as<void>(), &v, sizeof(v)));
     args_.serving = serving_view_.as<ServingView>();
+    watch("cu_seqlens_q", cu_q_, 4, {}), watch("cu_seqlens_k", cu_k_, 4, {});
+    watch("the query lengths", q_len_, 4, {}), watch("the key lengths", k_len_, 4, {});
+    watch("the page table", table_, 4, {}), watch("the ALiBi slopes", slopes_, 4, {});
+    watch("the serving view", serving_view_, 1, {});
   }
   args_.q = q_.as<uint16_t>(), args_.k = k_.as<uint16_t>(), args_.v = v_.as<uint16_t>();
-  args_.o = o_.as<uint16_t>(), args_.lse = lse_.as<float>();
+  args_.o = reinterpret_cast<uint16_t*>(o_at()), args_.lse = reinterpret_cast<float*>(lse_at());
   args_.o_part = o_part_.as<float>(), args_.lse_part = lse_part_.as<float>();
   FA_GPU_CHECK(event_create(&start_));
   FA_GPU_CHECK(event_create(&stop_));
@@ -175,8 +220,8 @@ GpuExecution::~GpuExecution() {
 }
 
 void GpuExecution::poison() {
-  FA_GPU_CHECK(memset_async(o_.as<void>(), 0xff, o_bytes_, stream_));
-  FA_GPU_CHECK(memset_async(lse_.as<void>(), 0xff, lse_bytes_, stream_));
+  FA_GPU_CHECK(memset_async(o_at(), 0xff, o_bytes_, stream_));
+  FA_GPU_CHECK(memset_async(lse_at(), 0xff, lse_bytes_, stream_));
   write_kv_slots(/*poison=*/true);  // the cache's new slots
   FA_GPU_CHECK(stream_sync(stream_));
 }
@@ -198,9 +243,9 @@ void GpuExecution::run() {
 RunOutputs GpuExecution::read_back() {
   RunOutputs out;
   out.o = TypedBuffer(out_dtype(p_.dtype), p_.q_elements());
-  FA_GPU_CHECK(copy_to_host(out.o.bytes.data(), o_.as<void>(), o_bytes_));
+  FA_GPU_CHECK(copy_to_host(out.o.bytes.data(), o_at(), o_bytes_));
   out.lse.resize(size_t(p_.B * p_.H * p_.S));
-  FA_GPU_CHECK(copy_to_host(out.lse.data(), lse_.as<void>(), lse_bytes_));
+  FA_GPU_CHECK(copy_to_host(out.lse.data(), lse_at(), lse_bytes_));
   if (p_.kv_cache) {
     out.k_cache = TypedBuffer(p_.dtype, int64_t(k_.bytes()) / dtype_bytes(p_.dtype));
     out.v_cache = TypedBuffer(p_.dtype, int64_t(v_.bytes()) / dtype_bytes(p_.dtype));
@@ -208,7 +253,55 @@ RunOutputs GpuExecution::read_back() {
     FA_GPU_CHECK(copy_to_host(out.v_cache.bytes.data(), v_.as<void>(), v_.bytes()));
   }
   out.g_used = g_used();
+  out.fault = inputs_fault();
   return out;
+}
+
+// Buffers that are empty (a serving array the problem does not use) are not watched. Small ones
+// (the serving arrays: B + 1 entries, the page table) keep their bytes from a copy back here;
+// Q, K and V keep the typed bytes they were uploaded from.
+void GpuExecution::watch(const char* name, const DeviceBuffer& b, size_t elem_bytes, std::vector<uint8_t> host) {
+  if (!b.bytes()) return;
+  if (host.empty()) {
+    host.resize(b.bytes());
+    FA_GPU_CHECK(copy_to_host(host.data(), b.as<void>(), b.bytes()));
+  }
+  watched_.push_back({name, &b, elem_bytes, device_checksum(b), std::move(host)});
+}
+
+uint64_t GpuExecution::device_checksum(const DeviceBuffer& b) {
+  if (!sum_.bytes()) sum_ = DeviceBuffer(sizeof(unsigned long long));
+  FA_GPU_CHECK(memset_async(sum_.as<void>(), 0, sum_.bytes(), stream_));
+  const size_t blocks = std::min<size_t>(1024, std::max<size_t>(1, b.bytes() / (256 * 8 * 4)));
+  checksum_kernel<<<unsigned(blocks), 256, 0, stream_>>>(b.as<uint8_t>(), b.bytes(), sum_.as<unsigned long long>());
+  FA_GPU_CHECK_LAUNCH("checksum_kernel");
+  uint64_t sum = 0;
+  FA_GPU_CHECK(stream_sync(stream_));
+  FA_GPU_CHECK(copy_to_host(&sum, sum_.as<void>(), sizeof sum));
+  return sum;
+}
+
+// "" when every watched buffer checksums as uploaded; else "the path wrote its inputs (K, element
+// N)". Only a changed buffer is copied back, to name its first changed element; K's and V's
+// appended slots (kv_cache) are the path's to write, and a correct append restores them.
+std::string GpuExecution::inputs_fault() {
+  std::string out;
+  for (const Watched& w : watched_) {
+    if (device_checksum(*w.buffer) == w.sum) continue;
+    std::vector<uint8_t> now(w.buffer->bytes());
+    FA_GPU_CHECK(copy_to_host(now.data(), w.buffer->as<void>(), now.size()));
+    const bool kv = w.buffer == &k_ || w.buffer == &v_;
+    size_t first = 0, count = 0;
+    for (size_t e = 0; e < now.size() / w.elem_bytes; ++e) {
+      if (std::memcmp(now.data() + e * w.elem_bytes, w.host.data() + e * w.elem_bytes, w.elem_bytes) == 0) continue;
+      if (kv && e < kv_slot_.size() && kv_slot_[e]) continue;
+      if (count++ == 0) first = e;
+    }
+    if (!count) continue;
+    out += fmt::format("{}{}, element {}{}", out.empty() ? "" : "; ", w.name, first,
+                       count > 1 ? fmt::format(" and {} more", count - 1) : "");
+  }
+  return out.empty() ? "" : "the path wrote its inputs (" + out + ")";
 }
 
 double GpuExecution::timed_sample_ms(TimingMode mode) { return timed_batch_ms(mode, 1); }

@@ -5,6 +5,8 @@
 // A path derives from GpuExecution and implements launch(); all else is shared.
 #pragma once
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "harness/path.hpp"
 #include "kernels/device/device_common.hpp"
@@ -30,7 +32,8 @@ class DeviceBuffer {
 class GpuExecution : public Execution {
  public:
   // partial_splits > 1 allocates fp32 partial O/LSE for that many splits. guard_bytes: spare bytes
-  // after O and LSE that poison and read-back leave alone (plugin paths' guards, kernels/runtime/plugin_gpu.hpp).
+  // before and after O and LSE that poison and read-back leave alone (plugin paths' guards,
+  // kernels/runtime/plugin_gpu.hpp); O's and LSE's own bytes then start guard_bytes in (o_at()).
   GpuExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int partial_splits,
                size_t guard_bytes = 0);
   ~GpuExecution() override;
@@ -44,6 +47,8 @@ class GpuExecution : public Execution {
  protected:
   virtual void launch() = 0;   // enqueue the path's kernels on stream_
   virtual int g_used() const { return args_.G > 1 ? args_.G : 0; }
+  char* o_at() const { return o_.as<char>() + guard_bytes_; }
+  char* lse_at() const { return lse_.as<char>() + guard_bytes_; }
   // kv_cache problems: enqueues the append of the new tokens into the cache's slots (every layout,
   // varlen and pages included), the first step of a kv_cache path's launch(); nothing otherwise.
   void append_kv() { write_kv_slots(/*poison=*/false); }
@@ -55,7 +60,8 @@ class GpuExecution : public Execution {
   DeviceBuffer k_new_, v_new_;  // kv_cache problems: the tokens to append, compact [tokens][Hk][D]
   // Serving problems: cu_seqlens, lengths, the page table and ALiBi slopes (AttnArgs points at them).
   DeviceBuffer cu_q_, cu_k_, q_len_, k_len_, table_, slopes_, serving_view_;
-  size_t o_bytes_ = 0, lse_bytes_ = 0;  // O's and LSE's own bytes (the buffers may hold guards after)
+  size_t o_bytes_ = 0, lse_bytes_ = 0;  // O's and LSE's own bytes (the buffers may hold guards around them)
+  size_t guard_bytes_ = 0;
   size_t flush_bytes_ = 0;  // harness/device_model.hpp's cold_flush_bytes: 2 x (L2 + LLC), 64 MB at least
 
  private:
@@ -64,6 +70,21 @@ class GpuExecution : public Execution {
   DeviceBuffer kv_rows_;              // kv_cache: each new token's kv head 0 in K/V (AppendedSlots::row)
   int64_t kv_tokens_ = 0, kv_head_ = 0;
   void write_kv_slots(bool poison);   // the new tokens' K/V rows, or the poison pattern there
+  // What the path only reads, checksummed on the device after the upload and again at every
+  // read_back (kernels/runtime/gpu_execution.hip says why that way).
+  struct Watched {
+    const char* name;
+    const DeviceBuffer* buffer;
+    size_t elem_bytes;
+    uint64_t sum;
+    std::vector<uint8_t> host;  // the bytes uploaded: the first changed element is found against them
+  };
+  std::vector<Watched> watched_;
+  DeviceBuffer sum_;                  // the checksum kernel's 8-byte result
+  std::vector<uint8_t> kv_slot_;      // kv_cache: 1 for each K/V element an appended token owns
+  void watch(const char* name, const DeviceBuffer& b, size_t elem_bytes, std::vector<uint8_t> host);
+  uint64_t device_checksum(const DeviceBuffer& b);
+  std::string inputs_fault();
 };
 
 }  // namespace fa::gpu
