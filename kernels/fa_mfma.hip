@@ -190,7 +190,7 @@ void launch_mfma(const AttnArgs& a, DType t, Stream st) {
 
 PathRow mfma_row(const DeviceFacts&) {
   PathRow r{"mfma", "gpu", "AMD CDNA MFMA 32x32x8 FlashAttention-2: 4 waves of 64, S/P in MFMA registers, split-K",
-            "B*G, H <= 65535", false, nullptr,
+            "kv_cache: the append runs first; B*G, H <= 65535", false, nullptr,
             [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<mc::Execution>(p, in, G, ctx, launch_mfma);
             }};

@@ -226,7 +226,7 @@ void launch_wmma(const AttnArgs& a, DType t, Stream st) {
 
 PathRow wmma_row(const DeviceFacts&) {
   PathRow r{"wmma", "gpu", "AMD RDNA3 WMMA 16x16x16 FlashAttention-2: wave32, 16 rows a wave, split-K",
-            "B*G, H <= 65535", false, nullptr,
+            "kv_cache: the append runs first; B*G, H <= 65535", false, nullptr,
             [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<mc::Execution>(p, in, G, ctx, launch_wmma);
             }};
