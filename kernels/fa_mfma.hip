@@ -3,7 +3,9 @@
 // S^T = K Q^T and O^T += V^T P^T, so a lane owns one query row's scores and P is the next
 // product's B operand in place (frag::mfma_32x32x8_b_from_c). K and V^T tiles in separate LDS.
 // Per-sequence lengths (dense or thd) and windows through the shared tile loop: tiles outside a
-// wave's keys are skipped, only edge tiles masked. fp16/bf16; D % 32 == 0, 64 <= D <= 256;
+// wave's keys are skipped, only edge tiles masked. Problems with serving fields run the SERVE
+// instance: paged K/V through the page table, softcap and ALiBi on every score (mma's conventions,
+// harness/conventions.hpp); kv_cache appends first (mc::Execution). fp16/bf16; D % 32 == 0, 64 <= D <= 256;
 // G in 0, 2, 4, 8, 16. Compile- and ISA-checked here
 // (scripts/isa-check.sh); untimed and unrun until a CDNA machine passes `ctest -L gpu`.
 // fa-bench-isa: gfx942: v_mfma
@@ -64,7 +66,11 @@ __device__ inline u32x2 load8(const uint16_t* p) { return *reinterpret_cast<cons
 // tests cost 8 more; a select between a length in the serving view and AttnArgs.S put both in
 // scratch: tile::seq_shape branches instead). Under clang-15 the O^T vectors spilled 192-640 B while
 // the epilogue left its unrolled loop with `break`; a guarded body keeps them in registers.
-template <typename T, int DMAX>
+// SERVE: the instance for problems with serving fields (AttnArgs.serving set), as mma's: keys
+// through the serving view (pages), softcap/ALiBi (mc::block_scores). The dense instance is the
+// kernel as it was (152 / 232 / 397 VGPRs, gfx942 clang-19 as above); SERVE takes 160 / 240 / 402,
+// no scratch.
+template <typename T, int DMAX, bool SERVE>
 __global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
 #if FA_HAS_MFMA_GFX9
   constexpr int KS = DMAX + kKPad, DB = DMAX / 32;
@@ -74,7 +80,8 @@ __global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
   const tile::SeqShape sh = tile::seq_shape(a, c.b);
   const KeyRange kr = tile::block_keys(a, sh, c, kBM, kBN);
   const mc::WaveKeys wk = mc::wave_keys(sh, c.q0 + wave * kRows, kRows, kr);
-  const int64_t kv_base = mc::kv_base(a, c);
+  const auto key_rows = mc::block_key_rows<SERVE>(a, c);
+  const mc::BlockScores bs = mc::block_scores<SERVE>(a, c);
   const int nd = a.D / 32;
 
   // Q^T as the B operand of S^T = K Q^T, kept in registers: chunk j holds dims 8j + (b.row ..+3).
@@ -95,7 +102,7 @@ __global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
 
   for (int kv0 = int(kr.begin); kv0 < int(kr.end); kv0 += kBN) {  // keys fit an int (tile_range.hpp)
     __syncthreads();  // the previous tile's readers are done
-    mc::load_kv_tile<kBN, KS, kVStride>(a, kv_base, kv0, kr.end, ks, vt, tid, kWaves * kWave);
+    mc::load_kv_tile<kBN, KS, kVStride>(a, key_rows, kv0, kr.end, ks, vt, tid, kWaves * kWave);
     __syncthreads();
     if (tile::tile_skipped(wk.seen, kv0, kBN)) continue;  // wave-uniform: none of this wave's rows sees the tile
 
@@ -104,6 +111,11 @@ __global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
     for (int j = 0; j < DMAX / 8; ++j)
       if (j < 4 * nd) mfma<T>(s, load8(ks + ka.row * KS + 8 * j + ka.col), q[j]);
 
+    if (SERVE && bs.mod.on) {  // softcap, ALiBi: on the scaled score, before the mask
+#pragma unroll
+      for (int i = 0; i < 16; ++i)
+        s[i] = bs.mod.apply(s[i] * a.scale_log2, row, kv0 + frag::mfma_32x32x8_c(lane, i).row);
+    }
     if (tile::tile_masked(wk.unmasked, kv0, kBN)) {  // the causal diagonal, the window's edge, the range's last tile
       const tile::TileCols cols = tile::tile_cols(tile::row_keys_in(sh, row, kr), kv0, kBN);
 #pragma unroll
@@ -116,11 +128,11 @@ __global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
 #pragma unroll
     for (int i = 1; i < 16; ++i) tmax = fmaxf(tmax, s[i]);
     tmax = fmaxf(tmax, shfl_xor(tmax, 32, kWave));  // the row's other 16 keys: the other half-wave
-    const float alpha = tile::softmax_rescale(m, tmax, a.scale_log2, neg_m);
+    const float alpha = tile::softmax_rescale(m, tmax, bs.scale_log2, neg_m);
     float psum = 0.f;
 #pragma unroll
     for (int i = 0; i < 16; ++i) {
-      s[i] = fast_exp2(fmaf(s[i], a.scale_log2, neg_m));
+      s[i] = fast_exp2(fmaf(s[i], bs.scale_log2, neg_m));
       psum += s[i];
     }
     l = l * alpha + psum;
@@ -143,7 +155,7 @@ __global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
 
   l += shfl_xor(l, 32, kWave);
   if (!row_ok) return;
-  const tile::RowEnd re = tile::row_end(m, l, a.scale_log2);
+  const tile::RowEnd re = tile::row_end(m, l, bs.scale_log2);
   const int64_t o_at = tile::o_row(a, c, row);
 #pragma unroll
   for (int db = 0; db < DB; ++db)
@@ -162,7 +174,8 @@ __global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
 template <typename T, int DMAX>
 void launch(const AttnArgs& a, Stream st) {
   const dim3 grid((a.S + kBM - 1) / kBM, a.H, a.B * (a.G > 1 ? a.G : 1));
-  mfma_fwd<T, DMAX><<<grid, kWaves * kWave, 0, st>>>(a);
+  if (a.serving) mfma_fwd<T, DMAX, true><<<grid, kWaves * kWave, 0, st>>>(a);
+  else mfma_fwd<T, DMAX, false><<<grid, kWaves * kWave, 0, st>>>(a);
   FA_GPU_CHECK_LAUNCH("mfma_fwd");
 }
 
@@ -177,7 +190,7 @@ void launch_mfma(const AttnArgs& a, DType t, Stream st) {
 
 PathRow mfma_row(const DeviceFacts&) {
   PathRow r{"mfma", "gpu", "AMD CDNA MFMA 32x32x8 FlashAttention-2: 4 waves of 64, S/P in MFMA registers, split-K",
-            "B*G, H <= 65535", false, nullptr,
+            "kv_cache: the append runs first; B*G, H <= 65535", false, nullptr,
             [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<mc::Execution>(p, in, G, ctx, launch_mfma);
             }};

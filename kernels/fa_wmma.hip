@@ -3,7 +3,9 @@
 // O^T += V^T P^T, online softmax with a lane owning one query row's half of the keys. P becomes
 // the replicated B operand by one exchange across the half-waves (frag::wmma_16x16x16_b_from_c).
 // Per-sequence lengths (dense or thd) and windows through the shared tile loop: tiles outside a
-// wave's keys are skipped, only edge tiles masked. fp16/bf16; D % 16 == 0, D <= 256;
+// wave's keys are skipped, only edge tiles masked. Problems with serving fields run the SERVE
+// instance: paged K/V through the page table, softcap and ALiBi on every score (mma's conventions,
+// harness/conventions.hpp); kv_cache appends first (mc::Execution). fp16/bf16; D % 16 == 0, D <= 256;
 // G in 0, 2, 4, 8, 16. Compile- and ISA-checked here
 // (scripts/isa-check.sh); untimed and unrun until an RDNA3 machine passes `ctest -L gpu`.
 // fa-bench-isa: gfx1100: v_wmma
@@ -65,7 +67,10 @@ __device__ inline uint32_t shfl_xor_bits(uint32_t v, int mask) {
 // gfx1100 (clang-19, device libraries linked): 158 / 222 / 224 VGPRs for DMAX 64 / 128 / 256
 // (fp16; bf16 15 fewer), no scratch; 154 / 218 / 220 before varlen and window (the window's
 // lower bounds of a wave's keys and of a row's columns).
-template <typename T, int DMAX>
+// SERVE: the instance for problems with serving fields (AttnArgs.serving set), as mma's: keys
+// through the serving view (pages), softcap/ALiBi (mc::block_scores). The dense instance is the
+// kernel as it was (158 / 222 / 224 VGPRs, fp16, as above); SERVE takes 6 more, no scratch.
+template <typename T, int DMAX, bool SERVE>
 __global__ void __launch_bounds__(kWaves * kWave) wmma_fwd(AttnArgs a) {
 #if FA_HAS_WMMA_GFX11
   constexpr int KS = DMAX + kPad, DB = DMAX / 16, KT = kBN / 16;
@@ -75,7 +80,8 @@ __global__ void __launch_bounds__(kWaves * kWave) wmma_fwd(AttnArgs a) {
   const tile::SeqShape sh = tile::seq_shape(a, c.b);
   const KeyRange kr = tile::block_keys(a, sh, c, kBM, kBN);
   const mc::WaveKeys wk = mc::wave_keys(sh, c.q0 + wave * kRows, kRows, kr);
-  const int64_t kv_base = mc::kv_base(a, c);
+  const auto key_rows = mc::block_key_rows<SERVE>(a, c);
+  const mc::BlockScores bs = mc::block_scores<SERVE>(a, c);
   const int nd = a.D / 16;
 
   // Q^T as the B operand of S^T = K Q^T; both half-waves hold it (replication). In registers up
@@ -107,7 +113,7 @@ __global__ void __launch_bounds__(kWaves * kWave) wmma_fwd(AttnArgs a) {
 
   for (int kv0 = int(kr.begin); kv0 < int(kr.end); kv0 += kBN) {  // keys fit an int (tile_range.hpp)
     __syncthreads();  // the previous tile's readers are done
-    mc::load_kv_tile<kBN, KS, kVStride>(a, kv_base, kv0, kr.end, ks, vt, tid, kWaves * kWave);
+    mc::load_kv_tile<kBN, KS, kVStride>(a, key_rows, kv0, kr.end, ks, vt, tid, kWaves * kWave);
     __syncthreads();
     if (tile::tile_skipped(wk.seen, kv0, kBN)) continue;  // wave-uniform: none of this wave's rows sees the tile
 
@@ -118,6 +124,13 @@ __global__ void __launch_bounds__(kWaves * kWave) wmma_fwd(AttnArgs a) {
 #pragma unroll
       for (int j = 0; j < DB; ++j)
         if (j < nd) wmma<T>(s[t], load32(ks + (16 * t + ka.row) * KS + 16 * j), q_chunk(j));
+    }
+    if (SERVE && bs.mod.on) {  // softcap, ALiBi: on the scaled score, before the mask
+#pragma unroll
+      for (int t = 0; t < KT; ++t)
+#pragma unroll
+        for (int v = 0; v < 8; ++v)
+          s[t][v] = bs.mod.apply(s[t][v] * a.scale_log2, row, kv0 + 16 * t + frag::wmma_16x16x16_c(lane, v).row);
     }
     if (tile::tile_masked(wk.unmasked, kv0, kBN)) {  // the causal diagonal, the window's edge, the range's last tile
       const tile::TileCols cols = tile::tile_cols(tile::row_keys_in(sh, row, kr), kv0, kBN);
@@ -135,13 +148,13 @@ __global__ void __launch_bounds__(kWaves * kWave) wmma_fwd(AttnArgs a) {
 #pragma unroll
       for (int v = 0; v < 8; ++v) tmax = fmaxf(tmax, s[t][v]);
     tmax = fmaxf(tmax, shfl_xor(tmax, 16, kWave));  // the row's other keys: the other half-wave
-    const float alpha = tile::softmax_rescale(m, tmax, a.scale_log2, neg_m);
+    const float alpha = tile::softmax_rescale(m, tmax, bs.scale_log2, neg_m);
     float psum = 0.f;
 #pragma unroll
     for (int t = 0; t < KT; ++t)
 #pragma unroll
       for (int v = 0; v < 8; ++v) {
-        s[t][v] = fast_exp2(fmaf(s[t][v], a.scale_log2, neg_m));
+        s[t][v] = fast_exp2(fmaf(s[t][v], bs.scale_log2, neg_m));
         psum += s[t][v];
       }
     l = l * alpha + psum;
@@ -173,7 +186,7 @@ __global__ void __launch_bounds__(kWaves * kWave) wmma_fwd(AttnArgs a) {
   }
 
   l += shfl_xor(l, 16, kWave);
-  const tile::RowEnd re = tile::row_end(m, l, a.scale_log2);
+  const tile::RowEnd re = tile::row_end(m, l, bs.scale_log2);
   const int64_t o_at = tile::o_row(a, c, row_ok ? row : 0);
   // A lane holds rows of one parity of O^T (dims); its partner the other. Each takes the
   // partner's values, then stores every other adjacent pair.
@@ -197,7 +210,8 @@ __global__ void __launch_bounds__(kWaves * kWave) wmma_fwd(AttnArgs a) {
 template <typename T, int DMAX>
 void launch(const AttnArgs& a, Stream st) {
   const dim3 grid((a.S + kBM - 1) / kBM, a.H, a.B * (a.G > 1 ? a.G : 1));
-  wmma_fwd<T, DMAX><<<grid, kWaves * kWave, 0, st>>>(a);
+  if (a.serving) wmma_fwd<T, DMAX, true><<<grid, kWaves * kWave, 0, st>>>(a);
+  else wmma_fwd<T, DMAX, false><<<grid, kWaves * kWave, 0, st>>>(a);
   FA_GPU_CHECK_LAUNCH("wmma_fwd");
 }
 
@@ -212,7 +226,7 @@ void launch_wmma(const AttnArgs& a, DType t, Stream st) {
 
 PathRow wmma_row(const DeviceFacts&) {
   PathRow r{"wmma", "gpu", "AMD RDNA3 WMMA 16x16x16 FlashAttention-2: wave32, 16 rows a wave, split-K",
-            "B*G, H <= 65535", false, nullptr,
+            "kv_cache: the append runs first; B*G, H <= 65535", false, nullptr,
             [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<mc::Execution>(p, in, G, ctx, launch_wmma);
             }};

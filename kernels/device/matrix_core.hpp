@@ -1,30 +1,41 @@
 // Device pieces the AMD matrix-core paths (mfma, wmma) share beyond tile_loop.hpp: the key/value
-// tile loader into LDS (K row-major, V transposed: both GEMMs then read contiguous k from LDS) and a
-// wave's own key limits inside its block's range. Their host half (capabilities, execution) is
-// kernels/runtime/matrix_core_host.hpp.
+// tile loader into LDS (K row-major, V transposed: both GEMMs then read contiguous k from LDS), a
+// wave's own key limits inside its block's range, and the SERVE instances' block plan (where keys
+// live, paged or not; softcap/ALiBi and the scale the softmax then applies). Their host half
+// (capabilities, execution) is kernels/runtime/matrix_core_host.hpp.
 #pragma once
 #include "kernels/device/tile_loop.hpp"
 
 namespace fa::gpu::mc {
 
-// Where key 0 of the block's sequence and kv head lives in K and V (dense, or thd's packed rows),
-// once a block: the keys follow k_ss apart, as the gates refuse paged K/V (page_size).
-__device__ inline int64_t kv_base(const AttnArgs& a, const tile::BlockCoords& c) { return k_at(a, c.b, 0, c.hk); }
+// Where the block's keys live: key j of its sequence and kv head at at(j). The dense instances
+// (SERVE false: no serving view, or one without pages) step k_ss from key 0, found once a block;
+// the SERVE instances go through the serving view (KeyRows: thd offsets, the page table).
+struct DenseKeys {
+  int64_t base, ss;
+  __device__ int64_t at(int64_t j) const { return base + j * ss; }
+};
+template <bool SERVE>
+__device__ inline auto block_key_rows(const AttnArgs& a, const tile::BlockCoords& c) {
+  if constexpr (SERVE) return key_rows(a, c.b, c.hk);
+  else return DenseKeys{k_at(a, c.b, 0, c.hk), a.k_ss};
+}
 
-// Keys [kv0, kv0 + BN) of the block's kv head (from `base`: kv_base) into LDS: ks[key * KS + d] and
-// vt[d * VS + key], in 16-byte global loads (D % 16 == 0 keeps every row 16-byte aligned). Keys at
-// or past `end` are zeros: their scores are masked, and a zero V keeps P * V = 0 instead of
-// 0 * garbage; nothing past the range is read, so nothing past the sequence's keys.
-template <int BN, int KS, int VS>
-__device__ inline void load_kv_tile(const AttnArgs& a, int64_t base, int64_t kv0, int64_t end, uint16_t* ks,
+// Keys [kv0, kv0 + BN) of the block's kv head (`rows`: block_key_rows) into LDS: ks[key * KS + d]
+// and vt[d * VS + key], in 16-byte global loads (D % 16 == 0 keeps every row 16-byte aligned; a
+// page holds whole rows, so paged rows are too). Keys at or past `end` are zeros: their scores are
+// masked, and a zero V keeps P * V = 0 instead of 0 * garbage; nothing past the range is read, so
+// nothing past the sequence's keys (nor past its last page-table entry).
+template <int BN, int KS, int VS, typename Rows>
+__device__ inline void load_kv_tile(const AttnArgs& a, const Rows& rows, int64_t kv0, int64_t end, uint16_t* ks,
                                     uint16_t* vt, int tid, int threads) {
   const int chunks = a.D / 8;
   for (int idx = tid; idx < BN * chunks; idx += threads) {
     const int j = idx / chunks, d = (idx % chunks) * 8;
     const bool in = kv0 + j < end;
-    const int64_t at = base + (kv0 + j) * a.k_ss + d;
     uint4 kq{0u, 0u, 0u, 0u}, vq{0u, 0u, 0u, 0u};
     if (in) {
+      const int64_t at = rows.at(kv0 + j) + d;
       kq = *reinterpret_cast<const uint4*>(a.k + at);
       vq = *reinterpret_cast<const uint4*>(a.v + at);
     }
@@ -34,6 +45,24 @@ __device__ inline void load_kv_tile(const AttnArgs& a, int64_t base, int64_t kv0
 #pragma unroll
     for (int e = 0; e < 8; ++e) vt[(d + e) * VS + j] = uint16_t(vw[e / 2] >> (16 * (e % 2)));
   }
+}
+
+// The score transform of a block (softcap, ALiBi: harness/conventions.hpp) and the scale its
+// softmax applies. SERVE instances with a transform apply it to every score of every tile, scaled
+// into the log2 domain first (ScoreMod::apply), before the mask; the softmax then scales by 1.
+// Otherwise (mod.on false) the softmax scales the raw scores, as the dense instances always do.
+struct BlockScores {
+  ScoreMod mod;
+  float scale_log2;
+};
+template <bool SERVE>
+__device__ inline BlockScores block_scores(const AttnArgs& a, const tile::BlockCoords& c) {
+  BlockScores bs{ScoreMod{}, a.scale_log2};
+  if constexpr (SERVE) {
+    bs.mod = score_mod(a, c.b, c.h);
+    if (bs.mod.on) bs.scale_log2 = 1.f;
+  }
+  return bs;
 }
 
 // A wave's rows [q0, q0 + rows) within the block's key range: tiles outside `seen` hold nothing it

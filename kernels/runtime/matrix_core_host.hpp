@@ -1,7 +1,8 @@
 // The host half of the AMD matrix-core paths (mfma, wmma): what their kernels take, as capabilities
-// (per-sequence lengths, thd and the window through the shared tile loop; every split count, whose
-// fp32 partials launch_combine folds), the grid limits beyond them, and their execution (producer
-// kernel, then the combine when G > 1). The device half is kernels/device/matrix_core.hpp.
+// (every serving field: per-sequence lengths, thd and the window through the shared tile loop, paged
+// K/V, ALiBi and softcap in the kernels' SERVE instances; kv_cache, whose append runs first; every
+// split count, whose fp32 partials launch_combine folds), the grid limits beyond them, and their
+// execution (the append, the producer kernel, then the combine when G > 1). The device half is kernels/device/matrix_core.hpp.
 #pragma once
 #include <optional>
 #include <string>
@@ -16,7 +17,9 @@ inline Capabilities caps(DeviceNeed device, HeadDims dims) {
   c.device = device;
   c.head_dims = std::move(dims);
   c.splits = SplitSet::all();
-  c.serving = {ServingField::seqlens_q, ServingField::seqlens_k, ServingField::thd, ServingField::window};
+  c.serving = {ServingField::seqlens_q, ServingField::seqlens_k, ServingField::thd,  ServingField::page_size,
+               ServingField::window,    ServingField::alibi,     ServingField::softcap};
+  c.kv_cache = KvCache::takes;
   return c;
 }
 
@@ -36,6 +39,7 @@ class Execution : public GpuExecution {
 
  protected:
   void launch() override {
+    append_kv();  // kv_cache: the new tokens into their slots (pages, per-sequence offsets) first
     launcher_(args_, p_.dtype, stream_);
     if (args_.G > 1) launch_combine(args_, p_.dtype, stream_);
   }
