@@ -41,7 +41,7 @@ TEST(PluginContainment, AWrongResultWithStatusOkFailsByValidationAndTheRecordNam
     EXPECT_TRUE(has(row.at("reason"), "max |err|")) << row.at("reason");
     EXPECT_EQ(row.at("plugin"), PLANTED_WRONG);
     EXPECT_EQ(row.at("plugin_version"), "0.0-planted-wrong");
-    EXPECT_EQ(row.at("schema"), "8");
+    EXPECT_EQ(row.at("schema"), std::to_string(fa::kSchemaVersion));
   }
 }
 
