@@ -1,12 +1,15 @@
-// `fa-bench info`: machine and device facts, the build, the capability predicates, and the paths
-// of any plugin loaded (--plugin, FABENCH_PLUGINS). Plugins load before anything is printed, so a
-// bad one (exit 2 naming the file) leaves no half-printed report above its error.
+// `fa-bench info`: machine and device facts (caches and the cold flush, the peaks and where each
+// came from), the build, the capability predicates, and the paths of any plugin loaded (--plugin,
+// FABENCH_PLUGINS). Plugins load before anything is printed, so a bad one (exit 2 naming the file)
+// leaves no half-printed report above its error.
 #include <fmt/format.h>
 
 #include <fstream>
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "harness/check/peaks.hpp"
+#include "harness/device_model.hpp"
 #include "harness/results/metadata.hpp"
 #include "paths/builtin.hpp"
 #include "paths/plugin_paths.hpp"
@@ -32,9 +35,17 @@ void add_info(CLI::App& app, int& status) {
     } else {
       std::cout << fmt::format("gpu         {} ({})\nunits       {} SMs/CUs, wave size {}\n", d.name, d.arch, d.units,
                                d.wave_size);
-      std::cout << fmt::format("memory      {:.1f} GiB, L2 {:.1f} MiB\nclocks      sm {} MHz, memory {} MHz\n",
-                               double(d.memory_bytes) / (1 << 30), double(d.l2_bytes) / (1 << 20), d.sm_clock_mhz,
-                               d.mem_clock_mhz);
+      const double mib = double(1 << 20);
+      std::cout << fmt::format("memory      {:.1f} GiB\nclocks      sm {} MHz, memory {} MHz, bus {}-bit\n",
+                               double(d.memory_bytes) / (1 << 30), d.sm_clock_mhz, d.mem_clock_mhz, d.mem_bus_bits);
+      std::cout << fmt::format("caches      L2 {:.1f} MiB (runtime), LLC {}, cold flush {:.1f} MiB = max(2 x (L2 + LLC), {} MiB)\n",
+                               double(d.l2_bytes) / mib,
+                               llc_bytes(d) ? fmt::format("{:.1f} MiB (arch table, harness/device_model.cpp)", double(llc_bytes(d)) / mib)
+                                            : std::string("none past L2"),
+                               double(cold_flush_bytes(d)) / mib, kFlushFloorBytes >> 20);
+      const auto peaks = peak_report(d);
+      if (peaks.empty()) std::cout << fmt::format("peaks       none: no rate for arch {} (harness/check/peaks.cpp)\n", d.arch);
+      for (const auto& line : peaks) std::cout << "peak        " << line << '\n';
       std::cout << fmt::format("runtime     {}\ncapability  has_mma_sm80={} has_wgmma_sm90a={} has_mfma_gfx9={} "
                                "has_wmma_gfx11={}\n",
                                d.runtime, d.has_mma_sm80, d.has_wgmma_sm90a, d.has_mfma_gfx9, d.has_wmma_gfx11);
