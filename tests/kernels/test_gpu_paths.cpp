@@ -336,7 +336,7 @@ bool path_takes(const std::string& path, ServingField field) { return gpu().reg.
 // over paged, windowed, per-sequence key sets of several chunks. A path that admits a problem's
 // dense twin must pass every problem whose fields it takes, and skip the others with a reason naming
 // the fields it refuses and none it takes: naive, tiled, splitk and (on sm_80+) mma run all of them;
-// mma-decode the decode-shaped ones; mfma and wmma, on their GPUs, the lengths and windows alone.
+// mma-decode the decode-shaped ones; mfma and wmma, on their GPUs, what their capabilities rows take.
 TEST(GpuPaths, ServingProblemsPassOnThePathsThatTakeThemAndTheOthersNameWhatTheyRefuse) {
   REQUIRE_GPU();
   Sweep s;
