@@ -118,4 +118,5 @@ if command -v clang++-19 >/dev/null && [[ -d /usr/include/hip ]]; then
 else
   step "ISA check skipped: clang++-19 or the HIP headers not found (scripts/setup.sh --amd)"
 fi
+
 step "all test steps passed"
