@@ -129,7 +129,8 @@ TEST(Gate, ARecordWhoseTimedLaunchDiffersIsWrongWhateverItsStatusSays) {
   differs.timed_check = "differs";
   Record same = timed("a", 1.0);
   same.timed_check = "same";
-  const GateReport g = run_gate(base, test::written({same, differs}), CompareRule{}, false);
+  const ResultsFile current = test::written({same, differs});  // the report points into it
+  const GateReport g = run_gate(base, current, CompareRule{}, false);
   EXPECT_TRUE(g.failed());
   ASSERT_EQ(g.wrong.size(), 1u);
   EXPECT_EQ(g.wrong[0].rec->record.problem.name, "b");
