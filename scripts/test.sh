@@ -95,7 +95,7 @@ if command -v nvcc >/dev/null; then
   # The kernels' rows exist only in a GPU build: their gates against their capabilities, on
   # described devices (no GPU needed), and the README's path table against `list --markdown`.
   step "capabilities of every kernel row against its gate, and the README's path table (cuda build)"
-  build/cuda/test_capabilities
+  build/cuda/tests/test_capabilities
   scripts/path-table-check.sh build/cuda/fa-bench
   step "tensor-core instruction check (mma, mma-decode; sm_90a)"
   scripts/ptx-check.sh build/ptx
