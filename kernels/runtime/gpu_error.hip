@@ -11,6 +11,10 @@
 namespace fa::gpu {
 
 void throw_error(Error e, const char* call, const char* file, int line) {
+  // Consume the error: CUDA, and HIP from ROCm 7.0 on (its "HIP API 7.0 changes"), keep a failed
+  // call's error for the next Get-Last-Error, which is FA_GPU_CHECK_LAUNCH's: a device allocation
+  // recorded as `oom` would otherwise fail the next problem's first launch with "out of memory".
+  (void)last_error();
   const std::string msg = fmt::format("{} failed: {} ({}:{})", call, error_string(e), file, line);
   if (is_oom(e)) throw OutOfMemory(msg);
   throw std::runtime_error(msg);

@@ -11,6 +11,7 @@
 #include "harness/check/tolerance.hpp"
 #include "harness/run/runner.hpp"
 #include "helpers.hpp"
+#include "kernels/runtime/gpu_device.hpp"
 #include "paths/builtin.hpp"
 #include "reference/cpu_ref.hpp"
 
@@ -308,6 +309,15 @@ TEST(GpuPaths, MmaGateAdmitsItsHeadDimsOnSm90AndSm80AndNamesWhatItRefuses) {
     EXPECT_NE(refusal(windowed, 0, h100).find("serving fields"), std::string::npos) << refusal(windowed, 0, h100);
   }
 #endif
+}
+
+// A failed runtime call's error is consumed where it throws: CUDA (and HIP from ROCm 7.0) would
+// otherwise hand it to the next launch check, and the problem after an `oom` would fail its launch.
+TEST(GpuPaths, AFailedAllocationIsNotBlamedOnTheNextLaunch) {
+  REQUIRE_GPU();
+  const gpu::AfterFailedCall r = gpu::launch_after_failed_allocation_for_test();
+  EXPECT_NE(r.allocation.find("malloc_device"), std::string::npos) << "the 4 PiB allocation must fail: " << r.allocation;
+  EXPECT_EQ(r.launch, "") << "the launch after it";
 }
 
 TEST(GpuPaths, AnOutputThatIsNeverWrittenIsCaught) {
