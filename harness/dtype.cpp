@@ -87,6 +87,12 @@ const DTypeRow& dtype_row(DType t) {
   return kRows[i];
 }
 
+std::vector<DType> every_dtype() {
+  std::vector<DType> v;
+  for (const DTypeRow& r : kRows) v.push_back(r.t);
+  return v;
+}
+
 std::string_view dtype_name(DType t) { return dtype_row(t).name; }
 
 std::optional<DType> parse_dtype(std::string_view s) {

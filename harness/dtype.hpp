@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "harness/fp8.hpp"
 
@@ -40,6 +41,9 @@ struct DTypeRow {
   bool fp8;
 };
 const DTypeRow& dtype_row(DType t);
+// Every dtype, in the table's (and the enum's) order: what "every dtype" means to a path's
+// capabilities (reference/cpu_paths.cpp, kernels/runtime/launchers.hpp) and to the tests.
+std::vector<DType> every_dtype();
 
 std::string_view dtype_name(DType t);
 // For error messages: every row's name (tests/harness/test_dtype.cpp checks it lists them all).

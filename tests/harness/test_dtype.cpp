@@ -72,6 +72,8 @@ TEST(Dtype, EveryRowsNameAndAliasesParseBackAndErrorsListEveryName) {
     EXPECT_EQ(parse_dtype(r.torch), t) << "torch's name is accepted: " << r.torch;
     EXPECT_NE(std::string(kDtypeNames).find(dtype_name(t)), std::string::npos) << "errors list " << dtype_name(t);
   }
+  EXPECT_EQ(every_dtype(), std::vector<DType>(std::begin(kAll), std::end(kAll)))
+      << "every_dtype(), what the CPU paths declare, is every row once, in order";
   EXPECT_EQ(parse_dtype("float8_e4m3fn"), DType::fp8_e4m3);
   EXPECT_EQ(parse_dtype("float8_e4m3fnuz"), DType::fp8_e4m3fnuz);
   EXPECT_EQ(parse_dtype("fp8"), std::nullopt) << "which FP8 is meant must be said";
