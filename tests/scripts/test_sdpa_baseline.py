@@ -396,7 +396,7 @@ class ExternalBackends(unittest.TestCase):
                     f.write("name,B,H,Hk,S,Sk,D,causal,dtype\nx,1,1,1,1,1,64,0,fp8_e4m3fnz\n")
                 code, text = fa_bench("expand", sweep)
             self.assertEqual(code, 2, text)
-            self.assertIn("bad.csv:2:dtype", text)
+            self.assertIn("bad.csv:2: field 'dtype'", text)
             names = text[text.index("unknown dtype 'fp8_e4m3fnz' (") + len("unknown dtype 'fp8_e4m3fnz' ("):].split(")")[0]
             self.assertEqual(set(names.split(", ")), set(sb.TORCH_DTYPES))
 
