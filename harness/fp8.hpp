@@ -1,7 +1,9 @@
-// The two OCP FP8 formats as their bits are read, on the host and on the device alike: e4m3 ("FN":
-// bias 7, no infinity, S.1111.111 the only NaN, largest 448) and e5m2 (bias 15, IEEE-like with
-// infinities, largest 57344). harness/dtype.cpp rounds to them (host only); kernels that take FP8
-// inputs decode with these, so the harness and the kernels read the same values.
+// The FP8 formats as their bits are read, on the host and on the device alike, one parameterised
+// definition for all four: OCP e4m3 ("FN": bias 7, no infinity, S.1111.111 the only NaN, largest
+// 448), OCP e5m2 (bias 15, IEEE-like with infinities, largest 57344), and MI300's (gfx942) FNUZ
+// formats e4m3fnuz (bias 8, largest 240) and e5m2fnuz (bias 16, largest 57344): no infinity, no -0,
+// the code of -0 (0x80) the one NaN. harness/dtype.cpp rounds to them (host only); kernels that
+// take FP8 inputs decode with these, so the harness and the kernels read the same values.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -10,11 +12,24 @@
 
 namespace fa {
 
+// Where a format keeps its NaNs, which also says whether it has infinities.
+enum class Fp8Nan : uint8_t {
+  ieee,      // e5m2: the all-ones exponent is +-inf (mantissa 0) or a NaN, as in IEEE 754
+  all_ones,  // e4m3: S.1111.111 only; no infinity
+  neg_zero,  // FNUZ: 0x80 (what would be -0) only; no infinity, no -0
+};
 struct Fp8Format {
   int mant, bias;
-  bool ieee_special;  // e5m2: the all-ones exponent is inf/NaN; e4m3: only S.1111.111 is NaN
+  Fp8Nan nan;
 };
-constexpr Fp8Format kE4M3{3, 7, false}, kE5M2{2, 15, true};
+constexpr Fp8Format kE4M3{3, 7, Fp8Nan::all_ones}, kE5M2{2, 15, Fp8Nan::ieee};
+constexpr Fp8Format kE4M3Fnuz{3, 8, Fp8Nan::neg_zero}, kE5M2Fnuz{2, 16, Fp8Nan::neg_zero};
+
+// The formats by a compile-time name, for the kernels' element traits (kernels/device/device_common.hpp).
+enum class Fp8Kind { e4m3, e5m2, e4m3fnuz, e5m2fnuz };
+FA_HD constexpr Fp8Format fp8_format(Fp8Kind k) {
+  return k == Fp8Kind::e4m3 ? kE4M3 : k == Fp8Kind::e5m2 ? kE5M2 : k == Fp8Kind::e4m3fnuz ? kE4M3Fnuz : kE5M2Fnuz;
+}
 
 // fp32 from its bits: the device's register move where compiled for one (a memcpy there went
 // through scratch memory on AMD: 1.5-2.3 KB a thread in tiled's FP8 kernels), memcpy on the host.
@@ -28,13 +43,23 @@ FA_HD inline float fp32_from_bits(uint32_t bits) {
 #endif
 }
 
-// The value of an FP8 byte (the low 8 bits of b), exactly, as an fp32.
+// Whether the FP8 byte (the low 8 bits of b) is a NaN of format f.
+FA_HD inline bool fp8_is_nan(uint32_t b, Fp8Format f) {
+  const uint32_t mag = b & 0x7fu, emax = 0x7fu >> f.mant;
+  if (f.nan == Fp8Nan::ieee) return (mag >> f.mant) == emax && (mag & ((1u << f.mant) - 1)) != 0;
+  if (f.nan == Fp8Nan::all_ones) return mag == 0x7fu;
+  return (b & 0xffu) == 0x80u;
+}
+
+// The value of an FP8 byte (the low 8 bits of b), exactly, as an fp32. NaNs keep the sign bit.
 FA_HD inline float fp8_to_float(uint32_t b, Fp8Format f) {
   const uint32_t sign = (b & 0x80u) << 24, emax = 0x7fu >> f.mant;
   const uint32_t e = (b >> f.mant) & emax, m = b & ((1u << f.mant) - 1);
   uint32_t bits;
-  if (f.ieee_special ? e == emax : (e == emax && m == (1u << f.mant) - 1)) {
-    bits = sign | 0x7f800000u | (f.ieee_special && m == 0 ? 0u : 0x400000u);  // inf, or a quiet NaN
+  if (fp8_is_nan(b, f)) {
+    bits = sign | 0x7fc00000u;  // a quiet NaN
+  } else if (f.nan == Fp8Nan::ieee && e == emax) {
+    bits = sign | 0x7f800000u;  // inf
   } else if (e == 0) {  // subnormal: m * 2^(1 - bias - mant), a small integer times a normal power of two
     const float v = float(m) * fp32_from_bits(uint32_t(1 - f.bias - f.mant + 127) << 23);
     return sign ? -v : v;
@@ -45,19 +70,25 @@ FA_HD inline float fp8_to_float(uint32_t b, Fp8Format f) {
 }
 
 // The same values through an fp16 conversion (half_to_float: the fp16 bits' value), the way kernels
-// decode: e5m2 is the top byte of an fp16; e4m3's 7 magnitude bits shifted into an fp16's exponent
-// and mantissa give its value / 256, subnormals included (fp16's exponent bias is 8 more), and only
-// S.1111.111 (which the shift makes 1.875) is a NaN. fp8_to_float's branches made tiled's FP8
-// kernels spill 1.5-3.4 KB a thread on gfx942/gfx1100; these are a shift, a convert and a multiply.
-// tests/harness/test_dtype.cpp checks both against fp8_to_float for every code.
+// decode. e5m2 is the top byte of an fp16. The e4m3 formats' 7 magnitude bits shifted into an
+// fp16's exponent and mantissa give their value / 2^(15 - bias) (256 for e4m3, 128 for e4m3fnuz),
+// subnormals included. e5m2fnuz's bias is one above fp16's and its top exponent is finite, so a
+// code of exponent >= 2 is the fp16 one exponent step lower, and one of exponent 0 or 1 (where that
+// step would leave fp16's normals) is half the fp16 one.
+// fp8_to_float's branches made tiled's FP8 kernels spill 1.5-3.4 KB a thread on gfx942/gfx1100;
+// these are a shift, a convert and a multiply or select (f folds away where it is a constant).
+// tests/harness/test_dtype.cpp checks every code of every format against fp8_to_float.
 template <typename HalfToFloat>
-FA_HD inline float e5m2_via_half(uint32_t b, HalfToFloat half_to_float) {
-  return half_to_float(uint16_t((b & 0xffu) << 8));
-}
-template <typename HalfToFloat>
-FA_HD inline float e4m3_via_half(uint32_t b, HalfToFloat half_to_float) {
-  const float mag = (b & 0x7fu) == 0x7fu ? fp32_from_bits(0x7fc00000u) : half_to_float(uint16_t((b & 0x7fu) << 7)) * 256.f;
-  return (b & 0x80u) ? -mag : mag;
+FA_HD inline float fp8_via_half(uint32_t b, Fp8Format f, HalfToFloat half_to_float) {
+  if (f.nan == Fp8Nan::ieee) return half_to_float(uint16_t((b & 0xffu) << 8));
+  const uint32_t mag = b & 0x7fu;
+  float v;
+  if (f.mant == 3)
+    v = half_to_float(uint16_t(mag << 7)) * fp32_from_bits(uint32_t(15 - f.bias + 127) << 23);
+  else
+    v = mag >= 8u ? half_to_float(uint16_t((mag << 8) - 0x400u)) : half_to_float(uint16_t(mag << 8)) * 0.5f;
+  if (fp8_is_nan(b, f)) v = fp32_from_bits(0x7fc00000u);
+  return (b & 0x80u) ? -v : v;
 }
 
 }  // namespace fa

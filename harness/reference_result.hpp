@@ -35,7 +35,11 @@ using ReferenceFn = Reference (*)(const Problem& p, const HostInputs& in, std::v
 constexpr DType kFp8PDefault = DType::fp8_e4m3;
 
 // The dtype a path rounds P to before PV: the input dtype for fp16/bf16/fp32; for FP8 inputs the
-// path's declaration (PathRow::fp8_p: fp8_e4m3 as FA3's wgmma path does, or bf16).
-inline DType lowprec_p_dtype(const Problem& p, DType fp8_p) { return is_fp8(p.dtype) ? fp8_p : p.dtype; }
+// path's declaration (PathRow::fp8_p: bf16, or an FP8 dtype meaning "the e4m3 of the inputs'
+// family": fp8_e4m3 for OCP inputs as FA3 does, fp8_e4m3fnuz for FNUZ ones as aiter on MI300 does).
+inline DType lowprec_p_dtype(const Problem& p, DType fp8_p) {
+  if (!is_fp8(p.dtype)) return p.dtype;
+  return is_fp8(fp8_p) ? dtype_row(p.dtype).fp8_p : fp8_p;
+}
 
 }  // namespace fa

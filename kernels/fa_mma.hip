@@ -229,11 +229,11 @@ class MmaExecution : public GpuExecution {
 };
 
 // Every serving field and kv_cache (the append, per sequence and page, runs first); FP8 on its
-// sm_90a kernel only (mma_limits).
+// sm_90a kernel only (mma_limits), in the OCP formats alone: wgmma has no FNUZ.
 Capabilities mma_caps() {
   Capabilities c = gpu_caps();
   c.device = DeviceNeed::mma_sm80;
-  c.dtypes = kFp8CapableDtypes;
+  c.dtypes = gpu_dtypes(Fp8Formats::ocp);
   c.head_dims = sync_head_dims();
   c.splits = SplitSet::all();
   c.serving = ServingSet::every();

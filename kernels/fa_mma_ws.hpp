@@ -54,7 +54,7 @@ bool with_ws_cfg(const Problem& p, F&& f) {
 template <typename F>
 bool with_ws_kernel(const Problem& p, F&& f) {
   bool found = false;
-  with_any_dtype(p.dtype, [&](auto tr) {
+  with_ocp_dtype(p.dtype, [&](auto tr) {
     using T = decltype(tr);
     constexpr int eb = std::is_same_v<T, E4M3> || std::is_same_v<T, E5M2> ? 1 : 2;
     found = with_ws_cfg<eb>(p.D, causal_row(p), [&](auto k) { f(tr, k); });

@@ -118,7 +118,7 @@ std::optional<std::string> naive_limits(const Problem& p, int, const GateContext
 
 Capabilities naive_caps() {
   Capabilities c = gpu_caps();
-  c.dtypes = kFp8CapableDtypes;
+  c.dtypes = gpu_dtypes(Fp8Formats::all);
   c.serving = ServingSet::every();
   return c;
 }

@@ -30,7 +30,7 @@ std::optional<std::string> splitk_limits(const Problem& p, int G, const GateCont
 
 Capabilities splitk_caps() {
   Capabilities c = gpu_caps();
-  c.dtypes = kFp8CapableDtypes;
+  c.dtypes = gpu_dtypes(Fp8Formats::all);
   c.splits = SplitSet::splits_only();
   c.serving = ServingSet::every();
   return c;

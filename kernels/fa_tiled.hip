@@ -153,7 +153,7 @@ std::optional<std::string> tiled_limits(const Problem& p, int, const GateContext
 // Splits run as splitk (tiled producers + combine).
 Capabilities tiled_caps() {
   Capabilities c = gpu_caps();
-  c.dtypes = kFp8CapableDtypes;
+  c.dtypes = gpu_dtypes(Fp8Formats::all);
   c.serving = ServingSet::every();
   return c;
 }

@@ -162,7 +162,7 @@ class CpuFlashExecution : public CpuExecution {
 // field and kv_cache; the oracle runs unsplit.
 Capabilities cpu_caps(SplitSet splits) {
   Capabilities c;
-  for (int t = 0; t <= int(DType::fp8_e5m2); ++t) c.dtypes.push_back(DType(t));
+  c.dtypes = every_dtype();
   c.head_dims = HeadDims::range(1, 256);
   c.splits = splits;
   c.serving = ServingSet::every();

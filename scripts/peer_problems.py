@@ -35,7 +35,8 @@ COLUMNS = (
 
 
 def is_fp8(dtype):
-    """fa-bench's FP8 input dtypes (fp8_e4m3, fp8_e5m2): Q, K, V in FP8 with per-tensor descales."""
+    """fa-bench's FP8 input dtypes (OCP fp8_e4m3, fp8_e5m2; FNUZ fp8_e4m3fnuz, fp8_e5m2fnuz): Q, K, V in
+    FP8 with per-tensor descales."""
     return dtype.startswith("fp8")
 
 

@@ -148,8 +148,14 @@ def check_arguments(ap, args):
 # ---------------------------------------------------------------------------------------------
 # Everything below needs torch (imported inside the functions, so the above imports without it).
 
+# fa-bench's dtypes as torch names them (harness/dtype.cpp's torch column): the OCP FP8 formats are
+# float8_e4m3fn / float8_e5m2, MI300's (gfx942) FNUZ ones float8_e4m3fnuz / float8_e5m2fnuz.
+TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp8_e4m3": "float8_e4m3fn",
+                "fp8_e5m2": "float8_e5m2", "fp8_e4m3fnuz": "float8_e4m3fnuz", "fp8_e5m2fnuz": "float8_e5m2fnuz"}
+
+
 def torch_dtype(torch, name):
-    return {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[name]
+    return getattr(torch, TORCH_DTYPES[name])
 
 
 def make_inputs(torch, p, device):

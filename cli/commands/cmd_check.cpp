@@ -181,9 +181,11 @@ void add_check(CLI::App& app, int& status) {
       ->check(whole_in(0, 1 << 20))
       ->capture_default_str();
   cmd->add_option("--fp8-p", o->fp8_p,
-                  "FP8 problems: what the program rounds P to before PV, fp8_e4m3 (FA3's FP8 path) or bf16; the "
-                  "low-precision reference that scales the tolerance rounds it the same way")
-      ->check(CLI::IsMember({"fp8_e4m3", "bf16"}))
+                  "FP8 problems: what the program rounds P to before PV, the e4m3 of the inputs' family "
+                  "(fp8_e4m3 for OCP inputs as FA3's FP8 path, fp8_e4m3fnuz for FNUZ ones as aiter on MI300; "
+                  "either name means that) or bf16; the low-precision reference that scales the tolerance rounds "
+                  "it the same way")
+      ->check(CLI::IsMember({"fp8_e4m3", "fp8_e4m3fnuz", "bf16"}))
       ->capture_default_str();
   // run's checks (cli/flag_checks.hpp): CLI11's NonNegativeNumber and Range let NaN through.
   cmd->add_option("--max-err", o->max_err, "Fixed rule: max |o - ref| threshold")->check(finite_in(0, HUGE_VAL));

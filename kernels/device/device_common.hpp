@@ -124,18 +124,19 @@ struct BF16 {
   __device__ static float load(uint16_t b) { return bf16_bits_to_float(b); }
   __device__ static uint16_t store(float f) { return float_to_bf16_bits(f); }
 };
-// FP8 inputs (harness/fp8.hpp's formats): one byte an element, O in bf16.
-template <bool IsE4M3>
+// FP8 inputs (harness/fp8.hpp's formats, K names one): one byte an element, O in bf16.
+template <Fp8Kind K>
 struct FP8 {
   __device__ static uint16_t get(const uint16_t* t, int64_t i) { return reinterpret_cast<const uint8_t*>(t)[i]; }
   __device__ static float load(uint16_t b) {
-    const auto half = [](uint16_t h) { return half_bits_to_float(h); };
-    return IsE4M3 ? e4m3_via_half(b, half) : e5m2_via_half(b, half);
+    return fp8_via_half(b, fp8_format(K), [](uint16_t h) { return half_bits_to_float(h); });
   }
   __device__ static uint16_t store(float f) { return float_to_bf16_bits(f); }
 };
-using E4M3 = FP8<true>;
-using E5M2 = FP8<false>;
+using E4M3 = FP8<Fp8Kind::e4m3>;
+using E5M2 = FP8<Fp8Kind::e5m2>;
+using E4M3Fnuz = FP8<Fp8Kind::e4m3fnuz>;
+using E5M2Fnuz = FP8<Fp8Kind::e5m2fnuz>;
 
 // Calls f(F16{}) or f(BF16{}); the matrix-core paths take 16-bit dtypes only (their gates say so).
 template <typename F>
@@ -143,12 +144,19 @@ void with_dtype(DType t, F&& f) {
   if (t == DType::bf16) f(BF16{});
   else f(F16{});
 }
-// Also f(E4M3{}) or f(E5M2{}), for the paths that take FP8 inputs (scalar loads: naive, tiled).
+// Also f(E4M3{}) or f(E5M2{}): the OCP FP8 formats, for wgmma (Hopper has no FNUZ).
 template <typename F>
-void with_any_dtype(DType t, F&& f) {
+void with_ocp_dtype(DType t, F&& f) {
   if (t == DType::fp8_e4m3) f(E4M3{});
   else if (t == DType::fp8_e5m2) f(E5M2{});
   else with_dtype(t, f);
+}
+// Every input dtype but fp32, FNUZ included, for the paths with scalar loads (naive, tiled).
+template <typename F>
+void with_any_dtype(DType t, F&& f) {
+  if (t == DType::fp8_e4m3fnuz) f(E4M3Fnuz{});
+  else if (t == DType::fp8_e5m2fnuz) f(E5M2Fnuz{});
+  else with_ocp_dtype(t, f);
 }
 
 // The LSE output's one index convention, [B][H][S]: every kernel that writes a final LSE goes through it.

@@ -1,7 +1,7 @@
 // The shipped serving sweeps pass on cpu-flash, every row, through the binary as a user runs them:
 // sweeps/serving.yaml, sweeps/fa-ck.yaml (under --repeat-check 3, its deterministic reruns) and
-// sweeps/fp8.yaml (FP8 inputs). Native and portable CI builds run this; the ASan step leaves it out
-// (minutes there).
+// sweeps/fp8.yaml (FP8 inputs, OCP and FNUZ). Native and portable CI builds run this; the ASan
+// step leaves it out (minutes there).
 #include <gtest/gtest.h>
 
 #include "cli_helpers.hpp"
@@ -33,11 +33,11 @@ TEST(ShippedSweeps, ServingYamlPassesOnCpuFlash) { every_row_passes("serving.yam
 
 TEST(ShippedSweeps, FaCkYamlPassesOnCpuFlashWithDeterministicReruns) { every_row_passes("fa-ck.yaml", "--repeat-check 3"); }
 
-TEST(ShippedSweeps, Fp8YamlPassesOnCpuFlashInBothFormats) {
+TEST(ShippedSweeps, Fp8YamlPassesOnCpuFlashInTheOcpAndFnuzFormats) {
   every_row_passes("fp8.yaml", "", /*all_serving=*/false);
   const auto r = fa::test::run_cli("expand " + fa::test::source_dir() + "/sweeps/fp8.yaml");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("fp8_e4m3"), std::string::npos);
-  EXPECT_NE(r.output.find("fp8_e5m2"), std::string::npos);
+  for (const char* t : {"fp8_e4m3,", "fp8_e5m2,", "fp8_e4m3fnuz,", "fp8_e5m2fnuz,"})
+    EXPECT_NE(r.output.find(t), std::string::npos) << t;
   EXPECT_EQ(r.output.find("bf16"), std::string::npos) << "every row's inputs are FP8";
 }

@@ -40,7 +40,7 @@ DeviceFacts device_missing(DeviceNeed need) {
   return none;
 }
 
-std::vector<DType> every_dtype() {
+std::vector<DType> named_dtypes() {
   std::vector<DType> out;
   for (const char* n : {"fp16", "bf16", "fp32", "fp8_e4m3", "fp8_e5m2", "fp8_e4m3fnuz", "fp8_e5m2fnuz"})
     if (auto t = parse_dtype(n)) out.push_back(*t);
@@ -105,7 +105,7 @@ std::vector<std::string> disagreements(const PathRow& row) {
     if (c.head_dims.takes(d) && no) say("declares D but refuses it", p, G0, no);
     if (!c.head_dims.takes(d) && (!no || no->find("D") == std::string::npos)) say("takes an undeclared D", p, G0, no);
   }
-  for (DType t : every_dtype()) {  // dtypes; a declared one may have conditions of its own, named
+  for (DType t : named_dtypes()) {  // dtypes; a declared one may have conditions of its own, named
     Problem p = *base;
     p.dtype = t;
     const auto no = gate(p, G0);

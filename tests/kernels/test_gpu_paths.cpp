@@ -299,6 +299,11 @@ TEST(GpuPaths, MmaGateAdmitsItsHeadDimsOnSm90AndSm80AndNamesWhatItRefuses) {
   f32.dtype = DType::fp32;
   EXPECT_NE(refusal(f32, 0, h100), "(admitted)") << "fp32: 16-bit and FP8 inputs only";
   // FP8 runs on the sm_90a kernel alone (dense, D in its FP8 rows): elsewhere refused by the dtype's name.
+  for (DType t : {DType::fp8_e4m3fnuz, DType::fp8_e5m2fnuz}) {  // MI300's FP8: wgmma has no FNUZ
+    Problem q = p;
+    q.dtype = t;
+    EXPECT_NE(refusal(q, 0, h100).find(dtype_name(t)), std::string::npos) << refusal(q, 0, h100);
+  }
   for (DType t : {DType::fp8_e4m3, DType::fp8_e5m2}) {
     Problem q = p;
     q.dtype = t;
@@ -525,9 +530,9 @@ TEST(GpuPaths, KvCacheProblemsAppendPerSequenceIntoPagesOnMmaAndMmaDecode) {
   EXPECT_GE(ran["kv-cache"], 1) << "the dense decode still runs on kv-cache";
 }
 
-// FP8 inputs (issue 20) on the GPU paths that take them: edge and random problems in both formats,
-// some with serving fields, validated at G = 0 and 4 against the oracle with the paths' declared P
-// rounding. naive, tiled and splitk pass every one; mma passes those its sm_90a kernel takes
+// FP8 inputs (issues 20, 42) on the GPU paths that take them: edge and random problems in the four
+// formats (OCP e4m3/e5m2, FNUZ e4m3fnuz/e5m2fnuz), some with serving fields, validated at G = 0 and
+// 4 against the oracle with the paths' declared P rounding. naive, tiled and splitk pass every one; mma passes those its sm_90a kernel takes
 // (MmaPassesEveryWsHeadDimOnLongAndRaggedKeyRanges has its own); every other GPU path, and mma
 // elsewhere, refuses them by the dtype.
 TEST(GpuPaths, Fp8InputsPassOnTheScalarPathsAndTheMatrixCorePathsRefuseThemByName) {
@@ -537,7 +542,8 @@ TEST(GpuPaths, Fp8InputsPassOnTheScalarPathsAndTheMatrixCorePathsRefuseThemByNam
   for (const Problem& base : test::edge_and_random_problems(12, 41)) {
     if (base.kv_cache) continue;  // the paths that append (kv-cache, mma, mma-decode) take fp16/bf16 only
     Problem p = base;
-    p.dtype = i % 2 ? DType::fp8_e5m2 : DType::fp8_e4m3;
+    const DType formats[] = {DType::fp8_e4m3, DType::fp8_e5m2, DType::fp8_e4m3fnuz, DType::fp8_e5m2fnuz};
+    p.dtype = formats[i % 4];
     if (i % 3 == 0) p.window_left = 7, p.window_right = p.causal ? -1 : 3;
     if (i % 5 == 0) p.page_size = 16;
     SweepRow r;

@@ -1,6 +1,7 @@
 // FP8 inputs through the oracle and cpu-flash: a hand-computed case with descales, cpu-flash
-// passing the rule for every G in both formats, and the mistakes an FP8 kernel makes (a descale
-// left out, P rounded coarser than the path declares) failing it.
+// passing the rule for every G in the four formats (OCP e4m3/e5m2, FNUZ e4m3fnuz/e5m2fnuz), P
+// rounded to the e4m3 of the inputs' family, the mistakes an FP8 kernel makes (a descale left out,
+// P rounded coarser than the path declares) failing it, and FNUZ's poisoned cache slots caught.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -64,8 +65,8 @@ TEST(Fp8Reference, OneQueryOverTwoKeysMatchesTheSoftmaxOfTheDescaledValues) {
   EXPECT_NEAR(o.o.at(0), o0, 0.04) << "P rounded to e4m3 moves O by a few percent";
 }
 
-TEST(Fp8Reference, CpuFlashPassesTheRuleInBothFormatsForEveryG) {
-  for (DType t : {DType::fp8_e4m3, DType::fp8_e5m2})
+TEST(Fp8Reference, CpuFlashPassesTheRuleInTheFourFormatsForEveryG) {
+  for (DType t : {DType::fp8_e4m3, DType::fp8_e5m2, DType::fp8_e4m3fnuz, DType::fp8_e5m2fnuz})
     for (const Problem& base : test::edge_and_random_problems(12, 31)) {
       if (base.kv_cache) continue;  // kv-cache appends are a GPU path's (cpu-flash's own are exact bits)
       Problem p = base;
@@ -80,12 +81,15 @@ TEST(Fp8Reference, CpuFlashPassesTheRuleInBothFormatsForEveryG) {
     }
 }
 
-TEST(Fp8Reference, ALeftOutDescaleFailsAndSoDoesPRoundedCoarserThanDeclared) {
-  Problem p = fp8_problem(DType::fp8_e4m3, 64, 256, 64, false);
+namespace {
+
+void descale_and_p_mistakes_fail(DType t) {
+  SCOPED_TRACE(dtype_name(t));
+  Problem p = fp8_problem(t, 64, 256, 64, false);
   p.scale = 0.5;  // peaked rows: O of order 1, where P's rounding shows
   const HostInputs in = make_inputs(p);
   const std::vector<int64_t> rows = sample_rows(p, 0, 0);
-  const Reference e4m3_ref = compute_reference(p, in, rows, DType::fp8_e4m3);
+  const Reference e4m3_ref = compute_reference(p, in, rows, lowprec_p_dtype(p, DType::fp8_e4m3));
   const Reference bf16_ref = compute_reference(p, in, rows, DType::bf16);
   auto verdict = [&](const Reference& ref, const RunOutputs& o) { return judge(measure(p, in, ref, o), p.dtype, Thresholds{}); };
   EXPECT_TRUE(verdict(e4m3_ref, flash(p, in, 0, DType::fp8_e4m3)).pass);
@@ -103,6 +107,57 @@ TEST(Fp8Reference, ALeftOutDescaleFailsAndSoDoesPRoundedCoarserThanDeclared) {
     EXPECT_FALSE(v.pass);
     EXPECT_NE(v.reason.find("max |err|"), std::string::npos) << v.reason;
   }
+}
+
+}  // namespace
+
+TEST(Fp8Reference, ALeftOutDescaleFailsAndSoDoesPRoundedCoarserThanDeclared) {
+  descale_and_p_mistakes_fail(DType::fp8_e4m3);
+  descale_and_p_mistakes_fail(DType::fp8_e4m3fnuz);
+}
+
+TEST(Fp8Reference, FnuzProblemsRoundPToE4m3fnuzWhereAPathDeclaresE4m3) {
+  Problem p = fp8_problem(DType::fp8_e5m2fnuz, 1, 2, 2, false);
+  EXPECT_EQ(lowprec_p_dtype(p, DType::fp8_e4m3), DType::fp8_e4m3fnuz) << "the e4m3 of the inputs' family";
+  EXPECT_EQ(lowprec_p_dtype(p, DType::bf16), DType::bf16);
+  p.dtype = DType::fp8_e5m2;
+  EXPECT_EQ(lowprec_p_dtype(p, DType::fp8_e4m3), DType::fp8_e4m3);
+  // One query over two keys, as above, in e4m3fnuz: P's second value rounds on e4m3fnuz's grid.
+  p = fp8_problem(DType::fp8_e4m3fnuz, 1, 2, 2, false);
+  p.H = p.Hk = 1, p.scale = 1.0;
+  HostInputs in;
+  in.q = {1.f, 2.f};
+  in.k = {1.f, 0.f, 0.f, 1.f};
+  in.v = {3.f, -1.f, 0.5f, 4.f};
+  in.descale = {0.5f, 0.25f, 2.f};
+  const double s0 = 0.5 * 0.25 * 1, s1 = 0.5 * 0.25 * 2;
+  const Reference ref = compute_reference(p, in, {0}, true);
+  EXPECT_EQ(ref.lp_p, DType::fp8_e4m3fnuz);
+  const double p0 = round_to(DType::fp8_e4m3fnuz, float(std::exp(s0 - s1))), lp_l = std::exp(s0 - s1) + 1;
+  EXPECT_NEAR(ref.o_lp[0], round_to(DType::bf16, float(2 * (p0 * 3 + 0.5) / lp_l)), 1e-6);
+  const RunOutputs o = flash(p, in, 0);
+  EXPECT_EQ(o.o.at(0), ref.o_lp[0]) << "cpu-flash rounds P where the low-precision reference does";
+}
+
+TEST(Fp8Reference, AnFnuzCacheSlotLeftPoisonedIsCaughtThoughAllOnesWouldBeMinus240) {
+  Problem p = fp8_problem(DType::fp8_e4m3fnuz, 1, 130, 32, true);
+  p.B = 2, p.kv_cache = true;
+  const HostInputs in = make_inputs(p);
+  GateContext ctx;
+  auto exec = test::cpu_row("cpu-flash").prepare(p, in, 0, ctx);
+  exec->poison();
+  const Strides ks = kv_strides(p);
+  EXPECT_EQ(exec->read_back().k_cache.bits(ks.at(0, 129, 1)), 0x80u) << "new slots start as FNUZ's NaN";
+  exec->run();
+  RunOutputs r = exec->read_back();
+  const Reference ref = compute_reference(p, in, sample_rows(p, 0, 0), true);
+  EXPECT_EQ(measure(p, in, ref, r).cache_mismatch, 0);
+  EXPECT_TRUE(judge(measure(p, in, ref, r), p.dtype, Thresholds{}).pass);
+  r.k_cache.set_bits(ks.at(1, 129, 0), poison_bits(p.dtype));  // a kernel that skipped one append
+  const Metrics m = measure(p, in, ref, r);
+  EXPECT_EQ(m.cache_mismatch, 1);
+  EXPECT_FALSE(judge(m, p.dtype, Thresholds{}).pass);
+  EXPECT_EQ(from_bits(p.dtype, 0xff), -240.f) << "why the poison is not all-ones here";
 }
 
 TEST(Fp8Reference, FlopsAreTheDenseCountAndBytesReadOneByteAnInputAndTwoAnOutput) {

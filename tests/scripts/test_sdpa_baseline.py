@@ -381,6 +381,25 @@ class ExternalBackends(unittest.TestCase):
             for t in csv.DictReader(text.splitlines()):
                 self.assertEqual(sb.g6(p.bytes()), t["bytes"], t["dtype"])
 
+    def test_every_fa_bench_dtype_maps_to_its_torch_dtype_fnuz_included(self):
+        fake = SimpleNamespace(**{n: "torch." + n for n in ("float16", "bfloat16", "float32", "float8_e4m3fn",
+                                                            "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")})
+        self.assertEqual(sb.torch_dtype(fake, "fp8_e4m3fnuz"), "torch.float8_e4m3fnuz")
+        self.assertEqual(sb.torch_dtype(fake, "fp8_e5m2fnuz"), "torch.float8_e5m2fnuz")
+        self.assertEqual(sb.torch_dtype(fake, "fp8_e4m3"), "torch.float8_e4m3fn")
+        self.assertEqual(sb.torch_dtype(fake, "bf16"), "torch.bfloat16")
+        self.assertTrue(sb.is_fp8("fp8_e5m2fnuz"))
+        if BINARY:  # every name fa-bench lists in its unknown-dtype error has a torch dtype
+            with tempfile.TemporaryDirectory() as d:
+                sweep = os.path.join(d, "bad.csv")
+                with open(sweep, "w") as f:
+                    f.write("name,B,H,Hk,S,Sk,D,causal,dtype\nx,1,1,1,1,1,64,0,fp8_e4m3fnz\n")
+                code, text = fa_bench("expand", sweep)
+            self.assertEqual(code, 2, text)
+            self.assertIn("bad.csv:2: field 'dtype'", text)
+            names = text[text.index("unknown dtype 'fp8_e4m3fnz' (") + len("unknown dtype 'fp8_e4m3fnz' ("):].split(")")[0]
+            self.assertEqual(set(names.split(", ")), set(sb.TORCH_DTYPES))
+
     @unittest.skipUnless(NO_EXTERNAL, "flash_attn or aiter is importable here")
     def test_timing_writes_a_skip_naming_the_import_error_for_every_record_of_each_backend(self):
         _, out, rows = self.time_sweep("name,B,H,Hk,S,Sk,D,causal,dtype\nboth,1,4,2,9,17,64,1,fp16|bf16\nbad,1,6,4,2,2,16,0,fp16\n",

@@ -126,7 +126,7 @@ RecordDir read_record_dir(const std::string& dir) {
 
 RunOutputs read_outputs(const std::string& dir, const Problem& p, bool with_lse) {
   RunOutputs out;
-  const std::vector<double> o = read_values(dir + "/o.npy", q_shape(p), p.dtype == DType::fp16);
+  const std::vector<double> o = read_values(dir + "/o.npy", q_shape(p), dtype_row(out_dtype(p.dtype)).npy_descr == "<f2");
   out.o = TypedBuffer(out_dtype(p.dtype), int64_t(o.size()));  // FP8 problems: O in bf16
   for (size_t i = 0; i < o.size(); ++i) out.o.set(int64_t(i), float(o[i]));  // rounds to the dtype (RNE)
   if (with_lse) {

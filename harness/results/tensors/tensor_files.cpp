@@ -43,11 +43,14 @@ std::vector<int64_t> kv_shape(const Problem& p) {
 
 namespace {
 
-// fp16 as itself, bf16 widened to fp32 (exact), FP8 as its bits (with descale.npy beside them).
-const char* descr_of(DType t) { return t == DType::fp16 ? "<f2" : is_fp8(t) ? "|u1" : "<f4"; }
+// The dtype table's .npy column: fp16 as itself, bf16 widened to fp32 (exact), FP8 as its bits
+// ('|u1', with descale.npy beside them: numpy has no FP8 type, OCP or FNUZ; torch reads the bits
+// with .view(torch.float8_e4m3fnuz) and the like). '<f4' is the one widened descr.
+std::string descr_of(DType t) { return std::string(dtype_row(t).npy_descr); }
+bool widened(DType t) { return dtype_row(t).npy_descr == "<f4"; }
 
 template <typename T>
-NpyArray array_of(const char* descr, std::vector<int64_t> shape, const std::vector<T>& v) {
+NpyArray array_of(const std::string& descr, std::vector<int64_t> shape, const std::vector<T>& v) {
   NpyArray a{descr, std::move(shape), std::vector<uint8_t>(v.size() * sizeof(T))};
   std::memcpy(a.data.data(), v.data(), a.data.size());
   return a;
@@ -55,12 +58,12 @@ NpyArray array_of(const char* descr, std::vector<int64_t> shape, const std::vect
 
 // Values already rounded to the dtype, as the dtype's file type.
 NpyArray typed_array(DType t, std::vector<int64_t> shape, const std::vector<float>& v) {
-  if (t != DType::fp16 && !is_fp8(t)) return array_of("<f4", std::move(shape), v);  // bf16 widened: exact
+  if (widened(t)) return array_of("<f4", std::move(shape), v);  // bf16 widened: exact
   return array_of(descr_of(t), std::move(shape), to_typed(t, v).bytes);
 }
 
 NpyArray output_array(const Problem& p, const TypedBuffer& o) {
-  if (p.dtype == DType::fp16) return array_of("<f2", q_shape(p), o.bytes);
+  if (!widened(o.dtype)) return array_of(descr_of(o.dtype), q_shape(p), o.bytes);
   std::vector<float> wide(size_t(o.size()));
   for (int64_t i = 0; i < o.size(); ++i) wide[size_t(i)] = o.at(i);
   return array_of("<f4", q_shape(p), wide);
@@ -145,18 +148,19 @@ std::vector<float> load_one(const std::string& file, const Problem& p, const std
     throw fail(fmt::format("shape {} but the problem ({} layout) needs {}", str(a.shape), layout_name(p.layout), str(shape)));
   }
   std::vector<float> v(size_t(a.elements()));
+  const size_t width = widened(p.dtype) ? 4 : size_t(dtype_bytes(p.dtype));
   for (size_t i = 0; i < v.size(); ++i) {
-    if (is_fp8(p.dtype)) {
-      v[i] = from_bits(p.dtype, a.data[i]);
-      if (v[i] != v[i]) throw fail(fmt::format("element {} is an FP8 NaN (bits 0x{:02x})", i, a.data[i]));
-    } else if (p.dtype == DType::fp16) {
-      uint16_t bits;
-      std::memcpy(&bits, a.data.data() + 2 * i, 2);
-      v[i] = from_bits(DType::fp16, bits);
+    uint32_t bits = 0;  // little-endian, as the descrs say
+    std::memcpy(&bits, a.data.data() + width * i, width);
+    if (widened(p.dtype)) {
+      v[i] = from_bits(DType::fp32, bits);
+      if (round_to(p.dtype, v[i]) != v[i] && v[i] == v[i])
+        throw fail(fmt::format("element {} ({}) is not a {} value; round the tensor to {} first", i, v[i],
+                               dtype_name(p.dtype), dtype_name(p.dtype)));
     } else {
-      std::memcpy(&v[i], a.data.data() + 4 * i, 4);
-      if (p.dtype == DType::bf16 && round_to(DType::bf16, v[i]) != v[i] && v[i] == v[i])
-        throw fail(fmt::format("element {} ({}) is not a bf16 value; round the tensor to bf16 first", i, v[i]));
+      v[i] = from_bits(p.dtype, bits);
+      if (is_fp8(p.dtype) && v[i] != v[i])
+        throw fail(fmt::format("element {} is an FP8 NaN (bits 0x{:02x})", i, bits));
     }
   }
   return v;

@@ -216,3 +216,34 @@ TEST(Check, AnInputLinkedToADeviceIsRefusedNotReadForever) {
     EXPECT_TRUE(has(r.output, name) && has(r.output, "not a regular file")) << r.output;
   }
 }
+
+TEST(Check, FnuzFoldersRoundTripTheirBitsAndTheNanCodeIsAnInputError) {
+  fa::test::TempDir d;
+  const auto sweep =
+      fa::test::temp_file(".csv", "name,B,H,Hk,S,Sk,D,causal,dtype\nfz,1,4,2,40,70,32,1,fp8_e4m3fnuz\n");
+  const auto r = run_cli("sweep " + sweep + " --paths cpu-flash --no-timing --no-table -o " +
+                         fa::test::temp_file(".csv", "") + " --save-tensors " + d.path);
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::string dir;
+  for (const auto& e : std::filesystem::directory_iterator(d.path)) dir = e.path().string();
+  fa::NpyArray q = fa::read_npy(dir + "/q.npy");
+  EXPECT_EQ(q.descr, "|u1") << "FNUZ inputs are saved as their bits too (numpy has no FNUZ type)";
+  // Bias 8, largest 240: the tensor's amax lands on 0x7f or 0xff, and no element is the NaN 0x80.
+  int at_max = 0;
+  for (uint8_t b : q.data) {
+    EXPECT_NE(b, 0x80) << "a saturating conversion never gives FNUZ's NaN";
+    at_max += (b & 0x7f) == 0x7f;
+  }
+  EXPECT_GE(at_max, 1) << "the amax element is +-240, code 0x7f/0xff";
+
+  const auto csv = fa::test::temp_file(".csv", "");
+  const auto same = run_cli("check " + dir + " --no-table -o " + csv + " --fp8-p fp8_e4m3fnuz");
+  EXPECT_EQ(same.status, 0) << same.output;
+  EXPECT_EQ(read_csv(csv).at(0).at("dtype"), "fp8_e4m3fnuz");
+
+  q.data[5] = 0x80;  // FNUZ's one NaN in an input
+  fa::write_npy(dir + "/q.npy", q);
+  const auto nan = run_cli("check " + dir + " --no-table -o " + fa::test::temp_file(".csv", ""));
+  EXPECT_EQ(nan.status, 2) << nan.output;
+  EXPECT_TRUE(has(nan.output, "q.npy") && has(nan.output, "FP8 NaN (bits 0x80)")) << nan.output;
+}

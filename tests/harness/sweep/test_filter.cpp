@@ -77,6 +77,14 @@ TEST(Filter, AValueAColumnCanNeverTakeIsAnError) {
   EXPECT_THROW(Filter("dtype==fp8"), InputError);
   EXPECT_THROW(Filter("layout!=bsdh"), InputError);
   EXPECT_NO_THROW(Filter("dtype==bf16 && layout==bhsd"));
+  EXPECT_THROW(Filter("dtype==fp8_e4m3fnz"), InputError);
+}
+
+TEST(Filter, SelectsTheFnuzDtypesByName) {
+  const Filter f("dtype==fp8_e4m3fnuz");
+  EXPECT_TRUE(f(prob(16, DType::fp8_e4m3fnuz, false)));
+  EXPECT_FALSE(f(prob(16, DType::fp8_e4m3, false)));
+  EXPECT_TRUE(Filter("dtype!=fp8_e5m2fnuz")(prob(16, DType::fp8_e5m2, false)));
 }
 
 TEST(Filter, ErrorsBehindAShortCircuitSurfaceAtParseTimeToo) {

@@ -73,6 +73,14 @@ static void expect_input_error(const std::string& text, const std::string& field
 TEST(SweepCsv, AMissingRequiredColumnNamesTheColumnAndHeaderLine) { expect_input_error("# c\nB,H,S\n1,2,3\n", "D", 2); }
 TEST(SweepCsv, ANonNumberNamesItsLineAndField) { expect_input_error("B,H,S,D\n1,2,3,64\n1,x,3,64\n", "H", 3); }
 TEST(SweepCsv, AnUnknownDtypeNamesItsLineAndField) { expect_input_error("B,H,S,D,dtype\n1,2,3,64,fp8\n", "dtype", 2); }
+TEST(SweepCsv, TheFnuzDtypesLoadAndAMisspeltOneNamesItsLineAndField) {
+  const auto f = temp_file(".csv", "B,H,S,D,dtype\n1,2,3,64,fp8_e4m3fnuz|fp8_e5m2fnuz|float8_e4m3fnuz\n");
+  const Sweep s = load_csv_sweep(f, Overrides{});
+  ASSERT_EQ(s.rows.size(), 2u) << "torch's name is the same dtype: one row";
+  EXPECT_EQ(s.rows[0].problem.dtype, DType::fp8_e4m3fnuz);
+  EXPECT_EQ(s.rows[1].problem.dtype, DType::fp8_e5m2fnuz);
+  expect_input_error("B,H,S,D,dtype\n1,2,3,64,fp16\n1,2,3,64,fp8_e4m3fnz\n", "dtype", 3);
+}
 TEST(SweepCsv, AnUnknownColumnIsRejectedByName) { expect_input_error("B,H,S,D,caual\n1,2,3,64,1\n", "caual", 1); }
 TEST(SweepCsv, ABadSplitCountNamesG) { expect_input_error("B,H,S,D,G\n1,2,3,64,3\n", "G", 2); }
 

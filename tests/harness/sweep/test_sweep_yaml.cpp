@@ -81,6 +81,15 @@ TEST(SweepYaml, AnEmptyListIsAnErrorNotTheDefault) {
   expect_yaml_error("problems:\n  - {B: 1, H: 2, S: 3, D: 64, G: []}\n", "G", 2);
   expect_yaml_error("defaults:\n  dtype: []\nproblems:\n  - {B: 1, H: 2, S: 3, D: 64}\n", "dtype", 2);
 }
+TEST(SweepYaml, TheFnuzDtypesLoadAndAMisspeltOneNamesItsLineAndField) {
+  const auto f = temp_file(".yaml", "defaults: {dtype: [fp8_e4m3fnuz, fp8_e5m2fnuz]}\nproblems:\n  - {B: 1, H: 2, S: 3, D: 64}\n");
+  const Sweep s = load_yaml_sweep(f, Overrides{});
+  ASSERT_EQ(s.rows.size(), 2u);
+  EXPECT_EQ(s.rows[0].problem.dtype, DType::fp8_e4m3fnuz);
+  EXPECT_EQ(s.rows[1].problem.dtype, DType::fp8_e5m2fnuz);
+  expect_yaml_error("problems:\n  - {B: 1, H: 2, S: 3, D: 64}\n  - {B: 1, H: 2, S: 3, D: 64, dtype: fp8_e5m2fnz}\n",
+                    "dtype", 3);
+}
 TEST(SweepYaml, ASecondYamlDocumentIsAnError) {
   expect_yaml_error("problems:\n  - {B: 1, H: 2, S: 3, D: 64}\n---\nproblems:\n  - {B: 9, H: 2, S: 3, D: 64}\n", "file", 4);
 }
