@@ -11,7 +11,9 @@
 #include "harness/check/tolerance.hpp"
 #include "harness/run/runner.hpp"
 #include "helpers.hpp"
+#ifdef FABENCH_HAS_GPU
 #include "kernels/runtime/gpu_device.hpp"
+#endif
 #include "paths/builtin.hpp"
 #include "reference/cpu_ref.hpp"
 
@@ -25,7 +27,7 @@ struct Fixture {
   std::vector<std::string> paths;  // every row of kind gpu: a new path is tested without a new line
 };
 
-Fixture& gpu() {
+Fixture& gpus() {
   static Fixture f = [] {
     GateContext ctx;
     ctx.device = probe_device();
@@ -39,7 +41,7 @@ Fixture& gpu() {
 
 RunOptions validate_only() {
   RunOptions o;
-  o.paths = gpu().paths;
+  o.paths = gpus().paths;
   o.time_paths = false;
   o.reference = compute_reference;
   return o;
@@ -52,7 +54,7 @@ struct NullSink : RecordSink {
 }  // namespace
 
 #define REQUIRE_GPU()                                                                          \
-  if (!gpu().ctx.device.gpu) GTEST_SKIP() << "no GPU: " << gpu().ctx.device.gpu_absent_why
+  if (!gpus().ctx.device.gpu) GTEST_SKIP() << "no GPU: " << gpus().ctx.device.gpu_absent_why
 
 TEST(GpuPaths, EveryPathPassesTheEdgeSweep) {
   REQUIRE_GPU();
@@ -60,7 +62,7 @@ TEST(GpuPaths, EveryPathPassesTheEdgeSweep) {
   for (auto& r : s.rows) r.splits = {SplitRequest{}, SplitRequest{false, 2}, SplitRequest{false, 4},
                                      SplitRequest{false, 16}, SplitRequest{true, 0}};
   NullSink sink;
-  const auto recs = run_sweep(s, validate_only(), gpu().reg, gpu().ctx, {&sink});
+  const auto recs = run_sweep(s, validate_only(), gpus().reg, gpus().ctx, {&sink});
   std::map<std::string, int> ran;
   for (const auto& r : recs) {
     EXPECT_TRUE(r.status == Status::pass || r.status == Status::skip)
@@ -71,16 +73,16 @@ TEST(GpuPaths, EveryPathPassesTheEdgeSweep) {
     }
     if (r.status == Status::pass) ++ran[r.path];
   }
-  for (const auto& p : gpu().paths) {
+  for (const auto& p : gpus().paths) {
     // A path whose capabilities need another device (mfma, wmma on NVIDIA; mma on AMD) must be
     // refused by its gate naming this device's arch, and never run: the only excuse for never running.
-    const PathRow& row = *gpu().reg.find(p);
-    if (row.caps.declared() && !device_meets(row.caps.device, gpu().ctx.device)) {
+    const PathRow& row = *gpus().reg.find(p);
+    if (row.caps.declared() && !device_meets(row.caps.device, gpus().ctx.device)) {
       Problem plain;
       plain.S = plain.Sk = 128;
-      const auto no = gpu().reg.find(p)->supports(plain, 0, gpu().ctx);
-      ASSERT_TRUE(no.has_value()) << p << " lacks its capability on " << gpu().ctx.device.arch << " yet its gate says yes";
-      EXPECT_NE(no->find(gpu().ctx.device.arch), std::string::npos) << p << ": " << *no;
+      const auto no = gpus().reg.find(p)->supports(plain, 0, gpus().ctx);
+      ASSERT_TRUE(no.has_value()) << p << " lacks its capability on " << gpus().ctx.device.arch << " yet its gate says yes";
+      EXPECT_NE(no->find(gpus().ctx.device.arch), std::string::npos) << p << ": " << *no;
       EXPECT_EQ(ran[p], 0) << p << " ran without its capability";
       std::cout << "[ note ] " << p << " is not for this device: " << *no << "\n";
       continue;
@@ -107,7 +109,7 @@ TEST(GpuPaths, EveryPathPassesRandomizedSmallProblems) {
     }
   }
   NullSink sink;
-  const auto recs = run_sweep(s, validate_only(), gpu().reg, gpu().ctx, {&sink});
+  const auto recs = run_sweep(s, validate_only(), gpus().reg, gpus().ctx, {&sink});
   int passes = 0;
   for (const auto& r : recs) {
     EXPECT_TRUE(r.status == Status::pass || r.status == Status::skip)
@@ -139,7 +141,7 @@ TEST(GpuPaths, ShortQueryGqaRowsPassOnEveryPathAndMmaDecodeRunsThePackedOnes) {
             s.rows.push_back(r);
           }
   NullSink sink;
-  const auto recs = run_sweep(s, validate_only(), gpu().reg, gpu().ctx, {&sink});
+  const auto recs = run_sweep(s, validate_only(), gpus().reg, gpus().ctx, {&sink});
   int packable = 0, packed = 0;
   for (const auto& row : s.rows) packable += row.problem.S * row.problem.group_size() <= 16;
   for (const auto& r : recs) {
@@ -148,7 +150,7 @@ TEST(GpuPaths, ShortQueryGqaRowsPassOnEveryPathAndMmaDecodeRunsThePackedOnes) {
         << " G=" << r.g_req.str() << ": " << status_name(r.status) << ": " << r.reason;
     if (r.path == "mma-decode" && r.g_req.value == 0 && r.status == Status::pass) ++packed;
   }
-  if (gpu().ctx.device.has_mma_sm80) {
+  if (gpus().ctx.device.has_mma_sm80) {
     EXPECT_EQ(packed, packable) << "mma-decode runs and passes every row that packs into one 16-row tile";
   }
 }
@@ -163,11 +165,11 @@ TEST(GpuPaths, DecodeSplitsLongKeySetsOverBlocksAndReportsIt) {
   const HostInputs in = make_inputs(p);
   const Reference ref = compute_reference(p, in, sample_rows(p, 0, 0), true);
   for (const char* path : {"decode", "mma-decode"}) {
-    if (auto no = gpu().reg.find(path)->supports(p, 0, gpu().ctx)) {
+    if (auto no = gpus().reg.find(path)->supports(p, 0, gpus().ctx)) {
       std::cout << path << " skipped: " << *no << "\n";
       continue;
     }
-    auto exec = gpu().reg.find(path)->prepare(p, in, 0, gpu().ctx);
+    auto exec = gpus().reg.find(path)->prepare(p, in, 0, gpus().ctx);
     RunOutputs first;
     for (int run = 0; run < 3; ++run) {
       exec->poison();
@@ -199,7 +201,7 @@ TEST(GpuPaths, MmaDecodeNarrowRescalesWhenAScorePassesTheKeptMax) {
       for (int64_t B : {34, 4}) {
         Problem p;
         p.B = B, p.H = 16, p.Hk = 4, p.S = 1, p.Sk = 3001, p.D = D, p.dtype = t;  // group 4: narrow
-        if (auto no = gpu().reg.find("mma-decode")->supports(p, 0, gpu().ctx)) GTEST_SKIP() << *no;
+        if (auto no = gpus().reg.find("mma-decode")->supports(p, 0, gpus().ctx)) GTEST_SKIP() << *no;
         HostInputs in = make_inputs(p);
         const Strides ks = kv_strides(p);
         for (int64_t b = 0; b < p.B; ++b)
@@ -207,7 +209,7 @@ TEST(GpuPaths, MmaDecodeNarrowRescalesWhenAScorePassesTheKeptMax) {
             for (int64_t h = 0; h < p.Hk; ++h)
               for (int64_t d = 0; d < p.D; ++d) in.k[size_t(ks.at(b, j, h) + d)] *= float(1 << 2 * ((j / 97) % 4));
         const Reference ref = compute_reference(p, in, sample_rows(p, 0, 0), true);
-        auto exec = gpu().reg.find("mma-decode")->prepare(p, in, 0, gpu().ctx);
+        auto exec = gpus().reg.find("mma-decode")->prepare(p, in, 0, gpus().ctx);
         exec->poison();
         exec->run();
         const RunOutputs out = exec->read_back();
@@ -225,8 +227,8 @@ TEST(GpuPaths, MmaDecodeNarrowRescalesWhenAScorePassesTheKeptMax) {
 // run the ws kernel on sm_90a; elsewhere the kernel is not there and the test skips.
 TEST(GpuPaths, MmaPassesEveryWsHeadDimOnLongAndRaggedKeyRanges) {
   REQUIRE_GPU();
-  if (!gpu().ctx.device.has_wgmma_sm90a)
-    GTEST_SKIP() << "mma's ws kernel needs an NVIDIA sm_90 GPU with 90a built; this device is " << gpu().ctx.device.arch;
+  if (!gpus().ctx.device.has_wgmma_sm90a)
+    GTEST_SKIP() << "mma's ws kernel needs an NVIDIA sm_90 GPU with 90a built; this device is " << gpus().ctx.device.arch;
   Sweep s;
   int line = 0;
   std::vector<std::pair<int64_t, DType>> kinds;  // the tile table's rows: 16-bit, and FP8 (wgmma's 8-bit path)
@@ -251,7 +253,7 @@ TEST(GpuPaths, MmaPassesEveryWsHeadDimOnLongAndRaggedKeyRanges) {
   RunOptions o = validate_only();
   o.paths = {"mma"};
   NullSink sink;
-  const auto recs = run_sweep(s, o, gpu().reg, gpu().ctx, {&sink});
+  const auto recs = run_sweep(s, o, gpus().reg, gpus().ctx, {&sink});
   int passes = 0;
   for (const auto& r : recs) {
     EXPECT_EQ(r.status, Status::pass) << r.problem.label() << " " << dtype_name(r.problem.dtype) << " "
@@ -269,7 +271,7 @@ TEST(GpuPaths, MmaGateAdmitsItsHeadDimsOnSm90AndSm80AndNamesWhatItRefuses) {
 #ifndef FABENCH_HAS_GPU
   GTEST_SKIP() << "mma is a placeholder row without a GPU backend";
 #else
-  const PathRow* row = gpu().reg.find("mma");
+  const PathRow* row = gpus().reg.find("mma");
   ASSERT_TRUE(row && row->prepare);
   GateContext h100;
   h100.device.gpu = true, h100.device.arch = "sm_90", h100.device.has_mma_sm80 = true, h100.device.has_wgmma_sm90a = true;
@@ -320,9 +322,11 @@ TEST(GpuPaths, MmaGateAdmitsItsHeadDimsOnSm90AndSm80AndNamesWhatItRefuses) {
 // otherwise hand it to the next launch check, and the problem after an `oom` would fail its launch.
 TEST(GpuPaths, AFailedAllocationIsNotBlamedOnTheNextLaunch) {
   REQUIRE_GPU();
-  const gpu::AfterFailedCall r = gpu::launch_after_failed_allocation_for_test();
+#ifdef FABENCH_HAS_GPU
+  const fa::gpu::AfterFailedCall r = fa::gpu::launch_after_failed_allocation_for_test();
   EXPECT_NE(r.allocation.find("malloc_device"), std::string::npos) << "the 4 PiB allocation must fail: " << r.allocation;
   EXPECT_EQ(r.launch, "") << "the launch after it";
+#endif
 }
 
 TEST(GpuPaths, AnOutputThatIsNeverWrittenIsCaught) {
@@ -331,7 +335,7 @@ TEST(GpuPaths, AnOutputThatIsNeverWrittenIsCaught) {
   Problem p;
   p.H = p.Hk = 2, p.S = 16, p.Sk = 16, p.D = 64;
   const HostInputs in = make_inputs(p);
-  auto exec = gpu().reg.find("tiled")->prepare(p, in, 0, gpu().ctx);
+  auto exec = gpus().reg.find("tiled")->prepare(p, in, 0, gpus().ctx);
   exec->poison();
   const RunOutputs out = exec->read_back();
   const Reference ref = compute_reference(p, in, sample_rows(p, 0, 0), true);
@@ -341,7 +345,7 @@ TEST(GpuPaths, AnOutputThatIsNeverWrittenIsCaught) {
 }
 
 // The serving fields a GPU path takes: its capabilities row says (the path table of `fa-bench list`).
-bool path_takes(const std::string& path, ServingField field) { return gpu().reg.find(path)->caps.serving.has(field); }
+bool path_takes(const std::string& path, ServingField field) { return gpus().reg.find(path)->caps.serving.has(field); }
 
 // Serving problems (issue 20) on the GPU paths that take them: randomized small problems with every
 // serving field mixed in (per-sequence lengths with empty sequences, thd, shuffled pages of odd
@@ -421,7 +425,7 @@ TEST(GpuPaths, ServingProblemsPassOnThePathsThatTakeThemAndTheOthersNameWhatThey
     s.rows.push_back(r);
   }
   NullSink sink;
-  const auto recs = run_sweep(s, validate_only(), gpu().reg, gpu().ctx, {&sink});
+  const auto recs = run_sweep(s, validate_only(), gpus().reg, gpus().ctx, {&sink});
   std::map<std::string, int> ran, takes;  // passes, and problems a path admits and takes, a path
   for (const auto& r : recs) {
     const std::string what = r.problem.label() + " " + std::string(dtype_name(r.problem.dtype)) + " " + r.path + " G=" +
@@ -434,7 +438,7 @@ TEST(GpuPaths, ServingProblemsPassOnThePathsThatTakeThemAndTheOthersNameWhatThey
     Problem dense = r.problem;
     dense.layout = Layout::bshd, dense.seqlens_q.clear(), dense.seqlens_k.clear(), dense.page_size = 0;
     dense.window_left = dense.window_right = -1, dense.alibi = "0", dense.softcap = 0;
-    if (gpu().reg.find(r.path)->supports(dense, r.g_req.value, gpu().ctx)) continue;
+    if (gpus().reg.find(r.path)->supports(dense, r.g_req.value, gpus().ctx)) continue;
     bool all = true;
     for (ServingField f : kServingFields) all = all && (!r.problem.serving_set().has(f) || path_takes(r.path, f));
     if (all) {
@@ -454,14 +458,14 @@ TEST(GpuPaths, ServingProblemsPassOnThePathsThatTakeThemAndTheOthersNameWhatThey
       << "splitk runs every serving problem at G = 2 and 16 (the decode-shaped ones at G = 2)";
   for (const char* path : {"mma", "mma-decode"}) {
     EXPECT_EQ(ran[path], takes[path]) << path << " passes every serving problem it takes";
-    if (gpu().ctx.device.has_mma_sm80) {
+    if (gpus().ctx.device.has_mma_sm80) {
       EXPECT_GE(takes[path], std::string(path) == "mma" ? 3 * kLengthsAndWindows : kDecodes)
           << path << " takes the serving problems of its shapes on sm_80+";
     }
   }
   for (const char* path : {"mfma", "wmma"}) {
     EXPECT_EQ(ran[path], takes[path]) << path << " passes every serving problem it takes, at G = 0, 2 and 16";
-    if (device_meets(gpu().reg.find(path)->caps.device, gpu().ctx.device)) {
+    if (device_meets(gpus().reg.find(path)->caps.device, gpus().ctx.device)) {
       EXPECT_GE(takes[path], 3 * kLengthsAndWindows) << path << " takes the lengths-and-windows problems on its GPU";
     }
   }
@@ -514,7 +518,7 @@ TEST(GpuPaths, KvCacheProblemsAppendPerSequenceIntoPagesOnMmaAndMmaDecode) {
     s.rows.push_back(r);
   }
   NullSink sink;
-  const auto recs = run_sweep(s, validate_only(), gpu().reg, gpu().ctx, {&sink});
+  const auto recs = run_sweep(s, validate_only(), gpus().reg, gpus().ctx, {&sink});
   std::map<std::string, int> ran;
   for (const auto& r : recs) {
     const std::string what = r.problem.label() + " " + r.path + " G=" + r.g_req.str() + ": " +
@@ -524,7 +528,7 @@ TEST(GpuPaths, KvCacheProblemsAppendPerSequenceIntoPagesOnMmaAndMmaDecode) {
     if (r.path == "kv-cache" && r.status == Status::skip && !r.problem.serving_fields().empty())
       EXPECT_NE(r.reason.find(r.problem.serving_fields()[0]), std::string::npos) << what;
   }
-  if (!gpu().ctx.device.has_mma_sm80) GTEST_SKIP() << "mma and mma-decode need sm_80+; the others were checked";
+  if (!gpus().ctx.device.has_mma_sm80) GTEST_SKIP() << "mma and mma-decode need sm_80+; the others were checked";
   EXPECT_EQ(ran["mma"], 3 * int(ps.size())) << "mma appends and attends every kv_cache problem at G = 0, 2, 16";
   EXPECT_EQ(ran["mma-decode"], decode_shaped) << "mma-decode takes the decode-shaped ones (G = 0 only)";
   EXPECT_GE(ran["kv-cache"], 1) << "the dense decode still runs on kv-cache";
@@ -553,20 +557,20 @@ TEST(GpuPaths, Fp8InputsPassOnTheScalarPathsAndTheMatrixCorePathsRefuseThemByNam
     s.rows.push_back(r);
   }
   NullSink sink;
-  const auto recs = run_sweep(s, validate_only(), gpu().reg, gpu().ctx, {&sink});
+  const auto recs = run_sweep(s, validate_only(), gpus().reg, gpus().ctx, {&sink});
   std::map<std::string, int> ran;
   for (const auto& r : recs) {
     const std::string what = r.problem.label() + " " + std::string(dtype_name(r.problem.dtype)) + " " + r.path + " G=" +
                              r.g_req.str() + ": " + std::string(status_name(r.status)) + ": " + r.reason;
     EXPECT_TRUE(r.status == Status::pass || r.status == Status::skip) << what;
     if (r.status == Status::pass) ++ran[r.path];
-    const bool takes = r.path == "auto" || gpu().reg.find(r.path)->caps.takes_dtype(r.problem.dtype);
+    const bool takes = r.path == "auto" || gpus().reg.find(r.path)->caps.takes_dtype(r.problem.dtype);
     if (!takes && r.status == Status::skip && !r.g_req.is_auto) {
       // A path that would take the problem's bf16 twin and does not declare its dtype refuses it by
       // the dtype's name (kv-cache, which takes only kv_cache problems, refuses this one for that first).
       Problem twin = r.problem;
       twin.dtype = DType::bf16;
-      if (gpu().reg.find(r.path)->supports(twin, r.g_req.value, gpu().ctx)) continue;
+      if (gpus().reg.find(r.path)->supports(twin, r.g_req.value, gpus().ctx)) continue;
       EXPECT_NE(r.reason.find(dtype_name(r.problem.dtype)), std::string::npos) << what;
     }
   }
