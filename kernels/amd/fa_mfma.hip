@@ -11,8 +11,8 @@
 // fa-bench-isa: gfx942: v_mfma
 #include "harness/path_registry.hpp"
 #include "kernels/device/fragment_layout.hpp"
-#include "kernels/device/matrix_core.hpp"
-#include "kernels/runtime/matrix_core_host.hpp"
+#include "kernels/amd/matrix_core.hpp"
+#include "kernels/amd/matrix_core_host.hpp"
 
 namespace fa::gpu {
 namespace {

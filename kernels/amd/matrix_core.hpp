@@ -2,7 +2,7 @@
 // tile loader into LDS (K row-major, V transposed: both GEMMs then read contiguous k from LDS), a
 // wave's own key limits inside its block's range, and the SERVE instances' block plan (where keys
 // live, paged or not; softcap/ALiBi and the scale the softmax then applies). Their host half
-// (capabilities, execution) is kernels/runtime/matrix_core_host.hpp.
+// (capabilities, execution) is kernels/amd/matrix_core_host.hpp.
 #pragma once
 #include "kernels/device/tile_loop.hpp"
 

@@ -2,7 +2,7 @@
 // (every serving field: per-sequence lengths, thd and the window through the shared tile loop, paged
 // K/V, ALiBi and softcap in the kernels' SERVE instances; kv_cache, whose append runs first; every
 // split count, whose fp32 partials launch_combine folds), the grid limits beyond them, and their
-// execution (the append, the producer kernel, then the combine when G > 1). The device half is kernels/device/matrix_core.hpp.
+// execution (the append, the producer kernel, then the combine when G > 1). The device half is kernels/amd/matrix_core.hpp.
 #pragma once
 #include <optional>
 #include <string>

@@ -1,7 +1,7 @@
 // Hopper's asynchronous machinery for mma's sm_90 kernel, as small PTX wrappers (PTX ISA 8.x):
 // mbarriers with transaction counts, TMA bulk tensor copies (cp.async.bulk.tensor) completing on
 // them, register reallocation between warpgroups (setmaxnreg), named barriers (bar.sync/bar.arrive),
-// and wgmma.mma_async for every N the tile table uses (kernels/device/wgmma_sm90.hpp has the
+// and wgmma.mma_async for every N the tile table uses (kernels/mma/wgmma_sm90.hpp has the
 // fence/commit/wait/pin these go with, and N = 64/128 only). The PTX forms follow CUTLASS
 // (include/cutlass/arch/barrier.h: ClusterBarrier, ClusterTransactionBarrier, NamedBarrier,
 // fence_barrier_init; include/cute/arch/copy_sm90_tma.hpp: SM90_TMA_LOAD_4D; copy_sm90_desc.hpp:
@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/device/wgmma_sm90.hpp"
-#include "kernels/device/ws_tile_traits.hpp"
+#include "kernels/mma/wgmma_sm90.hpp"
+#include "kernels/mma/ws_tile_traits.hpp"
 
 // A kernel parameter the kernel reads in place (the TMA engine reads tensor maps from parameter
 // space by address: CUDA's __grid_constant__). Other toolchains pass it as a plain parameter.
@@ -49,7 +49,7 @@ __device__ inline void mbar_arrive(uint32_t bar) {
 __device__ inline void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
-// True once the phase of parity `parity` before the current one completed (kernels/device/ws_pipeline.hpp).
+// True once the phase of parity `parity` before the current one completed (kernels/mma/ws_pipeline.hpp).
 // try_wait suspends the thread for a while before it answers false, so a loop over it is no hot spin.
 __device__ inline bool mbar_try_wait(uint32_t bar, uint32_t parity) {
   uint32_t done;
@@ -225,7 +225,7 @@ __device__ inline void rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db
   }
 }
 // ---- wgmma.mma_async m64nNk32 with 8-bit inputs (.e4m3 / .e5m2): both operands K-major (the 8-bit
-// forms have no transpose), so V comes as its transpose (kernels/device/ws_fp8.hpp). A from shared
+// forms have no transpose), so V comes as its transpose (kernels/mma/ws_fp8.hpp). A from shared
 // memory (S = Q K^T) or from registers (O += P V; frag::wgmma_m64nNk32_a8). N = 64 or 128.
 #define FA_WS_SS8(N, R, I0, I1, I2, TY) FA_WS_SS_K(N, 32, R, I0, I1, I2, TY, "")
 #define FA_WS_RS8(N, R, I0, I1, I2, I3, I4, TB) FA_WS_RS_K(N, 32, R, I0, I1, I2, I3, I4, "e4m3", TB, "")

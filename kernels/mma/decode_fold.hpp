@@ -1,4 +1,4 @@
-// mma-decode's block epilogue (kernels/fa_mma_decode.hip): its warps' online-softmax states,
+// mma-decode's block epilogue (kernels/mma/fa_mma_decode.hip): its warps' online-softmax states,
 // folded through shared memory into the block's rows of O (or the chunk's partials), then, where
 // the keys were cut into chunks, the chunks' combine by the last block of the (batch, kv head).
 #pragma once

@@ -1,15 +1,15 @@
-// mma-decode's TMA stream (kernels/fa_mma_decode.hip, its TMA instances): each warp's rings of K
+// mma-decode's TMA stream (kernels/mma/fa_mma_decode.hip, its TMA instances): each warp's rings of K
 // and V tiles filled by TMA boxes of 64 columns in the 128-byte swizzle, one mbarrier a tile slot.
 // The steps exist in the sm_90a pass (FA_HAS_WGMMA_SM90); the host launches the TMA instances only
 // on sm_90 with that code built (use_tma), so the other passes' bodies are empty and never run.
 #pragma once
 #include <cstdint>
 
-#include "kernels/device/async_sm90.hpp"
+#include "kernels/mma/async_sm90.hpp"
 
 namespace fa::gpu {
 
-// The K and V tensor maps of the stream (the host encodes them: kernels/runtime/tensor_map.hpp),
+// The K and V tensor maps of the stream (the host encodes them: kernels/mma/tensor_map.hpp),
 // read in place.
 struct DecodeMaps {
   sm90::TensorMap k, v;

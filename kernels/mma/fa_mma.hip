@@ -9,7 +9,7 @@
 // On sm_90 (built with sm_90a), dense problems with D in the ws tile table (64, 96, 128, 256) run a
 // FlashAttention-3-class kernel instead (issue 18): a TMA producer warp fills a K/V ring completed
 // on mbarriers, two consumer warpgroups (three at D=64; setmaxnreg) take turns on wgmma with P in registers
-// (kernels/fa_mma_ws_sm90.hpp; its host side, tensor maps and launch, in kernels/fa_mma_ws.hpp).
+// (kernels/mma/fa_mma_ws_sm90.hpp; its host side, tensor maps and launch, in kernels/mma/fa_mma_ws.hpp).
 // Problems with serving fields (per-sequence lengths, thd, paged K/V, window, ALiBi, softcap) run
 // each other kernel's SERVE instance: the same loop with the sequence's key range (tiles outside
 // the window never visited) and rows and keys addressed through the serving view; on sm_90 those
@@ -32,9 +32,9 @@
 #include <fmt/format.h>
 
 #include "harness/path_registry.hpp"
-#include "kernels/fa_mma_sm80.hpp"
-#include "kernels/fa_mma_sm90.hpp"
-#include "kernels/fa_mma_ws.hpp"
+#include "kernels/mma/fa_mma_sm80.hpp"
+#include "kernels/mma/fa_mma_sm90.hpp"
+#include "kernels/mma/fa_mma_ws.hpp"
 #include "kernels/runtime/gpu_execution.hpp"
 #include "kernels/runtime/launchers.hpp"
 
@@ -65,7 +65,7 @@ namespace {
 //   (flash 309 / 313 / 263 / 261); with 128-key tiles (190 registers, 1 block) 335 / 336 / 324 /
 //   249; one warpgroup of 64-key tiles (4 blocks) 323 / 323 / 317 / 269.
 // sm_90, dense problems: the ws kernel (TMA producer warp, 2 ping-pong consumer warpgroups; tiles
-//   in kernels/device/ws_tile_traits.hpp), one H100 call, cold L2, medians, torch flash / cuDNN in
+//   in kernels/mma/ws_tile_traits.hpp), one H100 call, cold L2, medians, torch flash / cuDNN in
 //   the same call: D128 8k 640 (354/626), causal 586 (312/564), Llama-3 GQA causal 589 (312/567),
 //   64-head causal fp16 585 (305/561); D64 8k 426 (288/458), 32k 434 (288/424), 40k 421 (257/406),
 //   S=512 228 (wgmma kernel above 254; 156/148), whisper 1500 311 (wgmma 298); D256 causal 555

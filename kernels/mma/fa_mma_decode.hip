@@ -5,11 +5,11 @@
 // the MMA's N; see NARROW below). Each warp streams its own tiles of the chunk (tiles w,
 // w + WARPS, ...) through a private cp.async ring and keeps its own online softmax; the warps
 // fold their states through shared memory, and chunks write fp32 partials; the last block of a
-// (batch, kv head) to finish folds them (kernels/device/decode_fold.hpp) in the same launch.
+// (batch, kv head) to finish folds them (kernels/mma/decode_fold.hpp) in the same launch.
 // Chunks: one wave of blocks (occupancy x SMs / (B x Hk)), reported as G_used. `mma` runs this
-// kernel on decode-shaped problems too, with its G as the chunk count (kernels/fa_mma.hip). On sm_90
+// kernel on decode-shaped problems too, with its G as the chunk count (kernels/mma/fa_mma.hip). On sm_90
 // (sm_90a code built), dense fp16/bf16 problems at D 64 and 128 fill the rings through the TMA
-// instead of cp.async (use_tma; the stream's steps: kernels/device/decode_stream_sm90.hpp).
+// instead of cp.async (use_tma; the stream's steps: kernels/mma/decode_stream_sm90.hpp).
 // fa-bench-isa: sm_90a: mma.sync.aligned.m16n8k16 cp.async.bulk.tensor mbarrier movmatrix.sync.aligned.m8n8.trans.b16
 // fa-bench-isa: sm_90a.sass: HMMA UTMALDG
 // fa-bench-isa-each: sm_90a: mma_decode_fwd: mma.sync.aligned.m16n8k16
@@ -18,16 +18,16 @@
 #include <algorithm>
 
 #include "harness/path_registry.hpp"
-#include "kernels/device/decode_fold.hpp"
-#include "kernels/device/decode_stream_sm90.hpp"
+#include "kernels/mma/decode_fold.hpp"
+#include "kernels/mma/decode_stream_sm90.hpp"
 #include "kernels/device/fragment_layout.hpp"
 #include "kernels/runtime/gpu_execution.hpp"
 #include "kernels/runtime/launchers.hpp"
-#include "kernels/device/mma_sm80.hpp"
+#include "kernels/mma/mma_sm80.hpp"
 #include "kernels/device/tile_loop.hpp"
-#include "kernels/device/ws_layout.hpp"
-#include "kernels/fa_mma_decode_traits.hpp"
-#include "kernels/runtime/tensor_map.hpp"
+#include "kernels/mma/ws_layout.hpp"
+#include "kernels/mma/fa_mma_decode_traits.hpp"
+#include "kernels/mma/tensor_map.hpp"
 
 namespace fa::gpu {
 namespace {

@@ -1,4 +1,4 @@
-// mma-decode's traits table (kernels/fa_mma_decode.hip): a row a head dim, tile keys, warps, the
+// mma-decode's traits table (kernels/mma/fa_mma_decode.hip): a row a head dim, tile keys, warps, the
 // cp.async stages and the TMA stream's K and V slots, and the shared-memory layout they give, with
 // the H100 measurements that chose each row; with_traits is the head-dim list the gate asks.
 #pragma once
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kernels/device/ws_layout.hpp"
+#include "kernels/mma/ws_layout.hpp"
 
 namespace fa::gpu::mma_decode {
 

@@ -1,9 +1,9 @@
 // The mma path's sm80+ kernel (mma_fwd): FlashAttention-2 forward on mma.sync.m16n8k16 with fp32
-// accumulate, and the traits type its table rows (kernels/fa_mma.hip) instantiate. Included by
+// accumulate, and the traits type its table rows (kernels/mma/fa_mma.hip) instantiate. Included by
 // fa_mma.hip alone, hence the unnamed namespace: one translation unit, as before the split.
 #pragma once
 #include "kernels/device/fragment_layout.hpp"
-#include "kernels/device/mma_sm80.hpp"
+#include "kernels/mma/mma_sm80.hpp"
 #include "kernels/device/tile_loop.hpp"
 
 namespace fa::gpu {

@@ -1,11 +1,11 @@
 // The mma path's sm_90a kernel (mma_wg_fwd): the same tile loop as mma_fwd on warpgroup MMA
-// (wgmma), and the traits type its table rows (kernels/fa_mma.hip) instantiate. Built only into
+// (wgmma), and the traits type its table rows (kernels/mma/fa_mma.hip) instantiate. Built only into
 // sm_90a code; elsewhere its body traps and the host never launches it. Included by fa_mma.hip
 // alone, hence the unnamed namespace: one translation unit, as before the split.
 #pragma once
 #include "kernels/device/fragment_layout.hpp"
 #include "kernels/device/tile_loop.hpp"
-#include "kernels/device/wgmma_sm90.hpp"
+#include "kernels/mma/wgmma_sm90.hpp"
 
 namespace fa::gpu {
 namespace {

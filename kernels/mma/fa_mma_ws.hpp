@@ -1,9 +1,9 @@
-// The host side of mma's sm_90 kernel (kernels/fa_mma_ws_sm90.hpp, mma_ws_fwd: FlashAttention-3's
+// The host side of mma's sm_90 kernel (kernels/mma/fa_mma_ws_sm90.hpp, mma_ws_fwd: FlashAttention-3's
 // forward structure: a TMA producer warp fills a K/V ring completed on mbarriers; two or three consumer
 // warpgroups (setmaxnreg) ping-pong on the tensor cores with P in registers): the dispatch from D to
-// a row of the tile table (kernels/device/ws_tile_traits.hpp), the tensor maps (encoded by
-// kernels/runtime/tensor_map.hpp), the launch, the tile for the split rules and the TMA's refusals.
-// kernels/fa_mma.hip includes it (alone: its definitions sit in an unnamed namespace) and decides
+// a row of the tile table (kernels/mma/ws_tile_traits.hpp), the tensor maps (encoded by
+// kernels/mma/tensor_map.hpp), the launch, the tile for the split rules and the TMA's refusals.
+// kernels/mma/fa_mma.hip includes it (alone: its definitions sit in an unnamed namespace) and decides
 // when a problem runs it (use_ws).
 #pragma once
 #include <fmt/format.h>
@@ -14,10 +14,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/fa_mma_ws_sm90.hpp"
+#include "kernels/mma/fa_mma_ws_sm90.hpp"
 #include "kernels/runtime/gpu_execution.hpp"
 #include "kernels/runtime/launchers.hpp"
-#include "kernels/runtime/tensor_map.hpp"
+#include "kernels/mma/tensor_map.hpp"
 
 namespace fa::gpu {
 namespace {

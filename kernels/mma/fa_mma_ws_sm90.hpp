@@ -4,10 +4,10 @@
 // head, split), WGS (2 or 3) being its tile-table row's consumer warpgroups:
 // - warpgroup 0 produces: setmaxnreg.dec (24 registers beside two consumers, 32 beside three, 40
 //   with FP8 inputs), then one thread issues TMA copies of Q (once) and of each K and V tile into a
-//   STAGES-deep ring (kernels/device/ws_pipeline.hpp: order, stages, parities), each tile
+//   STAGES-deep ring (kernels/mma/ws_pipeline.hpp: order, stages, parities), each tile
 //   completing on its stage's full mbarrier;
 // - FP8 inputs: warps 1-3 of warpgroup 0 transpose each V tile into V^T, wgmma's K-major 8-bit B
-//   operand (kernels/device/ws_fp8.hpp), on a second pair of barriers a stage;
+//   operand (kernels/mma/ws_fp8.hpp), on a second pair of barriers a stage;
 // - warpgroups 1 .. WGS consume, 64 rows each, with setmaxnreg.inc (to 240, 160, or 232 with FP8):
 //   S = Q K^T from shared memory (wgmma, both operands by descriptor), the online softmax in the
 //   exp2 domain on S's registers, P packed in registers as the A operand of O += P V (wgmma with A
@@ -16,7 +16,7 @@
 //   (intra-warpgroup overlap), and the warpgroups take turns issuing (round robin on WGS named
 //   barriers) so that one's softmax runs under the others' GEMMs. A warp releases a stage (one
 //   arrival on its empty mbarrier) once its wgmma.wait_group shows every read of it done.
-// - WAVE (short non-causal items, kernels/fa_mma_ws.hpp): one wave of blocks, each walking every
+// - WAVE (short non-causal items, kernels/mma/fa_mma_ws.hpp): one wave of blocks, each walking every
 //   gridDim.x-th item; the ring's stages and parities run on across items, and Q is a ring of
 //   QSTAGES (two where shared memory has room: ws_layout.hpp's ws_q_stages) that the consumers free
 //   after their last S of an item, so the producer loads the next item's Q and K/V while they finish
@@ -24,27 +24,27 @@
 // - The epilogue: where the row has room (ws_layout.hpp's ws_stage_o) and the launch does not split,
 //   each consumer warpgroup writes its rows of O to shared memory and one of its threads stores them
 //   with the TMA (cp.async.bulk.tensor, FA3's epilogue too); else each thread stores its own pairs.
-// Shared memory (kernels/device/ws_layout.hpp): Q, the K ring, the V ring in the TMA's swizzle, which
+// Shared memory (kernels/mma/ws_layout.hpp): Q, the K ring, the V ring in the TMA's swizzle, which
 // is the layout the wgmma descriptors describe; O's staging tile where there is one, Q's second stage
 // where there is one; then the mbarriers. Tile loop conventions (causal limit, split ranges, masks,
 // epilogue, partials) are the mma path's (kernels/device/tile_loop.hpp).
 // Built only into sm_90a code; elsewhere its body traps and the host never launches it (fa_mma.hip's use_ws).
 #pragma once
-#include "kernels/device/async_sm90.hpp"
+#include "kernels/mma/async_sm90.hpp"
 #include "kernels/device/fragment_layout.hpp"
 #include "kernels/device/tile_loop.hpp"
-#include "kernels/device/ws_fp8.hpp"
-#include "kernels/device/ws_layout.hpp"
-#include "kernels/device/ws_pipeline.hpp"
-#include "kernels/device/ws_tile_traits.hpp"
+#include "kernels/mma/ws_fp8.hpp"
+#include "kernels/mma/ws_layout.hpp"
+#include "kernels/mma/ws_pipeline.hpp"
+#include "kernels/mma/ws_tile_traits.hpp"
 
 namespace fa::gpu {
 namespace {
 
-// One row of the tile table (kernels/device/ws_tile_traits.hpp) as compile-time constants: D's row,
+// One row of the tile table (kernels/mma/ws_tile_traits.hpp) as compile-time constants: D's row,
 // or its causal row (CAUSAL_ROW; the kernel reads a.causal either way), for EB-byte elements. An FP8
 // row (EB = 1) goes through the layout arithmetic as 16-bit columns, DE = D / 2 of them a row
-// (kernels/device/ws_fp8.hpp); its tensor maps are encoded the same way.
+// (kernels/mma/ws_fp8.hpp); its tensor maps are encoded the same way.
 template <int D_, bool CAUSAL_ROW = false, int EB_ = 2>
 struct WsTraits {
   static constexpr ws::WsTileRow ROW = ws::ws_tile_row(D_, EB_, CAUSAL_ROW);
@@ -72,7 +72,7 @@ struct WsTraits {
   static_assert(SMEM <= ws::kMaxDynamicSmem, "shared memory");
 };
 
-// The tensor maps, encoded on the host (kernels/fa_mma_ws.hpp), read by the TMA in place: Q, K, V,
+// The tensor maps, encoded on the host (kernels/mma/fa_mma_ws.hpp), read by the TMA in place: Q, K, V,
 // and O (64-row boxes, one consumer warpgroup's rows) where the row stages O and the launch does
 // not split (G <= 1; splits store fp32 partials thread by thread), else zeros.
 struct WsMaps {
@@ -135,7 +135,7 @@ __device__ inline void ws_drain(uint32_t base, int tiles, int qs) {
 
 // FP8: warp `tw / 32` (0 .. 2) of the producer warpgroup's transposing warps, lane tw % 32. For each
 // tile: once V landed (v_full) and the consumers released the stage's V^T (vt_empty), it writes its
-// share of V^T (kernels/device/ws_fp8.hpp: 8 x 4-byte items, rows staggered by fp8_lane_d8, 64-bit
+// share of V^T (kernels/mma/ws_fp8.hpp: 8 x 4-byte items, rows staggered by fp8_lane_d8, 64-bit
 // loads, byte permutes, 32-bit stores), fences the writes for wgmma's reads (the async proxy), and
 // its lane 0 arrives on vt_full and on v_empty.
 __device__ inline void lds64(uint32_t addr, uint32_t& lo, uint32_t& hi) {
@@ -357,7 +357,7 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
 }
 #endif
 
-// WAVE: one wave of blocks walks the work items (kernels/fa_mma_ws.hpp says where); else a block
+// WAVE: one wave of blocks walks the work items (kernels/mma/fa_mma_ws.hpp says where); else a block
 // is one item, and its code is the single-item code (tiles and Q loads counted from 0, no Q release):
 // the loop there cost the D=96 causal row 2.4% and the D=128 causal rows up to 1% (H100, one call).
 template <typename T, typename K, bool WAVE>

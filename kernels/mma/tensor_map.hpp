@@ -1,6 +1,6 @@
 // Tensor maps for the TMA (cuTensorMapEncodeTiled, reached through the runtime's driver entry point
 // so that nothing links libcuda), from a tile description of ws_layout.hpp (ws::TmaTile): mma's
-// sm_90 kernel (kernels/fa_mma_ws.hpp) and mma-decode's sm_90 stream (kernels/fa_mma_decode.hip)
+// sm_90 kernel (kernels/mma/fa_mma_ws.hpp) and mma-decode's sm_90 stream (kernels/mma/fa_mma_decode.hip)
 // encode theirs here.
 #pragma once
 #include <fmt/format.h>
@@ -11,8 +11,8 @@
 #include <stdexcept>
 
 #include "harness/conventions.hpp"
-#include "kernels/device/async_sm90.hpp"
-#include "kernels/device/ws_layout.hpp"
+#include "kernels/mma/async_sm90.hpp"
+#include "kernels/mma/ws_layout.hpp"
 #include "kernels/runtime/gpu_execution.hpp"
 #if FA_CUDA
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled_v12000, and cuda.h's tensor map enums

@@ -10,7 +10,7 @@
 #pragma once
 #include <type_traits>
 
-#include "kernels/device/mma_sm80.hpp"
+#include "kernels/mma/mma_sm80.hpp"
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define FA_HAS_WGMMA_SM90 1

@@ -1,4 +1,4 @@
-// The FP8 pieces of mma's sm_90 kernel (kernels/fa_mma_ws_sm90.hpp), plain C++ (FA_HD) checked on the
+// The FP8 pieces of mma's sm_90 kernel (kernels/mma/fa_mma_ws_sm90.hpp), plain C++ (FA_HD) checked on the
 // CPU by tests/kernels/test_ws_fp8.cpp: how P's fp32 scores become the 8-bit A operand of O += P V
 // without leaving their registers, and where the producer warpgroup writes V's transpose.
 //
@@ -17,7 +17,7 @@
 #pragma once
 #include <cstdint>
 
-#include "kernels/device/ws_layout.hpp"
+#include "kernels/mma/ws_layout.hpp"
 
 namespace fa::ws {
 

@@ -1,4 +1,4 @@
-// Layout arithmetic of mma's sm_90 kernel (kernels/fa_mma_ws_sm90.hpp), plain C++ usable in device
+// Layout arithmetic of mma's sm_90 kernel (kernels/mma/fa_mma_ws_sm90.hpp), plain C++ usable in device
 // code and on the CPU (tests/kernels/test_ws_layout.cpp): the swizzled shared-memory tile that the
 // TMA engine writes and wgmma reads, the wgmma matrix descriptors over it, the TMA box that fills it,
 // and the byte layout of one block's shared memory (Q, the K/V stage ring, the mbarriers).

@@ -1,4 +1,4 @@
-// The synchronisation protocol of mma's sm_90 kernel (kernels/fa_mma_ws_sm90.hpp) as plain functions,
+// The synchronisation protocol of mma's sm_90 kernel (kernels/mma/fa_mma_ws_sm90.hpp) as plain functions,
 // shared by the kernel and the CPU simulation that checks it (tests/kernels/test_ws_pipeline.cpp):
 // the roles of the block's warpgroups and their register budgets, the order the producer issues its
 // TMA loads in, which ring stage and mbarrier phase parity each load and each wait uses, and the

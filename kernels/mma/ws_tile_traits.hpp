@@ -1,7 +1,7 @@
-// The tile table of mma's sm_90 kernel (mma_ws_fwd, kernels/fa_mma_ws_sm90.hpp): per head dim and element size,
+// The tile table of mma's sm_90 kernel (mma_ws_fwd, kernels/mma/fa_mma_ws_sm90.hpp): per head dim and element size,
 // and causal or not, the query rows a block (BM = 64 per consumer warpgroup), the keys a K/V tile (BN), the K/V ring's
 // stages and the consumer warpgroups. The table is the kernel's head-dim list: the dispatch
-// (kernels/fa_mma_ws.hpp) and mma's use_ws (kernels/fa_mma.hip) instantiate and pick exactly the rows below. Plain C++; checked on
+// (kernels/mma/fa_mma_ws.hpp) and mma's use_ws (kernels/mma/fa_mma.hip) instantiate and pick exactly the rows below. Plain C++; checked on
 // the CPU by tests/kernels/test_ws_tile_traits.cpp (shared memory fits, wgmma shapes exist, the
 // fragments fit the consumers' register budget).
 //
@@ -80,7 +80,7 @@ constexpr bool ws_causal_row_differs(int D, int elem_bytes) {
   return !same_row(ws_tile_row(D, elem_bytes, true), ws_tile_row(D, elem_bytes, false));
 }
 
-// The wgmma N (m64nNk16) that kernels/device/async_sm90.hpp has operand lists for: a row's BN (S = Q K^T)
+// The wgmma N (m64nNk16) that kernels/mma/async_sm90.hpp has operand lists for: a row's BN (S = Q K^T)
 // and D (O += P V) must be among them.
 constexpr bool wgmma_has_n(int N) { return N == 64 || N == 80 || N == 96 || N == 128 || N == 176 || N == 256; }
 

@@ -18,7 +18,7 @@ void launch_tiled(const AttnArgs& a, DType t, Stream s);
 // Folds a.G partial (O, LSE) per row into O (dtype) and LSE; rows whose splits are all empty
 // get O = 0 and LSE = -inf.
 void launch_combine(const AttnArgs& a, DType t, Stream s);
-// The decode execution (kernels/fa_decode.hip): Sk cut into one wave of chunks, decode + combine.
+// The decode execution (kernels/scalar/fa_decode.hip): Sk cut into one wave of chunks, decode + combine.
 // kv-cache derives from it and enqueues its append first (before_decode).
 constexpr TileShape kDecodeTile{1, 64};  // one query token a block, 64-key tiles
 // The decode paths' own split rule (records' split_rule): one full wave of resident blocks, each a
@@ -43,7 +43,7 @@ class DecodeExecution : public GpuExecution {
   DecodeChunks chunks_;
 };
 
-// mma-decode's kernel (kernels/fa_mma_decode.hip) as `mma` runs it on decode-shaped problems: the
+// mma-decode's kernel (kernels/mma/fa_mma_decode.hip) as `mma` runs it on decode-shaped problems: the
 // query heads of a GQA group and the S queries packed into one 16-row tile, K/V read once per group
 // (FlashAttention-3's PackGQA for short S; flash-decoding's split). Whether it takes the problem
 // (16-bit, sm_80+, D in its table, S x H/Hk <= 16, its serving fields), the tile the split rules

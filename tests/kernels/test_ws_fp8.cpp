@@ -1,4 +1,4 @@
-// The FP8 pieces of mma's sm_90 kernel (kernels/device/ws_fp8.hpp) on the CPU, against the PTX ISA's
+// The FP8 pieces of mma's sm_90 kernel (kernels/mma/ws_fp8.hpp) on the CPU, against the PTX ISA's
 // fragment layouts (kernels/device/fragment_layout.hpp): each byte of P's A operand packs the score of
 // the key its slot stands for, on the same row; the transpose's items write every V^T byte once,
 // with the value of that key's V row; so P V through the two sums the products the plain product
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "kernels/device/fragment_layout.hpp"
-#include "kernels/device/ws_fp8.hpp"
-#include "kernels/device/ws_pipeline.hpp"
+#include "kernels/mma/ws_fp8.hpp"
+#include "kernels/mma/ws_pipeline.hpp"
 
 using namespace fa::ws;
 namespace frag = fa::frag;

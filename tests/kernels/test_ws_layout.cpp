@@ -1,4 +1,4 @@
-// mma's sm_90 kernel's layout arithmetic (kernels/device/ws_layout.hpp) on the CPU: the swizzled tile
+// mma's sm_90 kernel's layout arithmetic (kernels/mma/ws_layout.hpp) on the CPU: the swizzled tile
 // is the address-bit swizzle the TMA and wgmma apply, every element has one slot, the TMA boxes tile
 // it exactly, descriptors encode what they should, and the addresses wgmma reads through a
 // descriptor (its canonical layouts, emulated) are the elements the tile layout put there, for every
@@ -8,8 +8,8 @@
 #include <set>
 
 #include "kernels/device/fragment_layout.hpp"
-#include "kernels/device/ws_layout.hpp"
-#include "kernels/device/ws_tile_traits.hpp"
+#include "kernels/mma/ws_layout.hpp"
+#include "kernels/mma/ws_tile_traits.hpp"
 
 using namespace fa::ws;
 

@@ -1,8 +1,8 @@
-// mma's sm_90 kernel's synchronisation protocol (kernels/device/ws_pipeline.hpp) on the CPU: a
+// mma's sm_90 kernel's synchronisation protocol (kernels/mma/ws_pipeline.hpp) on the CPU: a
 // simulation of its producer thread, its consumer warpgroups (2 or 3), with FP8 inputs its three
 // V-transposing warps, and the TMA engine, under random
 // interleavings, with mbarriers (arrivals, transaction bytes, phase parity) and named barriers
-// modelled after the PTX ISA. The op lists below follow kernels/fa_mma_ws_sm90.hpp step by step (keep
+// modelled after the PTX ISA. The op lists below follow kernels/mma/fa_mma_ws_sm90.hpp step by step (keep
 // them in step with it); the checks: no deadlock, a consumer reads a stage only when it holds the
 // tile it expects, the TMA never overwrites a stage a warpgroup still reads, the warpgroups'
 // GEMMs take turns round robin, and every barrier ends balanced (no phase half done, no arrival pending).
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/device/ws_pipeline.hpp"
+#include "kernels/mma/ws_pipeline.hpp"
 
 using namespace fa::ws;
 
@@ -109,7 +109,7 @@ struct Sim {
 
 constexpr int kTileBytes = 4096;  // any positive number: only its balance matters
 
-// kernels/fa_mma_ws_sm90.hpp, ws_produce over a block's items (one, or a wave's: `items` holds
+// kernels/mma/fa_mma_ws_sm90.hpp, ws_produce over a block's items (one, or a wave's: `items` holds
 // each one's tiles): per item with tiles its Q into stage qk of Q's ring of q_stages (in a wave after
 // the consumers' release of the item q_stages before), then the ring in producer_load's order, tiles
 // counted on across items; then ws_drain's wait for the last Q and the last copy into each stage.
@@ -138,7 +138,7 @@ std::vector<Op> producer_ops(int stages, const std::vector<int>& items, bool wav
 }
 std::vector<Op> producer_ops(int stages, int n) { return producer_ops(stages, {n}, false); }
 
-// kernels/fa_mma_ws_sm90.hpp, ws_transpose_v (FP8), for one of the kTransposeWarps warps: per tile,
+// kernels/mma/fa_mma_ws_sm90.hpp, ws_transpose_v (FP8), for one of the kTransposeWarps warps: per tile,
 // wait for V to land and for the consumers' release of the stage's V^T, read V and write V^T, then
 // arrive on vt_full and on V's empty barrier.
 std::vector<Op> transposer_ops(int stages, int n) {
@@ -157,7 +157,7 @@ std::vector<Op> transposer_ops(int stages, int n) {
   return ops;
 }
 
-// kernels/fa_mma_ws_sm90.hpp, ws_consume, for consumer warpgroup cw over a block's items (one, or
+// kernels/mma/fa_mma_ws_sm90.hpp, ws_consume, for consumer warpgroup cw over a block's items (one, or
 // a wave's: tiles and Q loads counted on across items; in a wave Q is released once the item's last
 // S has landed). A release is its 4 warps' arrivals; a GEMM's reads of a stage (and of Q) last from
 // its issue to the wait that shows them done. With FP8 inputs the consumers read V^T (Kind::vt)

@@ -1,4 +1,4 @@
-// The tile table of mma's sm_90 kernel (kernels/device/ws_tile_traits.hpp) on the CPU: the head
+// The tile table of mma's sm_90 kernel (kernels/mma/ws_tile_traits.hpp) on the CPU: the head
 // dims it covers, and for every row a shape the kernel can run: one 64-row slice a consumer
 // warpgroup, wgmma shapes that exist for both GEMMs, a swizzle for D, shared memory within sm_90's
 // limit and fragments within the consumers' register budget. Plain C++. Run: ctest -R WsTileTraits
@@ -11,9 +11,9 @@
 
 #include "harness/dtype.hpp"
 #include "harness/sweep/sweep.hpp"
-#include "kernels/device/ws_layout.hpp"
-#include "kernels/device/ws_pipeline.hpp"
-#include "kernels/device/ws_tile_traits.hpp"
+#include "kernels/mma/ws_layout.hpp"
+#include "kernels/mma/ws_pipeline.hpp"
+#include "kernels/mma/ws_tile_traits.hpp"
 
 using namespace fa::ws;
 
@@ -92,7 +92,7 @@ TEST(WsTileTraits, OnlyShortCausalProblemsTakeTheCausalRow) {
 // sweeps/edge.csv runs the class of a bug the shipped sweeps once missed (a kernel that freed Q
 // before an item's last S = QK^T): mma's wave with one Q stage, non-causal 16-bit, D=128 and D=256,
 // G=0 and G=2, S a whole number of q tiles and not, each item two key tiles or more. The wave's
-// rule is launch_ws_cfg's (kernels/fa_mma_ws.hpp): items outnumber an H100's 132 SMs and each has
+// rule is launch_ws_cfg's (kernels/mma/fa_mma_ws.hpp): items outnumber an H100's 132 SMs and each has
 // at most kWsPersistentTiles = 16 key tiles.
 TEST(WsTileTraits, EdgeCsvRunsTheOneQStageWaveAtD128AndD256WithAndWithoutASplit) {
   const fa::Sweep s = fa::load_sweep(std::string(FABENCH_SOURCE_DIR) + "/sweeps/edge.csv", fa::Overrides{});

@@ -135,11 +135,13 @@ TEST(BuiltinRegistry, AutoCountsGWithTheTileOfThePathItRunsAtThatG) {
 }
 
 TEST(BuiltinRegistry, AGpuPathIsItsKernelFileAndOneNameInTheBuildList) {
-  // Every kernels/fa_<name>.hip is a path named <name> with '_' as '-', listed by CMakeLists.txt.
+  // Every kernels/<family>/fa_<name>.hip is a path named <name> with '_' as '-', listed by
+  // CMakeLists.txt.
   std::vector<std::string> listed = listed_gpu_paths();
   for (const auto& n : listed_test_paths()) listed.push_back(n);
   size_t files = 0;
-  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(FABENCH_SOURCE_DIR) / "kernels")) {
+  for (const auto& e :
+       std::filesystem::recursive_directory_iterator(std::filesystem::path(FABENCH_SOURCE_DIR) / "kernels")) {
     const std::string f = e.path().filename().string();
     if (f.rfind("fa_", 0) != 0 || e.path().extension() != ".hip") continue;
     std::string name = f.substr(3, f.size() - 3 - 4);
@@ -147,11 +149,11 @@ TEST(BuiltinRegistry, AGpuPathIsItsKernelFileAndOneNameInTheBuildList) {
     EXPECT_NE(std::find(listed.begin(), listed.end(), name), listed.end()) << f << " is not in CMakeLists.txt's gpu_paths";
     ++files;
   }
-  EXPECT_EQ(files, listed.size()) << "a listed GPU path has no kernels/fa_<name>.hip";
+  EXPECT_EQ(files, listed.size()) << "a listed GPU path has no kernels/<family>/fa_<name>.hip";
 }
 
 TEST(BuiltinRegistry, TheTestOnlyGpuPathIsARowOnlyWithTheTestSwitch) {
-  // kernels/fa_test_rowwise.hip and its one name in the build list are all that make this row.
+  // kernels/scalar/fa_test_rowwise.hip and its one name in the build list are all that make this row.
   ASSERT_EQ(listed_test_paths(), std::vector<std::string>{"test-rowwise"});
   {
     const TestSwitch off(nullptr);

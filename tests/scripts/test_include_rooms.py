@@ -2,7 +2,8 @@
 """Arrows point down only (docs/architecture.md): every #include "..." of a project source names a
 file in its own room or a room below it, and no two headers include each other. The rooms, lowest
 first: harness/'s ground, its wings check/ split/ sweep/, results/, run/; kernels/device/,
-kernels/runtime/, the kernel families; reference/; paths/; gate/ and fit/; cli/. include/ (the plugin
+kernels/runtime/, the kernel families (kernels/<family>/: mma, amd, scalar; side by side, so no
+family includes another's files); reference/; paths/; gate/ and fit/; cli/. include/ (the plugin
 ABI) is below everything. Usage: test_include_rooms.py [REPO_ROOT]  (exit 1 naming each violation)."""
 import os
 import re
@@ -36,6 +37,14 @@ def room(path):
     return best
 
 
+def family(path):
+    """kernels/<family>/...: the family's name, or None (device/ and runtime/ are shared rooms)."""
+    parts = path.split("/")
+    if len(parts) > 2 and parts[0] == "kernels" and parts[1] not in ("device", "runtime"):
+        return parts[1]
+    return None
+
+
 def check(root):
     files = subprocess.run(["git", "-C", root, "ls-files"], capture_output=True, text=True, check=True).stdout.split()
     files = [f for f in files if SOURCE.search(f) and room(f)]
@@ -51,9 +60,11 @@ def check(root):
                 continue  # generated or relative to the including file (tests' helpers): not a room's
             includes.setdefault(f, set()).add(target)
             a, b = room(f), room(target)
+            line = text.count("\n", 0, m.start()) + 1
             if b and b[1] > a[1]:
-                line = text.count("\n", 0, m.start()) + 1
                 problems.append(f"{f}:{line}: includes {target} from {b[0]}, a room above {a[0]}")
+            elif family(f) and family(target) and family(f) != family(target):
+                problems.append(f"{f}:{line}: includes {target}, a file of the {family(target)} family")
     for f, incs in includes.items():
         for g in incs:
             if f < g and f in includes.get(g, ()) and f.endswith((".hpp", ".h")) and g.endswith((".hpp", ".h")):
@@ -67,7 +78,7 @@ def main():
     for p in problems:
         print(p)
     if problems:
-        print(f"test_include_rooms: {len(problems)} include(s) point up or in a circle ({n} files read)")
+        print(f"test_include_rooms: {len(problems)} include(s) point up, into another family or in a circle ({n} files read)")
         return 1
     print(f"test_include_rooms: {n} files, every include points down or across")
     return 0
