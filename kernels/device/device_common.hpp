@@ -115,11 +115,13 @@ __device__ inline float transform_score(const AttnArgs& a, float x_log2, int b, 
 // Element traits: get() reads element i's bits from an input tensor (AttnArgs' q, k, v), load()
 // widens those bits to fp32, store() rounds an output to O's dtype.
 struct F16 {
+  static constexpr bool kFp8 = false;
   __device__ static uint16_t get(const uint16_t* t, int64_t i) { return t[i]; }
   __device__ static float load(uint16_t b) { return half_bits_to_float(b); }
   __device__ static uint16_t store(float f) { return float_to_half_bits(f); }
 };
 struct BF16 {
+  static constexpr bool kFp8 = false;
   __device__ static uint16_t get(const uint16_t* t, int64_t i) { return t[i]; }
   __device__ static float load(uint16_t b) { return bf16_bits_to_float(b); }
   __device__ static uint16_t store(float f) { return float_to_bf16_bits(f); }
@@ -127,6 +129,7 @@ struct BF16 {
 // FP8 inputs (harness/fp8.hpp's formats, K names one): one byte an element, O in bf16.
 template <Fp8Kind K>
 struct FP8 {
+  static constexpr bool kFp8 = true;
   __device__ static uint16_t get(const uint16_t* t, int64_t i) { return reinterpret_cast<const uint8_t*>(t)[i]; }
   __device__ static float load(uint16_t b) {
     return fp8_via_half(b, fp8_format(K), [](uint16_t h) { return half_bits_to_float(h); });
