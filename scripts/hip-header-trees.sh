@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Assembles HIP header trees for scripts/hip-headers-check.sh under /tmp/hiphdr/<tree>/include/hip:
+# Assembles HIP header trees for scripts/hip-headers-check.sh under ROOT/<tree>/include/hip:
 #   rocm-6.4  ROCm 6.4.3 (HIP 6.4.43484): Debian sid's libamdhip64-dev 6.4.3-5 (source rocm-hipamd,
 #             built from ROCm's rocm-6.4.3 clr + hip release sources; Debian's header patches only fix
 #             comment spelling)
@@ -10,11 +10,13 @@
 # Why Debian for 6.4 and 7.x: the stored snapshots of ROCm/clr and ROCm/HIP stop at rocm-6.3.3 and
 # rocm-6.2.2 tags, and the ROCm/rocm-systems snapshot predates its import of clr and hip.
 # The .debs are downloaded (never installed) through apt with a private state under /tmp/hiphdr/apt.
-# Usage: bash /tmp/hiphdr/assemble.sh   (needs the mirrors below and deb.debian.org)
+# Then: scripts/hip-headers-check.sh ROOT/rocm-6.4 (and rocm-7.x, rocm-6.2).
+# Usage: scripts/hip-header-trees.sh [ROOT]   (default /tmp/hiphdr; needs deb.debian.org, and for
+# rocm-6.2 clones of ROCm/HIP and ROCm/clr named by HIP_REPO and CLR_REPO, else that tree is left out)
 set -euo pipefail
-root=/tmp/hiphdr
-hip_mirror=/work/.mirror/ROCm+HIP/repo
-clr_mirror=/work/.mirror/ROCm+clr/repo
+root=$(realpath -m "${1:-/tmp/hiphdr}")
+hip_mirror=${HIP_REPO:-}
+clr_mirror=${CLR_REPO:-}
 
 # --- Debian packages of ROCm's release sources --------------------------------------------------
 apt=$root/apt
@@ -57,7 +59,7 @@ repo_tree() {  # tree name, tag, major, minor, patch, githash (hip_version.h's n
   git -C "$hip_mirror" archive "$tag" include/hip | tar -x -C "$root/$tree"
   git -C "$clr_mirror" archive "$tag" hipamd/include/hip | tar -x -C "$root/$tree" --strip-components=1
   cat >"$root/$tree/include/hip/hip_version.h" <<VER
-// Written by /tmp/hiphdr/assemble.sh in place of the header ROCm's build generates ($tag).
+// Written by fa-bench's scripts/hip-header-trees.sh in place of the header ROCm's build generates ($tag).
 #ifndef HIP_VERSION_H
 #define HIP_VERSION_H
 #define HIP_VERSION_MAJOR $3
@@ -73,4 +75,8 @@ VER
   echo "$tree: ROCm/HIP $tag $(git -C "$hip_mirror" rev-parse "$tag^{commit}"), ROCm/clr $tag $(git -C "$clr_mirror" rev-parse "$tag^{commit}")"
 }
 # 6.2.41134 and the clr hash: the hip_version.h that ROCm 6.2.2's build generated (as vendored by triton).
-repo_tree rocm-6.2 rocm-6.2.2 6 2 41134 65d174c3e
+if [[ -n $hip_mirror && -n $clr_mirror ]]; then
+  repo_tree rocm-6.2 rocm-6.2.2 6 2 41134 65d174c3e
+else
+  echo "rocm-6.2: left out (set HIP_REPO and CLR_REPO to clones of ROCm/HIP and ROCm/clr)"
+fi
