@@ -11,9 +11,10 @@
 // is 1300 MHz for 5.2 Gb/s: https://github.com/ROCm/rocm_smi_lib/issues/209): 4; its GDDR6 a
 // sixteenth (7900 XTX: 1250 MHz, 20 Gb/s): 16. The rows below re-derive every published figure
 // within 2% (FLOPs) and 2.5% (bytes: vendors round 8.19 TB/s down to "8 TB/s") in
-// tests/harness/check/test_peaks.cpp. Memory clocks not yet read from a runtime here: the H200's
-// 3201 MHz is nvidia-smi's max memory clock; the MI325X's 1500 and MI355X's 2000 MHz are their
-// HBM3E pin rates (6.0, 8.0 Gb/s) over 4.
+// tests/harness/check/test_peaks.cpp. Bus widths are what the runtime reports, not stacks x 1024:
+// a lent H200 reported 6016 bits (six HBM3E stacks are 6144), 3201 MHz and 132 SMs (2026-11-28,
+// `fa-bench info`), and 6016 x 3201 x 2 is its datasheet's 4.8 TB/s. The MI325X's 1500 and the
+// MI355X's 2000 MHz memory clocks are their HBM3E pin rates (6.0, 8.0 Gb/s) over 4.
 // Sources: NVIDIA https://www.nvidia.com/en-us/data-center/h100/ (SXM),
 // https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet (H100 PCIe: its
 // 756 TFLOP/s is 114 SMs at 1620 MHz), https://www.nvidia.com/en-us/data-center/h200/,
@@ -52,7 +53,7 @@ const ArchRate kRates[] = {
 const std::vector<DatasheetRow> kDatasheet = {
     {"sm_90", "H100 SXM", 132, 1830, 989.0, 1979.0, 5120, 2619, 3350.0},
     {"sm_90", "H100 PCIe", 114, 1620, 756.0, 1513.0, 5120, 1593, 2000.0},
-    {"sm_90", "H200", 132, 1830, 989.0, 1979.0, 6144, 3201, 4800.0},
+    {"sm_90", "H200", 132, 1830, 989.0, 1979.0, 6016, 3201, 4800.0},
     {"sm_80", "A100 SXM", 108, 1410, 312.0, 0.0, 5120, 1593, 2039.0},
     {"gfx942", "MI300X", 304, 2100, 1307.4, 2614.9, 8192, 1300, 5300.0},
     {"gfx942", "MI300A", 228, 2100, 980.6, 1961.2, 8192, 1300, 5300.0},

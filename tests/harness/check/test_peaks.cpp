@@ -60,6 +60,18 @@ TEST(Peaks, AnH100SxmReportingItsBoostClockIsMeasuredAtTheDatasheetClock) {
   EXPECT_EQ(p->gbps_from, "computed: 5120-bit x 2619 MHz x 2");
 }
 
+// What a lent H200 reported (`fa-bench info`, 2026-11-28): its row is found by the bus width the
+// runtime gives (6016 bits, not 6 x 1024), so the peaks are the datasheet's, not 1980 MHz's.
+TEST(Peaks, AnH200AsItReportsItselfIsMeasuredAgainstItsDatasheetRow) {
+  DeviceFacts d;
+  d.gpu = true, d.arch = "sm_90", d.units = 132, d.sm_clock_mhz = 1980, d.mem_clock_mhz = 3201, d.mem_bus_bits = 6016;
+  const auto p = device_peak(d, PeakClass::bit16);
+  ASSERT_TRUE(p);
+  EXPECT_NEAR(p->tflops / 989.0, 1.0, 0.02) << p->tflops_from;
+  EXPECT_NEAR(p->gbps / 4800.0, 1.0, 0.02) << p->gbps_from;
+  EXPECT_NE(p->tflops_from.find("H200 datasheet clock"), std::string::npos) << p->tflops_from;
+}
+
 TEST(Peaks, SkusOfOneArchGetTheirOwnPeaks) {
   const auto mi300x = device_peak(device_of(row_named("MI300X"), 2100), PeakClass::bit16);
   const auto mi300a = device_peak(device_of(row_named("MI300A"), 2100), PeakClass::bit16);
