@@ -119,7 +119,8 @@ def import_torch():
 def check_arguments(ap, args):
     """fa-bench's flag rules (cli/flag_checks.hpp) and output policy (harness/results/output_file.hpp),
     before any work: finite, non-negative numbers; min samples <= max; -o not a folder, in a folder
-    that exists, and not the sweep it reads. ap.error exits 2 naming the flag."""
+    that exists, and not the sweep it reads; --check-out a folder (new, or existing), not a file and
+    not a record folder being checked. ap.error exits 2 naming the flag."""
     for flag, v in (("--time-cap", args.time_cap), ("--spread", args.spread)):
         if not math.isfinite(v) or v < 0:
             ap.error(f"{flag} {v}: not a finite number >= 0")
@@ -132,6 +133,18 @@ def check_arguments(ap, args):
     if args.accumulate_keys is not None and not 0 <= args.accumulate_keys <= 1 << 20:
         ap.error(f"--accumulate-keys {args.accumulate_keys}: must be in [0, {1 << 20}]")
     if args.check:
+        co = args.check_out
+        if co is not None:  # --check stages into it: a folder, new or existing, never a file or a record
+            if not co:
+                ap.error("--check-out: an empty value is not allowed")
+            if os.path.exists(co) and not os.path.isdir(co):
+                ap.error(f"--check-out: '{co}' exists and is not a folder")
+            parent = os.path.dirname(os.path.abspath(co))
+            if not os.path.isdir(parent):
+                ap.error(f"--check-out: cannot make '{co}': folder '{parent}' does not exist")
+            for d in args.check:
+                if os.path.isdir(co) and os.path.isdir(d) and os.path.samefile(co, d):
+                    ap.error(f"--check-out: '{co}' is the saved record folder '{d}'; refusing to stage into it")
         return
     out = args.output
     if not out:

@@ -783,6 +783,20 @@ class ArgumentsAndOutputs(unittest.TestCase):
             self.assertNotIn("Traceback", err)
             self.assertFalse(os.path.exists(out), flags)
 
+    def test_a_check_out_that_is_a_file_a_record_or_in_a_missing_folder_is_refused_before_any_work(self):
+        rec = os.path.join(self.tmp, "rec")
+        os.makedirs(rec)
+        for out, why in ((self.sweep, "exists and is not a folder"),
+                         (os.path.join(self.tmp, "no", "such", "stage"), "does not exist"),
+                         (rec, "refusing to stage into it")):
+            code, err = self.script("--check", rec, "--check-out", out, "--backends", "math")
+            self.assertEqual(code, 2, (out, err))
+            self.assertIn("--check-out", err)
+            self.assertIn(why, err)
+            self.assertNotIn("Traceback", err)
+        with open(self.sweep) as f:
+            self.assertEqual(f.read(), self.text)
+
     def test_torch_missing_is_one_line_not_a_traceback(self):
         fake = os.path.join(self.tmp, "fake")
         os.makedirs(os.path.join(fake, "torch"))
