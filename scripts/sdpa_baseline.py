@@ -593,6 +593,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     check_arguments(ap, args)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    if not backends:
+        ap.error(f"--backends '{args.backends}' names no backend (known: {', '.join(BACKENDS)})")
     for b in backends:
         if b not in BACKENDS:
             ap.error(f"unknown backend '{b}' (known: {', '.join(BACKENDS)})")

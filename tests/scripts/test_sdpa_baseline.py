@@ -797,6 +797,14 @@ class ArgumentsAndOutputs(unittest.TestCase):
         with open(self.sweep) as f:
             self.assertEqual(f.read(), self.text)
 
+    def test_a_backends_list_that_names_none_is_refused_not_an_empty_results_file(self):
+        out = os.path.join(self.tmp, "out.csv")
+        for value in ("", ",", " , "):
+            code, err = self.script(self.sweep, "-o", out, "--backends", value)
+            self.assertEqual(code, 2, (value, err))
+            self.assertIn("names no backend", err)
+            self.assertFalse(os.path.exists(out), value)
+
     def test_torch_missing_is_one_line_not_a_traceback(self):
         fake = os.path.join(self.tmp, "fake")
         os.makedirs(os.path.join(fake, "torch"))
