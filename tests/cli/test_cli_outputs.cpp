@@ -183,6 +183,16 @@ TEST(CliOutputs, SavedTensorsRunAgainWithLoadTensorsAndWrongShapesAreRefused) {
   EXPECT_NE(wrong.output.find("shape (1,5,4,16) but the problem (bshd layout) needs (1,6,4,16)"), std::string::npos)
       << wrong.output;
 
+  // A q.npy that is /dev/zero is refused before anything runs, not read until memory runs out.
+  fa::test::TempDir zero;
+  for (const char* n : {"k.npy", "v.npy"}) std::filesystem::copy_file(rec + "/" + n, zero.path + "/" + n);
+  std::filesystem::create_symlink("/dev/zero", zero.path + "/q.npy");
+  const auto dev = fa::test::run_cli(shape + " --paths cpu-flash --no-timing --no-table --load-tensors " + zero.path +
+                                     " -o " + csv, "timeout 60");
+  EXPECT_EQ(dev.status, 2) << dev.output;
+  EXPECT_NE(dev.output.find(zero.path + "/q.npy"), std::string::npos) << dev.output;
+  EXPECT_NE(dev.output.find("not a regular file"), std::string::npos) << dev.output;
+
   const std::string python = fa::test::python_with("numpy");
   if (python.empty()) return;
   // The saved reference is attention of the saved inputs (bottom-right causal, GQA), and O is near it.
@@ -293,7 +303,8 @@ TEST(CliOutputs, DryRunChecksEverythingAndWritesNothing) {
 }
 
 // scripts/slurm-array.sh runs the dry run before sbatch: bad flags after --, a bad sweep or an
-// overflowing shard count queue nothing (a stand-in sbatch on PATH records any call).
+// overflowing shard count queue nothing and leave no results folder (a stand-in sbatch on PATH
+// records any call).
 TEST(CliOutputs, SlurmArrayRefusesWhatATaskWouldRefuseBeforeQueueingAnything) {
   const std::string dir = temp_dir();
   const std::string calls = dir + "/sbatch-calls";
@@ -323,6 +334,7 @@ TEST(CliOutputs, SlurmArrayRefusesWhatATaskWouldRefuseBeforeQueueingAnything) {
     EXPECT_EQ(status, 2) << args << ": " << out;
     EXPECT_NE(out.find(named), std::string::npos) << args << ": " << out;
     EXPECT_FALSE(std::filesystem::exists(calls)) << args << ": sbatch was called";
+    EXPECT_FALSE(std::filesystem::exists(dir + "/res")) << args << ": a refusal leaves no results folder behind";
   }
   const auto [status, out] = submit("--shards 2 " + good + " -- --paths cpu-flash --no-timing");
   EXPECT_EQ(status, 0) << out;

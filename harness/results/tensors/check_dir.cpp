@@ -37,7 +37,7 @@ std::string shape_text(const std::vector<int64_t>& v) {
 // An array of the expected shape as doubles; '<f2' only where `half_ok`.
 std::vector<double> read_values(const std::string& file, const std::vector<int64_t>& shape, bool half_ok) {
   if (!is_file(file)) throw InputError(SourceLoc{file, 0}, "check", "no such file");
-  const NpyArray a = read_npy(file);
+  const NpyArray a = read_npy(file, npy_max_data_bytes(shape));
   auto fail = [&](const std::string& why) { return InputError(SourceLoc{file, 0}, "check", why); };
   if (a.shape != shape) throw fail(fmt::format("shape {} but the problem needs {}", shape_text(a.shape), shape_text(shape)));
   std::vector<double> v(size_t(a.elements()));

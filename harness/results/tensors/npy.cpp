@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -56,20 +57,47 @@ std::string after_key(const std::string& h, const std::string& key, const std::s
 
 }  // namespace
 
-NpyArray read_npy(const std::string& path) {
+size_t npy_max_data_bytes(const std::vector<int64_t>& shape) {
+  size_t n = 8;
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && n > SIZE_MAX / size_t(d))) return SIZE_MAX;
+    n *= size_t(d);
+  }
+  return n;
+}
+
+NpyArray read_npy(const std::string& path, size_t max_data_bytes) {
   auto fail = [&](const std::string& why) { return InputError(SourceLoc{path, 0}, "npy", why); };
+  // A regular file only, its size known before a byte is read: /dev/zero or a FIFO would be read
+  // forever, and the data is read only once the header says how much there must be.
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) throw fail("cannot open the file");
+  if (!std::filesystem::is_regular_file(st)) throw fail("not a regular file (a device, FIFO or folder)");
+  const uintmax_t file_size = std::filesystem::file_size(path, ec);
+  if (ec) throw fail("cannot read the file's size");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw fail("cannot open the file");
-  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) throw fail("not a .npy file (no \\x93NUMPY magic)");
-  const int major = (unsigned char)bytes[6];
+  auto read_at_most = [&](size_t n) {
+    std::string out(n, '\0');
+    f.read(out.data(), std::streamsize(n));
+    out.resize(size_t(f.gcount()));
+    return out;
+  };
+  const std::string lead = read_at_most(12);
+  if (lead.size() < 10 || lead.compare(0, 6, "\x93NUMPY") != 0) throw fail("not a .npy file (no \\x93NUMPY magic)");
+  const int major = (unsigned char)lead[6];
   const size_t len_bytes = major == 1 ? 2 : major == 2 ? 4 : 0;
   if (!len_bytes) throw fail(fmt::format("unsupported .npy version {}", major));
+  if (lead.size() < 8 + len_bytes) throw fail("truncated header");
   size_t hlen = 0;
-  for (size_t i = 0; i < len_bytes; ++i) hlen |= size_t((unsigned char)bytes[8 + i]) << (8 * i);
+  for (size_t i = 0; i < len_bytes; ++i) hlen |= size_t((unsigned char)lead[8 + i]) << (8 * i);
   const size_t data_at = 8 + len_bytes + hlen;
-  if (bytes.size() < data_at) throw fail("truncated header");
-  const std::string h = bytes.substr(8 + len_bytes, hlen);
+  if (file_size < data_at) throw fail("truncated header");
+  f.clear();
+  f.seekg(std::streamoff(8 + len_bytes));
+  const std::string h = read_at_most(hlen);
+  if (h.size() != hlen) throw fail("truncated header");
   NpyArray a;
   const std::string d = after_key(h, "descr", path);
   a.descr = d.substr(1, d.find('\'', 1) - 1);
@@ -79,7 +107,9 @@ NpyArray read_npy(const std::string& path) {
   const std::string s = after_key(h, "shape", path);
   // Each dimension, and their product, must fit in what the file holds: a header cannot ask for
   // more elements than there are bytes (which also keeps the product far from overflow).
-  const size_t data_bytes = bytes.size() - data_at;
+  const size_t data_bytes = size_t(file_size - data_at);
+  if (data_bytes > max_data_bytes)
+    throw fail(fmt::format("{} data bytes, more than the {} its tensor can take: not read", data_bytes, max_data_bytes));
   size_t product = 1;
   for (size_t i = 1; i < s.size() && s[i] != ')';) {
     if (std::isdigit((unsigned char)s[i])) {
@@ -94,9 +124,10 @@ NpyArray read_npy(const std::string& path) {
     } else ++i;
   }
   const size_t want = size_t(a.elements()) * size_t(npy_item_size(a.descr));
-  if (data_bytes != want)
-    throw fail(fmt::format("{} data bytes, but shape and dtype need {}", bytes.size() - data_at, want));
-  a.data.assign(bytes.begin() + std::ptrdiff_t(data_at), bytes.end());
+  if (data_bytes != want) throw fail(fmt::format("{} data bytes, but shape and dtype need {}", data_bytes, want));
+  a.data.resize(want);
+  f.read(reinterpret_cast<char*>(a.data.data()), std::streamsize(want));
+  if (size_t(f.gcount()) != want) throw fail(fmt::format("read {} of its {} data bytes", size_t(f.gcount()), want));
   return a;
 }
 

@@ -20,7 +20,12 @@ int npy_item_size(const std::string& descr);  // 2, 4, 8; 0 for a descr this rea
 
 // Throws WriteError naming the file on a failed write.
 void write_npy(const std::string& path, const NpyArray& a);
-// Throws InputError naming the file and what is wrong (magic, header, descr, order, size).
-NpyArray read_npy(const std::string& path);
+// Throws InputError naming the file and what is wrong (not a regular file, magic, header, descr,
+// order, size). The header is checked against the file's size before any data is read, and a file
+// with more than `max_data_bytes` of data (what the caller's tensor can take at the widest dtype) is
+// refused unread.
+NpyArray read_npy(const std::string& path, size_t max_data_bytes = SIZE_MAX);
+// The most data bytes an array of `shape` can hold in any dtype read_npy takes (8 bytes an element).
+size_t npy_max_data_bytes(const std::vector<int64_t>& shape);
 
 }  // namespace fa

@@ -134,7 +134,7 @@ void write_problem_json(const std::string& dir, const Record& r) {
 namespace {
 
 std::vector<float> load_one(const std::string& file, const Problem& p, const std::vector<int64_t>& shape) {
-  const NpyArray a = read_npy(file);
+  const NpyArray a = read_npy(file, npy_max_data_bytes(shape));
   auto fail = [&](const std::string& why) { return InputError(SourceLoc{file, 0}, "--load-tensors", why); };
   if (a.descr != descr_of(p.dtype))
     throw fail(fmt::format("dtype '{}' but a {} problem needs '{}'{}", a.descr, dtype_name(p.dtype), descr_of(p.dtype),
@@ -175,7 +175,7 @@ HostInputs load_inputs(const std::string& dir, const Problem& p) {
   in.v = load_one(dir + "/v.npy", p, kv_shape(p));
   if (is_fp8(p.dtype)) {
     const std::string file = dir + "/" + kDescaleFile;
-    const NpyArray a = read_npy(file);
+    const NpyArray a = read_npy(file, npy_max_data_bytes({3}));
     auto fail = [&](const std::string& why) { return InputError(SourceLoc{file, 0}, "--load-tensors", why); };
     if (a.descr != "<f4" || a.shape != std::vector<int64_t>{3})
       throw fail(fmt::format("an {} problem needs the descales of q, k and v as '<f4' of shape (3,)", dtype_name(p.dtype)));

@@ -2,9 +2,11 @@
 // '\n'), little-endian dtypes, C-order shapes, and data that round-trips bit for bit; errors name
 // the file; NumPy itself loads what we write where it is installed.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -109,3 +111,40 @@ TEST(Npy, AHugeDimensionInTheHeaderIsAClearErrorNamingTheFile) {
     }
   }
 }
+
+// A device or FIFO is refused without being opened for reading (/dev/zero was read until memory
+// ran out, a FIFO blocked), and the data is read only once the header and the file's size agree
+// and fit what the caller's tensor can take.
+TEST(Npy, ADeviceOrFifoIsRefusedAndDataIsReadOnlyOnceItsSizeIsKnownToFit) {
+  test::TempDir d;
+  const std::string dev = d.path + "/zero.npy", fifo = d.path + "/fifo.npy";
+  std::filesystem::create_symlink("/dev/zero", dev);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& f : {dev, fifo}) {
+    try {
+      read_npy(f);
+      FAIL() << "no error for " << f;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what();
+    }
+  }
+  const auto path = test::temp_file(".npy", "");
+  write_npy(path, iota_f4({2, 3}));  // 24 data bytes
+  EXPECT_EQ(read_npy(path, 24).elements(), 6);
+  try {
+    read_npy(path, 16);
+    FAIL() << "24 data bytes read under a 16-byte cap";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("not read"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(npy_max_data_bytes({2, 3}), 48u) << "8 bytes an element: the widest dtype read_npy takes";
+  std::ofstream(path, std::ios::app) << "grown";  // a header that no longer matches the file's size
+  try {
+    read_npy(path);
+    FAIL() << "a file longer than its header says";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("29 data bytes, but shape and dtype need 24"), std::string::npos) << e.what();
+  }
+}
+
