@@ -34,6 +34,7 @@
 #include "harness/split/split_rules.hpp"
 #include "harness/sweep/filter.hpp"
 #include "harness/sweep/shard.hpp"
+#include "paths/plugin_paths.hpp"
 #include "paths/builtin.hpp"
 #ifdef FABENCH_HAS_GPU
 #include "kernels/runtime/gpu_select.hpp"
@@ -205,6 +206,13 @@ std::vector<std::string> select_rows(Sweep& sweep, const CommonOptions& o, std::
     throw InputError(kCli, "--min-samples", fmt::format("{} is more than --max-samples {}", o.min_samples, o.max_samples));
   std::vector<std::string> inputs = sweep.files;
   if (!o.heuristic_file.empty()) inputs.push_back(o.heuristic_file);
+  // The plugin libraries (an output over a loaded library would truncate the code being run) and
+  // the --load-tensors folder's files.
+  for (const auto& f : plugin_files(o.plugins)) inputs.push_back(f);
+  if (!o.load_tensors.empty()) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(o.load_tensors, ec)) inputs.push_back(e.path().string());
+  }
   check_outputs({{"-o", o.csv}, {"--json", o.json}, {"--markdown", o.markdown}}, inputs);
   drop_duplicate_rows(sweep);
   if (!o.filter.empty()) {

@@ -127,6 +127,12 @@ std::vector<std::string> env_files() {
 
 }  // namespace
 
+std::vector<std::string> plugin_files(const std::vector<std::string>& files) {
+  std::vector<std::string> all = files;
+  for (const auto& f : env_files()) all.push_back(f);
+  return all;
+}
+
 void add_plugin_paths(Registry& reg, const std::vector<std::string>& files) {
   std::vector<std::string> all;
   for (const auto& given : files) all.push_back(absolute(given));

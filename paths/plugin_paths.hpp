@@ -19,6 +19,10 @@ constexpr const char* kPluginsEnv = "FABENCH_PLUGINS";
 // contain the list's ':'.
 void add_plugin_paths(Registry& reg, const std::vector<std::string>& files);
 
+// The library files a run names, `files` and FABENCH_PLUGINS's entries, unloaded: inputs no output
+// may overwrite (harness/results/output_file.hpp).
+std::vector<std::string> plugin_files(const std::vector<std::string>& files);
+
 // The registry every subcommand that runs paths uses: built-ins, then plugins (as above).
 Registry registry_with_plugins(const DeviceFacts& device, const std::vector<std::string>& files);
 

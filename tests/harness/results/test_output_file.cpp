@@ -144,6 +144,34 @@ TEST(OutputPolicy, EveryWritingCommandRefusesToOverwriteItsInputsAndLeavesThemAs
   EXPECT_EQ(slurp(sweep), before_sweep);
 }
 
+// A plugin library (--plugin or FABENCH_PLUGINS) and the --load-tensors folder's files are inputs
+// too: an output over a loaded library truncated the code being run (SIGBUS, no record), and one
+// over a loaded tensor replaced what the record was to run on.
+TEST(OutputPolicy, PluginLibrariesAndLoadedTensorsAreInputsNoOutputMayOverwrite) {
+  const auto sweep = test::temp_file(".csv", "name,B,H,S,D\nr,1,2,4,16\n");
+  const auto lib = test::temp_file(".so", "a library's bytes: refused before it is loaded");
+  test::TempDir lt;
+  const std::string q = lt.path + "/q.npy";
+  std::ofstream(q) << "the tensor the run would load";
+  const std::string base = "sweep " + sweep + " --paths cpu-flash --no-timing --no-table ";
+  const std::pair<std::string, std::string> cases[] = {
+      {base + "--plugin " + lib + " -o " + lib, "-o"},
+      {base + "--plugin " + lib + " -o " + test::temp_file(".csv", "") + " --json " + lib, "--json"},
+      {base + "--load-tensors " + lt.path + " -o " + q, "-o"},
+  };
+  for (const auto& [cmd, flag] : cases) {
+    const auto r = test::run_cli(cmd);
+    EXPECT_EQ(r.status, 2) << cmd << "\n" << r.output;
+    EXPECT_NE(r.output.find("field '" + flag + "'"), std::string::npos) << cmd << "\n" << r.output;
+    EXPECT_NE(r.output.find("refusing to overwrite"), std::string::npos) << cmd << "\n" << r.output;
+  }
+  const auto env = test::run_cli(base + "-o " + lib, "FABENCH_PLUGINS=" + lib);
+  EXPECT_EQ(env.status, 2) << env.output;
+  EXPECT_NE(env.output.find("refusing to overwrite"), std::string::npos) << env.output;
+  EXPECT_EQ(slurp(lib), "a library's bytes: refused before it is loaded");
+  EXPECT_EQ(slurp(q), "the tensor the run would load");
+}
+
 TEST(OutputPolicy, AFailedWriteToAFileOrToStdoutExitsNonZeroNamingIt) {
   const std::string a = one_record_results();
   const auto sweep = test::temp_file(".csv", "name,B,H,S,D\nr,1,2,4,16\n");
