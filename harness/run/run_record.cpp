@@ -121,18 +121,25 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
         if (opt.timing.mode == TimingMode::cold) r.flush_bytes = cold_flush_bytes(ctx.device);
       }
       // Outputs were poisoned before each sample, so this is the last timed launch's own output.
-      if (opt.check_timed && r.status == Status::pass) {
+      // Its faults (inputs written, guards broken) fail the record whatever --no-check-timed says:
+      // that flag skips only the comparison with the validated run.
+      if (r.status == Status::pass) {
         RunOutputs last = exec->read_back();
         add_fault(last, inputs.check());
-        TimedCheck c = check_timed_outputs(out, last, pr.deterministic, [&](const RunOutputs& t) {
-          if (!ref) return std::string("no reference to judge it by (the oracle)");
-          return judge(measure(p, *data.inputs, *ref, t), p.dtype, opt.thresholds, drift).reason;
-        });
-        if (!last.fault.empty()) c.reason = last.fault + " (in a timed launch)";
-        r.timed_check = c.outcome;
-        if (!c.reason.empty()) {
+        if (opt.check_timed) {
+          TimedCheck c = check_timed_outputs(out, last, pr.deterministic, [&](const RunOutputs& t) {
+            if (!ref) return std::string("no reference to judge it by (the oracle)");
+            return judge(measure(p, *data.inputs, *ref, t), p.dtype, opt.thresholds, drift).reason;
+          });
+          if (!last.fault.empty()) c.reason = last.fault + " (in a timed launch)";
+          r.timed_check = c.outcome;
+          if (!c.reason.empty()) {
+            r.status = Status::fail;
+            r.reason = c.reason;
+          }
+        } else if (!last.fault.empty()) {
           r.status = Status::fail;
-          r.reason = c.reason;
+          r.reason = last.fault + " (in a timed launch)";
         }
       }
     }

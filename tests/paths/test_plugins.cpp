@@ -214,6 +214,23 @@ TEST(PluginAdversary, AWriteIntoAnInputIsCaughtWithTimingAndUnderIsolateToo) {
   }
 }
 
+// Spoiled only in timed launches (PLANT_FROM_CALL=2): --no-check-timed skips the comparison with the
+// validated run, not the checks of the inputs and guards after timing (it once skipped both, and
+// such a plugin passed).
+TEST(PluginAdversary, WritesOnlyTimedLaunchesMakeFailTheRecordUnderNoCheckTimedToo) {
+  const std::string timed = " --max-samples 3 --min-samples 2 --no-table";
+  for (const std::string flags : {timed, timed + " --no-check-timed"}) {
+    const auto q = run_planted(PLANTED_WRITE_Q, "planted-write-q", flags, "PLANT_FROM_CALL=2");
+    EXPECT_EQ(q.at("status"), "fail") << flags;
+    EXPECT_TRUE(has(q.at("reason"), "the path wrote its inputs (Q, element 0)") && has(q.at("reason"), "in a timed launch"))
+        << flags << "\n" << q.at("reason");
+    const auto o = run_planted(PLANTED_BEFORE_O, "planted-before-o", flags, "PLANT_FROM_CALL=2");
+    EXPECT_EQ(o.at("status"), "fail") << flags;
+    EXPECT_TRUE(has(o.at("reason"), "wrote before O") && has(o.at("reason"), "in a timed launch"))
+        << flags << "\n" << o.at("reason");
+  }
+}
+
 TEST(PluginAdversary, AWriteBeforeOFailsTheRecordInsteadOfAbortingTheRun) {
   const auto csv = fa::test::temp_file(".csv", "");
   const auto r = run_cli("sweep " + small_sweep() + " --plugin " + PLANTED_BEFORE_O + " --paths planted-before-o -o " +

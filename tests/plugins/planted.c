@@ -16,7 +16,9 @@
  *   PLANT_SUPPORTS_CRASH  SIGSEGV inside supports() (an `error` under --isolate, not a dead parent)
  *   PLANT_EXIT0    exit(0) inside run() (an `error` under --isolate naming the exit status)
  *   PLANT_STATUS7  run() returns 7, no fa_status (an `error` whose reason says so)
- *   PLANT_HANG     writes its pid to $PLANT_PID_FILE and sleeps in run() (the parent-death test) */
+ *   PLANT_HANG     writes its pid to $PLANT_PID_FILE and sleeps in run() (the parent-death test)
+ * PLANT_FROM_CALL=N (environment) holds the input writes and the write before O back until the Nth
+ * run() (1 by default): N = 2 spoils only what timed launches leave. */
 #define FA_EXAMPLE_KERNEL_ONLY
 #include "fa_example_cpu.c"
 
@@ -31,6 +33,13 @@ static void flip_input(const void* tensor, int64_t n, int32_t dtype) {
   const int64_t i = !which || !strcmp(which, "first") ? 0 : !strcmp(which, "middle") ? n / 2 : n - 1;
   const int64_t bytes = dtype == FA_DTYPE_FP32 ? 4 : 2;
   ((uint8_t*)tensor)[i * bytes] ^= 1u;
+}
+
+/* Whether this run() is one the plant spoils (PLANT_FROM_CALL above). */
+static int planted_now(void) {
+  static int calls = 0;
+  const char* from = getenv("PLANT_FROM_CALL");
+  return ++calls >= (from ? atoi(from) : 1);
 }
 
 static const char* planted_supports(const fa_problem* p, const fa_device* d) {
@@ -73,6 +82,7 @@ static int32_t planted_run(void* plan, const fa_problem* p, const fa_buffers* bu
   }
 #endif
   fa_example_attention(p, buf);
+  if (!planted_now()) return FA_STATUS_OK;
 #ifdef PLANT_WRONG
   for (i = 0; i < n; ++i) store(buf->o, i, p->dtype, 1.05f * load(buf->o, i, p->dtype));
 #endif
