@@ -55,7 +55,7 @@ Why to_seed(const std::string& text, uint64_t& out) {
 
 Why to_layout(const std::string& text, Layout& out) {
   const auto l = parse_layout(text);
-  if (!l) return fmt::format("unknown layout '{}' (bshd, bhsd)", text);
+  if (!l) return fmt::format("unknown layout '{}' (bshd, bhsd, thd)", text);
   out = *l;
   return std::nullopt;
 }

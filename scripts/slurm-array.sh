@@ -172,15 +172,19 @@ done
 stem=$(basename "${sweeps[0]}")
 out=${out:-results/slurm-${stem%.*}}
 # Absolute paths: a task runs wherever Slurm puts it, with the submit dir as working dir.
-mkdir -p "$out"
-out=$(realpath "$out")
-bin=$(realpath "$bin")
+bin=$(realpath -m "$bin")
 [[ -x "$bin" ]] || { echo "slurm-array.sh: no fa-bench binary at $bin (--bin or FABENCH)" >&2; exit 2; }
 for i in "${!sweeps[@]}"; do
   [[ -f "${sweeps[i]}" ]] || { echo "slurm-array.sh: no sweep file ${sweeps[i]}" >&2; exit 2; }
   sweeps[i]=$(realpath "${sweeps[i]}")
 done
 self=$(realpath "$0")
+# The results dir is made for the dry run below (fa-bench refuses an output in a missing folder)
+# and removed again if the submission is refused: a refusal leaves nothing behind.
+made_out=""
+[[ -d "$out" ]] || made_out=1
+mkdir -p "$out"
+out=$(realpath "$out")
 
 # Everything a task would refuse is refused here, before anything is queued: fa-bench's flags
 # after --, the sweeps' contents, the shard file's folder. --dry-run expands and checks, writes nothing.
@@ -188,6 +192,7 @@ dry=("$bin" sweep "${sweeps[@]}" --shard "0/$n" -o "$out/shard-0.csv" --no-table
 if ! dry_log=$("${dry[@]}" 2>&1); then
   printf '%s\n' "$dry_log" >&2
   echo "slurm-array.sh: fa-bench sweep --dry-run refused the sweep or its flags (above); nothing was queued" >&2
+  [[ -z "$made_out" ]] || rmdir "$out" 2>/dev/null || true
   exit 2
 fi
 

@@ -11,6 +11,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -78,6 +80,16 @@ const SourceLoc kCheckCli{"command line", 0};
 // --path names the program that wrote o.npy: a built-in path's name would file an outside
 // program's records under that path (and `compare` would pair them with its own).
 void check_path_name(const std::string& name, const DeviceFacts& device) {
+  // A word, as sweep files and --paths name paths: 'cpu-flash ' would be a table column that looks
+  // like the built-in's, and a comma or newline a name no --paths list can select.
+  const bool word = !name.empty() && std::isalnum((unsigned char)name[0]) &&
+                    std::all_of(name.begin(), name.end(), [](char c) {
+                      return std::isalnum((unsigned char)c) || c == '-' || c == '_' || c == '.' || c == '+';
+                    });
+  if (!word)
+    throw InputError(kCheckCli, "--path",
+                     fmt::format("'{}' is not a path name: letters, digits and - _ . + only, starting with a letter or digit",
+                                 name));
   const Registry reg = builtin_registry(device);
   for (const auto& row : reg.rows())
     if (row.name == name)

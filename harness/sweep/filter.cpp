@@ -151,7 +151,7 @@ void check_words(const Filter::Node& a, const Filter::Node& b) {
   if (col.text == "dtype" && !parse_dtype(word.text))
     filter_error(fmt::format("dtype is never '{}' ({})", word.text, kDtypeNames));
   if (col.text == "layout" && !parse_layout(word.text))
-    filter_error(fmt::format("layout is never '{}' (bshd, bhsd)", word.text));
+    filter_error(fmt::format("layout is never '{}' (bshd, bhsd, thd)", word.text));
 }
 
 bool truthy(const Value& v) { return std::holds_alternative<double>(v) ? std::get<double>(v) != 0 : !std::get<std::string>(v).empty(); }

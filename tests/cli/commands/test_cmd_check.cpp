@@ -181,7 +181,8 @@ TEST(Check, FlagsRunRefusesAndBuiltInOrEmptyPathNamesAreInputErrors) {
   saved(d.path);
   const auto csv = fa::test::temp_file(".csv", "");
   for (const std::string flags : {"--max-err nan", "--min-cosine nan", "--max-err inf", "--cpu-budget nan",
-                                  "--check-rows -1", "--path ''", "--path cpu-flash", "--path auto"}) {
+                                  "--check-rows -1", "--path ''", "--path cpu-flash", "--path auto",
+                                  "--path 'cpu-flash '", "--path a,b", "--path 'a|b'", "--path 'my\\nkernel'"}) {
     const auto r = run_cli("check " + d.path + " --no-table -o " + csv + " " + flags);
     EXPECT_EQ(r.status, 2) << flags << ": " << r.output;
     const std::string flag = flags.substr(0, flags.find(' '));
