@@ -43,13 +43,16 @@ step "cpu build, native (FABENCH_GPU=none, -march=native) and tests"
 cpu_tests build/cpu
 # The build that travels to GPU machines: generic x86-64 SIMD takes other code paths in Eigen
 # (its SSE exp returned 2.9e-39 for -inf where the AVX-512 one returns 0), so it is tested too.
+# Left out here: the example CPU plugin over edge.csv and whisper.csv (minutes on 2 cores): the
+# plugin is built out of tree with its own flags, so this build changes nothing it runs; the native
+# build above runs them.
 step "cpu build, portable (FABENCH_NATIVE=OFF) and tests"
-cpu_tests build/cpu-portable -DFABENCH_NATIVE=OFF
+ctest_exclude='ExamplePlugin.PassesEveryRowOf' cpu_tests build/cpu-portable -DFABENCH_NATIVE=OFF
 # Any ASan or UBSan report aborts its test (-fno-sanitize-recover), so a finding fails the step.
 # Left out under ASan, each covered by the two builds above: the SIGKILL-at-20-instants test
 # (it times whole sweeps of the instrumented binary: minutes), and the two tests of a host
 # allocation too large to satisfy (ASan's operator new aborts on it instead of throwing bad_alloc),
-# and the example CPU plugin over all of whisper.csv (minutes of the instrumented reference; the
+# and the example CPU plugin over all of edge.csv and whisper.csv (minutes of the instrumented reference; the
 # plugin itself is built uninstrumented, out of tree, so ASan would check nothing of it there), and
 # the shipped serving sweeps on cpu-flash (minutes instrumented; the serving unit tests' small
 # problems run the same addressing, page tables and masks under ASan).
@@ -65,7 +68,7 @@ for v in 15 19; do
   fi
 done
 step "cpu build, ASan + UBSan (FABENCH_SANITIZE=ON, -O1, ${asan_cc[0]:-GCC}) and tests"
-ctest_exclude='Interrupt.SigkillAtRandomInstants|AHostAllocationThatFailsIsAnOomRecord|AProblemTooLargeForHostMemory|ExamplePlugin.PassesEveryRowOfWhisperCsv|ShippedSweeps' \
+ctest_exclude='Interrupt.SigkillAtRandomInstants|AHostAllocationThatFailsIsAnOomRecord|AProblemTooLargeForHostMemory|ExamplePlugin.PassesEveryRowOf|ShippedSweeps' \
   cpu_tests build/asan -DFABENCH_SANITIZE=ON "${asan_cc[@]}" "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG"
 
 # A one-node Slurm cluster on localhost (scripts/slurm-local.sh; its Debian packages come from
@@ -91,14 +94,16 @@ if command -v nvcc >/dev/null; then
   # The default configuration (native host code), so the compiler cache hands its objects to README
   # command 1, which CI runs next and which builds exactly this; FABENCH_NATIVE=OFF host code is the
   # portable CPU build's above.
+  # Its folder sits beside README command 1's `build`, not under it: ccache rewrites paths relative
+  # to the build folder, and only folders at the same depth give the same compiler command lines.
   step "cuda build (sm_80 + sm_90a, the default configuration README command 1 builds, and the GPU tests)"
-  cmake -S . -B build/cuda -G Ninja -DFABENCH_GPU=cuda -DFABENCH_TESTS=ON "-DFABENCH_CUDA_ARCHS=80;90a" >/dev/null
-  cmake --build build/cuda -j "$jobs" --target fa-bench test_gpu_paths test_capabilities
+  cmake -S . -B build-cuda -G Ninja -DFABENCH_GPU=cuda -DFABENCH_TESTS=ON "-DFABENCH_CUDA_ARCHS=80;90a" >/dev/null
+  cmake --build build-cuda -j "$jobs" --target fa-bench test_gpu_paths test_capabilities
   # The kernels' rows exist only in a GPU build: their gates against their capabilities, on
   # described devices (no GPU needed), and the README's path table against `list --markdown`.
   step "capabilities of every kernel row against its gate, and the README's path table (cuda build)"
-  build/cuda/tests/test_capabilities
-  scripts/path-table-check.sh build/cuda/fa-bench
+  build-cuda/tests/test_capabilities
+  scripts/path-table-check.sh build-cuda/fa-bench
   step "tensor-core instruction check (mma, mma-decode; sm_90a)"
   scripts/ptx-check.sh build/ptx
 else
