@@ -27,9 +27,13 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Flips the lowest bit of element PLANT_ELEMENT of an n-element tensor of the problem's dtype. */
+/* Flips the lowest bit of element PLANT_ELEMENT of an n-element tensor of the problem's dtype, once
+ * a process: flipping at every call would undo itself after an even number of timed launches. */
 static void flip_input(const void* tensor, int64_t n, int32_t dtype) {
+  static int flipped = 0;
   const char* which = getenv("PLANT_ELEMENT");
+  if (flipped) return;
+  flipped = 1;
   const int64_t i = !which || !strcmp(which, "first") ? 0 : !strcmp(which, "middle") ? n / 2 : n - 1;
   const int64_t bytes = dtype == FA_DTYPE_FP32 ? 4 : 2;
   ((uint8_t*)tensor)[i * bytes] ^= 1u;
