@@ -119,8 +119,9 @@ def import_torch():
 def check_arguments(ap, args):
     """fa-bench's flag rules (cli/flag_checks.hpp) and output policy (harness/results/output_file.hpp),
     before any work: finite, non-negative numbers; min samples <= max; -o not a folder, in a folder
-    that exists, and not the sweep it reads; --check-out a folder (new, or existing), not a file and
-    not a record folder being checked. ap.error exits 2 naming the flag."""
+    that exists, and not the sweep it reads, which is a file of a known format; --check's folders
+    hold records; --callable imports; --check-out a folder (new, or existing), not a file and not a
+    record folder being checked. ap.error exits 2 naming the flag (a usage error is 2, as in fa-bench)."""
     for flag, v in (("--time-cap", args.time_cap), ("--spread", args.spread)):
         if not math.isfinite(v) or v < 0:
             ap.error(f"{flag} {v}: not a finite number >= 0")
@@ -145,7 +146,25 @@ def check_arguments(ap, args):
             for d in args.check:
                 if os.path.isdir(co) and os.path.isdir(d) and os.path.samefile(co, d):
                     ap.error(f"--check-out: '{co}' is the saved record folder '{d}'; refusing to stage into it")
+        for d in args.check:  # peer_check.record_dirs' rule, found here: a usage error exits 2, not 1 later
+            if not os.path.isdir(d):
+                ap.error(f"--check: '{d}' is not a folder")
+            if not os.path.isfile(os.path.join(d, "problem.json")) and \
+                    not any(os.path.isfile(os.path.join(d, e, "problem.json")) for e in os.listdir(d)):
+                ap.error(f"--check: '{d}' has no problem.json in it or its sub-folders "
+                         "(write them with fa-bench --save-tensors)")
+        if args.callable is not None:  # imported now: a bad spec or module is the flag's error, not a traceback
+            try:
+                args.callable_fn = import_callable(args.callable)
+            except SystemExit as e:
+                ap.error(str(e.code))
+            except Exception as e:  # the user's module: ImportError, SyntaxError, AttributeError, its own raise
+                ap.error(f"--callable '{args.callable}': {type(e).__name__}: {e}")
         return
+    if args.sweep and not os.path.isfile(args.sweep):
+        ap.error(f"'{args.sweep}' is not a file" if os.path.exists(args.sweep) else f"'{args.sweep}' does not exist")
+    if args.sweep and os.path.splitext(args.sweep)[1] not in (".csv", ".yaml", ".yml"):
+        ap.error(f"'{args.sweep}': unknown sweep format (expected .csv, .yaml or .yml)")
     out = args.output
     if not out:
         ap.error("-o: an empty value is not allowed")
@@ -517,7 +536,7 @@ def check_runners(args, backends):
     on packed rows with its LSE, fa2 and aiter dense through flash_attn_func and packed through
     flash_attn_varlen_func, a --callable dense."""
     if args.callable:
-        fn = import_callable(args.callable)
+        fn = args.callable_fn  # check_arguments imported it
         name = args.callable_name or "callable-" + args.callable.split(":")[-1]
         return {name: peer_check.Runner(dense=lambda p, q, k, v: fn(q, k, v, causal=p.causal, scale=p.softmax_scale()),
                                         refuse=lambda p: ps.refusal(p, "callable"))}

@@ -805,6 +805,34 @@ class ArgumentsAndOutputs(unittest.TestCase):
             self.assertIn("names no backend", err)
             self.assertFalse(os.path.exists(out), value)
 
+    def test_usage_errors_exit_2_before_any_work_as_in_fa_bench(self):
+        empty, rec = os.path.join(self.tmp, "empty-rec"), os.path.join(self.tmp, "rec")
+        os.makedirs(empty)
+        os.makedirs(rec)
+        with open(os.path.join(rec, "problem.json"), "w") as f:
+            f.write("{}\n")
+        with open(os.path.join(self.tmp, "mod_ok.py"), "w") as f:
+            f.write("def fn(q, k, v, causal, scale):\n    return q\n")
+        txt = os.path.join(self.tmp, "s.txt")
+        with open(txt, "w") as f:
+            f.write(self.text)
+        out = os.path.join(self.tmp, "out.csv")
+        for args, named in (
+                (["--check", os.path.join(self.tmp, "no-such-folder"), "--backends", "fa2"], "is not a folder"),
+                (["--check", self.sweep, "--backends", "fa2"], "is not a folder"),
+                (["--check", empty, "--backends", "fa2"], "no problem.json"),
+                (["--check", rec, "--callable", "no_colon"], "--callable 'no_colon': expected module:function"),
+                (["--check", rec, "--callable", "no_such_module_xyz:fn"], "ModuleNotFoundError"),
+                (["--check", rec, "--callable", os.path.join(self.tmp, "mod_ok.py") + ":missing"], "AttributeError"),
+                ([os.path.join(self.tmp, "no-such.csv"), "-o", out, "--backends", "fa2"], "does not exist"),
+                ([txt, "-o", out, "--backends", "fa2"], "unknown sweep format")):
+            code, err = self.script(*args)
+            self.assertEqual(code, 2, (args, err))
+            said = [line for line in err.splitlines() if "error:" in line]  # not the usage text, which names every flag
+            self.assertTrue(said and named in said[-1], (args, err))
+            self.assertNotIn("Traceback", err, args)
+            self.assertFalse(os.path.exists(out), args)
+
     def test_torch_missing_is_one_line_not_a_traceback(self):
         fake = os.path.join(self.tmp, "fake")
         os.makedirs(os.path.join(fake, "torch"))
