@@ -25,6 +25,8 @@ any --callable) runs on the tensors `fa-bench sweep --save-tensors DIR` wrote, i
 them as o.npy, and `fa-bench check` applies exactly what a built-in path gets (low-precision
 reference, cosine, NaN, rounding bias). Beside it: peer_problems.py (sweeps, problems, records;
 stdlib), peer_serving.py (the serving fields) and peer_check.py (the --check flow).
+Exit status as fa-bench's: 0, 1 a fail or error record, 2 a usage or input error (a flag, a file,
+an invalid row; the records are still written), `--check` check's worst.
 """
 import argparse
 import contextlib
@@ -648,18 +650,23 @@ def main(argv=None):
         fn, why = external[b]
         return record_fields(p, b, "skip", why, meta) if why else run_external(torch, p, b, fn, args, flush, meta)
 
+    statuses = set()
     with open(args.output, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
         w.writeheader()
         for i, p in enumerate(problems, 1):
             for b in backends:
                 rec = record(p, b)
+                statuses.add(rec["status"])
                 w.writerow(rec)
                 f.flush()
                 print(f"[{i}/{len(problems)}] {p.label()} {p.dtype} {rec['path']}: {rec['status']} "
                       f"{rec['median_ms'] and rec['median_ms'] + ' ms'} {rec['reason']}", file=sys.stderr)
     print(f"wrote {len(problems) * len(backends)} records to {args.output}", file=sys.stderr)
+    # fa-bench's exit status (harness/run/runner.cpp's exit_status): 1 for a fail or error record,
+    # else 2 for an invalid row (an input error, as the sweep reader's), else 0.
+    return 1 if statuses & {"fail", "error"} else 2 if "invalid" in statuses else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
