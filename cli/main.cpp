@@ -25,11 +25,12 @@
 
 namespace {
 
-// A flag given too often is named as the user typed it: CLI11 names an option by its first long
-// name, so `-o a -o b` read "--csv: At Most 1 required but received 2", and a bare `-o` "--csv: 1
-// required TEXT:TEXT missing". The option is found by that name in the subcommand being parsed, and
+// A flag given too often, without its value or with a value its check refuses is named as the user
+// typed it: CLI11 names an option by its first long name, so `-o a -o b` read "--csv: At Most 1
+// required but received 2", a bare `-o` "--csv: 1 required TEXT:TEXT missing" and `-o ''` "--csv:
+// an empty value is not allowed". The option is found by that name in the subcommand being parsed, and
 // which of its names were typed is read from the command line.
-std::string named_as_typed(const CLI::App& app, const CLI::ArgumentMismatch& e, int argc, char** argv) {
+std::string named_as_typed(const CLI::App& app, const CLI::Error& e, int argc, char** argv) {
   const std::string what = e.what();
   const size_t colon = what.find(": ");
   if (colon == std::string::npos || what.rfind("--", 0) != 0) return what;
@@ -114,6 +115,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ArgumentMismatch& e) {
+    spdlog::error("{}", named_as_typed(app, e, argc, argv));
+    return 2;
+  } catch (const CLI::ValidationError& e) {
     spdlog::error("{}", named_as_typed(app, e, argc, argv));
     return 2;
   } catch (const CLI::ParseError& e) {
