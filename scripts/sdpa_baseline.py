@@ -135,6 +135,8 @@ def check_arguments(ap, args):
         ap.error(f"--min-samples {args.min_samples} is more than --max-samples {args.max_samples}")
     if args.accumulate_keys is not None and not 0 <= args.accumulate_keys <= 1 << 20:
         ap.error(f"--accumulate-keys {args.accumulate_keys}: must be in [0, {1 << 20}]")
+    if args.fabench is not None and not (os.path.isfile(args.fabench) and os.access(args.fabench, os.X_OK)):
+        ap.error(f"--fa-bench: '{args.fabench}' is not an executable file")  # else another binary was used silently
     if args.check:
         co = args.check_out
         if co is not None:  # --check stages into it: a folder, new or existing, never a file or a record
@@ -624,7 +626,12 @@ def main(argv=None):
     if not args.sweep:
         ap.error("a sweep file is needed unless --check is given")
     args.policy = TimingPolicy(args.warmup, args.min_samples, args.max_samples, args.spread, args.time_cap, args.timing)
-    problems = load_sweep(args.sweep, args.fabench)
+    try:
+        problems = load_sweep(args.sweep, args.fabench)
+    except SystemExit as e:  # the sweep's own error (fa-bench expand's file:line: field, a bad cell): an input error
+        if not isinstance(e.code, str):
+            raise
+        ap.error(e.code)
 
     external = {b: import_external(b) for b in backends if b in EXTERNAL_BACKENDS}
     varlen = {b: import_external(b, EXTERNAL_VARLEN) for b in external if any(map(ps.is_serving, problems))}

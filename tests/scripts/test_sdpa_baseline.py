@@ -817,6 +817,9 @@ class ArgumentsAndOutputs(unittest.TestCase):
         txt = os.path.join(self.tmp, "s.txt")
         with open(txt, "w") as f:
             f.write(self.text)
+        bad = os.path.join(self.tmp, "bad.csv")
+        with open(bad, "w") as f:
+            f.write("name,B,H,S,D\na,1,2,8,abc\n")
         out = os.path.join(self.tmp, "out.csv")
         for args, named in (
                 (["--check", os.path.join(self.tmp, "no-such-folder"), "--backends", "fa2"], "is not a folder"),
@@ -826,11 +829,15 @@ class ArgumentsAndOutputs(unittest.TestCase):
                 (["--check", rec, "--callable", "no_such_module_xyz:fn"], "ModuleNotFoundError"),
                 (["--check", rec, "--callable", os.path.join(self.tmp, "mod_ok.py") + ":missing"], "AttributeError"),
                 ([os.path.join(self.tmp, "no-such.csv"), "-o", out, "--backends", "fa2"], "does not exist"),
-                ([txt, "-o", out, "--backends", "fa2"], "unknown sweep format")):
+                ([txt, "-o", out, "--backends", "fa2"], "unknown sweep format"),
+                ([self.sweep, "-o", out, "--backends", "fa2", "--fa-bench", os.path.join(self.tmp, "no-fa-bench")],
+                 "--fa-bench"),
+                ([bad, "-o", out, "--backends", "fa2"], ":2: field 'D'")):
             code, err = self.script(*args)
             self.assertEqual(code, 2, (args, err))
-            said = [line for line in err.splitlines() if "error:" in line]  # not the usage text, which names every flag
-            self.assertTrue(said and named in said[-1], (args, err))
+            said = err[err.find("sdpa_baseline.py: error:"):]  # not the usage text, which names every flag
+            self.assertIn("error:", said, (args, err))
+            self.assertIn(named, said, (args, err))
             self.assertNotIn("Traceback", err, args)
             self.assertFalse(os.path.exists(out), args)
 
