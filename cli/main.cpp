@@ -13,12 +13,57 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "harness/build_info.hpp"
 #include "harness/results/output_file.hpp"
 #include "harness/sweep/sweep.hpp"
+
+namespace {
+
+// A flag given too often, without its value or with a value its check refuses is named as the user
+// typed it: CLI11 names an option by its first long name, so `-o a -o b` read "--csv: At Most 1
+// required but received 2", a bare `-o` "--csv: 1 required TEXT:TEXT missing" and `-o ''` "--csv:
+// an empty value is not allowed". The option is found by that name in the subcommand being parsed, and
+// which of its names were typed is read from the command line.
+std::string named_as_typed(const CLI::App& app, const CLI::Error& e, int argc, char** argv) {
+  const std::string what = e.what();
+  const size_t colon = what.find(": ");
+  if (colon == std::string::npos || what.rfind("--", 0) != 0) return what;
+  const std::string name = what.substr(0, colon);
+  std::vector<const CLI::App*> apps = {&app};
+  for (const CLI::App* sub : app.get_subcommands({})) apps.push_back(sub);
+  for (const CLI::App* a : apps) {
+    const CLI::Option* opt = a == &app || a->parsed() ? a->get_option_no_throw(name) : nullptr;
+    if (!opt) continue;
+    std::vector<std::string> typed;
+    for (int i = 1; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg == "--") break;
+      for (const std::string& n : CLI::detail::split_names(opt->get_name(false, true))) {
+        const bool is_short = n.size() == 2;  // -o: also -oFILE; --csv: also --csv=FILE
+        if (arg == n || (is_short ? arg.rfind(n, 0) == 0 : arg.rfind(n + "=", 0) == 0)) {
+          if (std::find(typed.begin(), typed.end(), n) == typed.end()) typed.push_back(n);
+          break;
+        }
+      }
+    }
+    if (typed.empty()) return what;
+    std::string names;
+    for (const auto& n : typed) names += (names.empty() ? "" : " and ") + n;
+    const int most = opt->get_items_expected_max();
+    if (opt->count() <= size_t(most)) return names + what.substr(colon);  // CLI11's words, the typed name
+    return fmt::format("{}: given {} times{}; it takes {} value{}", names, opt->count(),
+                       typed.size() > 1 ? " (one flag, two names)" : "", most, most == 1 ? "" : "s");
+  }
+  return what;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("fa-bench"));
@@ -69,6 +114,12 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ArgumentMismatch& e) {
+    spdlog::error("{}", named_as_typed(app, e, argc, argv));
+    return 2;
+  } catch (const CLI::ValidationError& e) {
+    spdlog::error("{}", named_as_typed(app, e, argc, argv));
+    return 2;
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return 2;

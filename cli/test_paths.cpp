@@ -2,8 +2,10 @@
 // named for it), `test-gpu-fault` (mma, after a device fault on rows named `fault`),
 // `test-rtz-<path>` (the path's output with round-toward-zero stores emulated: see below) and
 // `test-carry-state` (cpu-flash right on its first launch only), `test-model-time` (cpu-flash timed
-// by a model, not a clock: what the gate tests judge); and the --plant-slowdown flag,
-// refused unless FABENCH_TEST_PATHS=1.
+// by a model, not a clock: what the gate tests judge), `test-write-input` (cpu-flash that writes
+// the host Q, or the page table, it was given to read, on rows named write-q or write-pages: what
+// run_record's input checksums must fail); and the --plant-slowdown flag, refused unless
+// FABENCH_TEST_PATHS=1.
 #include "cli/test_paths.hpp"
 
 #include <signal.h>
@@ -48,6 +50,27 @@ class FaultingExecution : public WrappedExecution {
 
  private:
   std::string mode_;
+};
+
+// A built-in path that writes what it was given to read, after a correct run, through a const
+// cast as a hostile kernel would: Q's first element, or the page table's first entry (swapped with
+// the second, so the table still names valid pages). Plugins get copies of Q/K/V and are watched
+// in paths/plugin_cpu.cpp; these host buffers are run_record's to watch.
+class InputWritingExecution : public WrappedExecution {
+ public:
+  InputWritingExecution(std::unique_ptr<Execution> inner, const Problem& p, const HostInputs& in)
+      : WrappedExecution(std::move(inner)), mode_(p.name), q_(const_cast<float*>(in.q.data())),
+        table_(p.paged() ? const_cast<std::vector<int64_t>*>(&p.serving().table) : nullptr) {}
+  void run() override {
+    inner_->run();
+    if (mode_ == "write-q") q_[0] = q_[0] + 1.0f;
+    if (mode_ == "write-pages" && table_ && table_->size() > 1) std::swap((*table_)[0], (*table_)[1]);
+  }
+
+ private:
+  std::string mode_;
+  float* q_;
+  std::vector<int64_t>* table_;
 };
 
 // Round-toward-zero stores, emulated on a correct (round-to-nearest) output: where RN rounded
@@ -165,6 +188,11 @@ void add_test_paths(Registry& reg) {
                   [prepare](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) {
                     return std::unique_ptr<Execution>(
                         std::make_unique<FaultingExecution>(prepare(p, in, G, ctx), p.name));
+                  }});
+  reg.add(PathRow{"test-write-input", "cpu", "test only: cpu-flash that writes its host Q or page table on rows so named",
+                  "as cpu-flash; rows named write-q, write-pages write an input", false, flash->supports,
+                  [prepare](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) {
+                    return std::unique_ptr<Execution>(std::make_unique<InputWritingExecution>(prepare(p, in, G, ctx), p, in));
                   }});
   for (const char* base : {"cpu-flash", "mma"})
     add_wrapped(reg, base, std::string("test-rtz-") + base, "test only: " + std::string(base) + " with RTZ stores",

@@ -25,6 +25,8 @@ any --callable) runs on the tensors `fa-bench sweep --save-tensors DIR` wrote, i
 them as o.npy, and `fa-bench check` applies exactly what a built-in path gets (low-precision
 reference, cosine, NaN, rounding bias). Beside it: peer_problems.py (sweeps, problems, records;
 stdlib), peer_serving.py (the serving fields) and peer_check.py (the --check flow).
+Exit status as fa-bench's: 0, 1 a fail or error record, 2 a usage or input error (a flag, a file,
+an invalid row; the records are still written), `--check` check's worst.
 """
 import argparse
 import contextlib
@@ -119,8 +121,9 @@ def import_torch():
 def check_arguments(ap, args):
     """fa-bench's flag rules (cli/flag_checks.hpp) and output policy (harness/results/output_file.hpp),
     before any work: finite, non-negative numbers; min samples <= max; -o not a folder, in a folder
-    that exists, and not the sweep it reads; --check-out a folder (new, or existing), not a file and
-    not a record folder being checked. ap.error exits 2 naming the flag."""
+    that exists, and not the sweep it reads, which is a file of a known format; --check's folders
+    hold records; --callable imports; --check-out a folder (new, or existing), not a file and not a
+    record folder being checked. ap.error exits 2 naming the flag (a usage error is 2, as in fa-bench)."""
     for flag, v in (("--time-cap", args.time_cap), ("--spread", args.spread)):
         if not math.isfinite(v) or v < 0:
             ap.error(f"{flag} {v}: not a finite number >= 0")
@@ -132,6 +135,8 @@ def check_arguments(ap, args):
         ap.error(f"--min-samples {args.min_samples} is more than --max-samples {args.max_samples}")
     if args.accumulate_keys is not None and not 0 <= args.accumulate_keys <= 1 << 20:
         ap.error(f"--accumulate-keys {args.accumulate_keys}: must be in [0, {1 << 20}]")
+    if args.fabench is not None and not (os.path.isfile(args.fabench) and os.access(args.fabench, os.X_OK)):
+        ap.error(f"--fa-bench: '{args.fabench}' is not an executable file")  # else another binary was used silently
     if args.check:
         co = args.check_out
         if co is not None:  # --check stages into it: a folder, new or existing, never a file or a record
@@ -145,7 +150,25 @@ def check_arguments(ap, args):
             for d in args.check:
                 if os.path.isdir(co) and os.path.isdir(d) and os.path.samefile(co, d):
                     ap.error(f"--check-out: '{co}' is the saved record folder '{d}'; refusing to stage into it")
+        for d in args.check:  # peer_check.record_dirs' rule, found here: a usage error exits 2, not 1 later
+            if not os.path.isdir(d):
+                ap.error(f"--check: '{d}' is not a folder")
+            if not os.path.isfile(os.path.join(d, "problem.json")) and \
+                    not any(os.path.isfile(os.path.join(d, e, "problem.json")) for e in os.listdir(d)):
+                ap.error(f"--check: '{d}' has no problem.json in it or its sub-folders "
+                         "(write them with fa-bench --save-tensors)")
+        if args.callable is not None:  # imported now: a bad spec or module is the flag's error, not a traceback
+            try:
+                args.callable_fn = import_callable(args.callable)
+            except SystemExit as e:
+                ap.error(str(e.code))
+            except Exception as e:  # the user's module: ImportError, SyntaxError, AttributeError, its own raise
+                ap.error(f"--callable '{args.callable}': {type(e).__name__}: {e}")
         return
+    if args.sweep and not os.path.isfile(args.sweep):
+        ap.error(f"'{args.sweep}' is not a file" if os.path.exists(args.sweep) else f"'{args.sweep}' does not exist")
+    if args.sweep and os.path.splitext(args.sweep)[1] not in (".csv", ".yaml", ".yml"):
+        ap.error(f"'{args.sweep}': unknown sweep format (expected .csv, .yaml or .yml)")
     out = args.output
     if not out:
         ap.error("-o: an empty value is not allowed")
@@ -517,7 +540,7 @@ def check_runners(args, backends):
     on packed rows with its LSE, fa2 and aiter dense through flash_attn_func and packed through
     flash_attn_varlen_func, a --callable dense."""
     if args.callable:
-        fn = import_callable(args.callable)
+        fn = args.callable_fn  # check_arguments imported it
         name = args.callable_name or "callable-" + args.callable.split(":")[-1]
         return {name: peer_check.Runner(dense=lambda p, q, k, v: fn(q, k, v, causal=p.causal, scale=p.softmax_scale()),
                                         refuse=lambda p: ps.refusal(p, "callable"))}
@@ -603,7 +626,12 @@ def main(argv=None):
     if not args.sweep:
         ap.error("a sweep file is needed unless --check is given")
     args.policy = TimingPolicy(args.warmup, args.min_samples, args.max_samples, args.spread, args.time_cap, args.timing)
-    problems = load_sweep(args.sweep, args.fabench)
+    try:
+        problems = load_sweep(args.sweep, args.fabench)
+    except SystemExit as e:  # the sweep's own error (fa-bench expand's file:line: field, a bad cell): an input error
+        if not isinstance(e.code, str):
+            raise
+        ap.error(e.code)
 
     external = {b: import_external(b) for b in backends if b in EXTERNAL_BACKENDS}
     varlen = {b: import_external(b, EXTERNAL_VARLEN) for b in external if any(map(ps.is_serving, problems))}
@@ -629,18 +657,23 @@ def main(argv=None):
         fn, why = external[b]
         return record_fields(p, b, "skip", why, meta) if why else run_external(torch, p, b, fn, args, flush, meta)
 
+    statuses = set()
     with open(args.output, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
         w.writeheader()
         for i, p in enumerate(problems, 1):
             for b in backends:
                 rec = record(p, b)
+                statuses.add(rec["status"])
                 w.writerow(rec)
                 f.flush()
                 print(f"[{i}/{len(problems)}] {p.label()} {p.dtype} {rec['path']}: {rec['status']} "
                       f"{rec['median_ms'] and rec['median_ms'] + ' ms'} {rec['reason']}", file=sys.stderr)
     print(f"wrote {len(problems) * len(backends)} records to {args.output}", file=sys.stderr)
+    # fa-bench's exit status (harness/run/runner.cpp's exit_status): 1 for a fail or error record,
+    # else 2 for an invalid row (an input error, as the sweep reader's), else 0.
+    return 1 if statuses & {"fail", "error"} else 2 if "invalid" in statuses else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -91,3 +91,29 @@ TEST(FlagChecks, ResultsFilesWithOutOfRangeNumbersAreInputErrorsNamingTheCell) {
   const auto huge = fa::test::temp_file(".csv", header + "\n" + joined + "\n");
   expect_refused("table " + huge, huge + ":2: field 'B': '12345678901234567890123' is out of range");
 }
+
+// A flag given twice, bare or with a value its check refuses is named as it was typed: CLI11 names
+// an option by its long name, and `-o a -o b` read "--csv: At Most 1 required but received 2", a
+// flag the user never wrote.
+TEST(FlagChecks, AFlagGivenTwiceBareOrRefusedIsNamedAsTyped) {
+  const auto sweep = fa::test::temp_file(".csv", "name,B,H,S,D\nr,1,2,4,16\n");
+  const auto csv = fa::test::temp_file(".csv", ""), other = fa::test::temp_file(".csv", "");
+  const std::string run = "sweep " + sweep + " --paths cpu-flash --no-timing --no-table ";
+  const std::pair<std::string, std::string> cases[] = {
+      {run + "-o " + csv + " -o " + other, "-o: given 2 times; it takes 1 value"},
+      {run + "--csv " + csv + " --csv=" + other, "--csv: given 2 times; it takes 1 value"},
+      {run + "-o " + csv + " --csv " + other, "-o and --csv: given 2 times (one flag, two names)"},
+      {"merge " + csv + " -o " + csv + ".m -o " + other, "-o: given 2 times"},
+      {run + "-o", "-o: 1 required"},
+      {run + "-o ''", "-o: an empty value is not allowed"},
+      {"check " + csv + " -o ''", "-o: an empty value is not allowed"}};
+  for (const auto& [args, named] : cases) {
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(named), std::string::npos) << args << "\n" << r.output;
+    if (args.find("--csv") == std::string::npos) {
+      EXPECT_EQ(r.output.find("--csv"), std::string::npos) << "a name the user did not type: " << r.output;
+    }
+  }
+  EXPECT_TRUE(fa::test::read_csv(csv).empty() && fa::test::read_csv(other).empty()) << "nothing ran";
+}

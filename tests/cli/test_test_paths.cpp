@@ -105,3 +105,29 @@ TEST(TestPaths, APathRightOnlyOnItsFirstLaunchFailsOnceTimedUnlessTheCheckIsOff)
                                      "FABENCH_TEST_PATHS=1");
   EXPECT_EQ(untimed.status, 0) << "its first launch is right\n" << untimed.output;
 }
+
+// run_record checksums the host inputs and the serving arrays around the validated launch (issue
+// 44): a built-in path writing its host Q, or swapping two page-table entries, fails its record
+// naming what it wrote, with and without --isolate; the same rows on cpu-flash pass.
+TEST(TestPaths, ABuiltInPathWritingItsHostQOrPageTableFailsNamingIt) {
+  const auto sweep = test::temp_file(".csv", "name,B,H,S,Sk,D,page_size\nwrite-q,1,2,8,24,16,0\nwrite-pages,1,2,8,24,16,4\n");
+  for (const std::string isolate : {"", " --isolate"}) {
+    const auto csv = test::temp_file(".csv", "");
+    const auto r = test::run_cli("sweep " + sweep + " --paths cpu-flash,test-write-input --no-timing --no-table -o " + csv +
+                                     isolate,
+                                 "FABENCH_TEST_PATHS=1");
+    EXPECT_EQ(r.status, 1) << isolate << r.output;
+    const auto rows = test::read_csv(csv);
+    ASSERT_EQ(rows.size(), 4u) << r.output;
+    for (const auto& row : rows) {
+      if (row.at("path") == "cpu-flash") {
+        EXPECT_EQ(row.at("status"), "pass") << row.at("reason");
+        continue;
+      }
+      const std::string named = row.at("name") == "write-q" ? "the path wrote its inputs (Q, element 0)"
+                                                            : "the path wrote its inputs (the page table, element 0";
+      EXPECT_EQ(row.at("status"), "fail") << row.at("name") << isolate;
+      EXPECT_NE(row.at("reason").find(named), std::string::npos) << row.at("name") << isolate << ": " << row.at("reason");
+    }
+  }
+}

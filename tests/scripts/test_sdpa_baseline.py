@@ -348,15 +348,16 @@ class ExternalBackends(unittest.TestCase):
         self.assertEqual(sb.external_call(fn, sb.Problem(), Shaped(1, 1, 1, 64), Shaped(1, 1, 1, 64), Shaped(1, 1, 1, 64)),
                          "O from aiter")
 
-    def time_sweep(self, sweep_text, backends):
+    def time_sweep(self, sweep_text, backends, status=0):
         """scripts/sdpa_baseline.py over a CSV sweep of this text: (the sweep's path, the records'
-        path, the records), checked to exit 0 and to write fa-bench's columns."""
+        path, the records), checked to exit `status` (2 with an invalid row, as fa-bench) and to
+        write fa-bench's columns."""
         sweep, out = temp_path(".csv"), temp_path(".csv")
         with open(sweep, "w") as f:
             f.write(sweep_text)
         res = subprocess.run([sys.executable, os.path.join(SOURCE, "scripts", "sdpa_baseline.py"), sweep,
                               "--backends", backends, "-o", out], capture_output=True, text=True)
-        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(res.returncode, status, res.stderr)
         with open(out, newline="") as f:
             reader = csv.DictReader(f)
             self.assertEqual(tuple(reader.fieldnames), tuple(sb.COLUMNS))
@@ -403,7 +404,7 @@ class ExternalBackends(unittest.TestCase):
     @unittest.skipUnless(NO_EXTERNAL, "flash_attn or aiter is importable here")
     def test_timing_writes_a_skip_naming_the_import_error_for_every_record_of_each_backend(self):
         _, out, rows = self.time_sweep("name,B,H,Hk,S,Sk,D,causal,dtype\nboth,1,4,2,9,17,64,1,fp16|bf16\nbad,1,6,4,2,2,16,0,fp16\n",
-                                  "fa2,aiter")
+                                  "fa2,aiter", status=2)
         self.assertEqual([(r["name"], r["dtype"], r["path"], r["status"]) for r in rows],
                          [("both", "fp16", "fa2", "skip"), ("both", "fp16", "aiter", "skip"),
                           ("both", "bf16", "fa2", "skip"), ("both", "bf16", "aiter", "skip"),
@@ -804,6 +805,55 @@ class ArgumentsAndOutputs(unittest.TestCase):
             self.assertEqual(code, 2, (value, err))
             self.assertIn("names no backend", err)
             self.assertFalse(os.path.exists(out), value)
+
+    def test_usage_errors_exit_2_before_any_work_as_in_fa_bench(self):
+        empty, rec = os.path.join(self.tmp, "empty-rec"), os.path.join(self.tmp, "rec")
+        os.makedirs(empty)
+        os.makedirs(rec)
+        with open(os.path.join(rec, "problem.json"), "w") as f:
+            f.write("{}\n")
+        with open(os.path.join(self.tmp, "mod_ok.py"), "w") as f:
+            f.write("def fn(q, k, v, causal, scale):\n    return q\n")
+        txt = os.path.join(self.tmp, "s.txt")
+        with open(txt, "w") as f:
+            f.write(self.text)
+        bad = os.path.join(self.tmp, "bad.csv")
+        with open(bad, "w") as f:
+            f.write("name,B,H,S,D\na,1,2,8,abc\n")
+        out = os.path.join(self.tmp, "out.csv")
+        for args, named in (
+                (["--check", os.path.join(self.tmp, "no-such-folder"), "--backends", "fa2"], "is not a folder"),
+                (["--check", self.sweep, "--backends", "fa2"], "is not a folder"),
+                (["--check", empty, "--backends", "fa2"], "no problem.json"),
+                (["--check", rec, "--callable", "no_colon"], "--callable 'no_colon': expected module:function"),
+                (["--check", rec, "--callable", "no_such_module_xyz:fn"], "ModuleNotFoundError"),
+                (["--check", rec, "--callable", os.path.join(self.tmp, "mod_ok.py") + ":missing"], "AttributeError"),
+                ([os.path.join(self.tmp, "no-such.csv"), "-o", out, "--backends", "fa2"], "does not exist"),
+                ([txt, "-o", out, "--backends", "fa2"], "unknown sweep format"),
+                ([self.sweep, "-o", out, "--backends", "fa2", "--fa-bench", os.path.join(self.tmp, "no-fa-bench")],
+                 "--fa-bench"),
+                ([bad, "-o", out, "--backends", "fa2"], ":2: field 'D'")):
+            code, err = self.script(*args)
+            self.assertEqual(code, 2, (args, err))
+            said = err[err.find("sdpa_baseline.py: error:"):]  # not the usage text, which names every flag
+            self.assertIn("error:", said, (args, err))
+            self.assertIn(named, said, (args, err))
+            self.assertNotIn("Traceback", err, args)
+            self.assertFalse(os.path.exists(out), args)
+
+    @unittest.skipUnless(NO_EXTERNAL, "flash_attn imports here: row b would run on a device")
+    def test_an_invalid_row_makes_the_exit_status_2_as_fa_bench_sweep_does(self):
+        bad = os.path.join(self.tmp, "bad.csv")
+        with open(bad, "w") as f:
+            f.write("name,B,H,S,D\na,1,2,8,300\nb,1,2,8,16\n")
+        out = os.path.join(self.tmp, "out.csv")
+        want, _ = fa_bench("sweep", bad, "--paths", "cpu-flash", "--no-timing", "--no-table", "-o",
+                           os.path.join(self.tmp, "fa.csv"))
+        code, err = self.script(bad, "-o", out, "--backends", "fa2")  # fa2 absent here: b is a skip, a invalid
+        self.assertEqual(want, 2)
+        self.assertEqual(code, want, err)
+        with open(out) as f:
+            self.assertEqual([r["status"] for r in csv.DictReader(f)], ["invalid", "skip"], "every record is written")
 
     def test_torch_missing_is_one_line_not_a_traceback(self):
         fake = os.path.join(self.tmp, "fake")
