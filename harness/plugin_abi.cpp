@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace fa {
@@ -73,5 +75,31 @@ std::string plugin_status_reason(int32_t status, const char* buf, size_t size) {
   const std::string m = plugin_message(buf, size);
   return m.empty() ? "FA_STATUS_ERROR with an empty message" : m;
 }
+
+namespace {
+
+// The call in flight, read by the atexit handler (plain pointers: an exit handler may run while
+// anything else is half done).
+const char* g_call_path = nullptr;
+const char* g_call_name = nullptr;
+
+void exit_inside_a_plugin_call() {
+  if (!g_call_path) return;
+  std::fprintf(stderr,
+               "[error] plugin path %s called exit() inside %s(): fa-bench stops with status 3, this record "
+               "unwritten and those before it kept (under --isolate the parent records it as an error)\n",
+               g_call_path, g_call_name);
+  std::fflush(stderr);
+  std::_Exit(kPluginExitStatus);
+}
+
+}  // namespace
+
+PluginCall::PluginCall(const char* path, const char* call) {
+  static const bool registered = std::atexit(exit_inside_a_plugin_call) == 0;
+  (void)registered;
+  g_call_path = path, g_call_name = call;
+}
+PluginCall::~PluginCall() { g_call_path = g_call_name = nullptr; }
 
 }  // namespace fa

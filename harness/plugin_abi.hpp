@@ -41,4 +41,18 @@ std::string plugin_message(const char* buf, size_t size);
 // (or that it is empty), else "returned 7, which is no fa_status (...)".
 std::string plugin_status_reason(int32_t status, const char* buf, size_t size);
 
+// A plugin's call in flight (supports, prepare, run), for the process's exit handler: a plugin that
+// calls exit() runs fa-bench's atexit handlers, and without --isolate that ended the sweep with
+// status 0 and the record missing. While a PluginCall lives, exit() instead prints which path and
+// call exited and ends the process with status 3 (records already written stay; this one is lost:
+// --isolate records it as an `error`). Calls do not nest; one thread makes them.
+class PluginCall {
+ public:
+  PluginCall(const char* path, const char* call);
+  ~PluginCall();
+  PluginCall(const PluginCall&) = delete;
+  PluginCall& operator=(const PluginCall&) = delete;
+};
+constexpr int kPluginExitStatus = 3;
+
 }  // namespace fa

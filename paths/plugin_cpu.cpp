@@ -57,6 +57,7 @@ class CpuPluginExecution : public Execution {
     uint64_t ws_bytes = 0;
     if (ref_.path->prepare) {
       char msg[512] = {0};
+      const PluginCall call(ref_.path->name, "prepare");
       if (const int32_t st = ref_.path->prepare(&problem_, &device_, &plan_, &ws_bytes, msg, sizeof msg);
           st != FA_STATUS_OK)
         throw std::runtime_error(
@@ -90,6 +91,7 @@ class CpuPluginExecution : public Execution {
     buf.workspace = ws_.size ? ws_.data() : nullptr;
     buf.workspace_bytes = ws_.size;
     char msg[512] = {0};
+    const PluginCall call(ref_.path->name, "run");
     if (const int32_t st = ref_.path->run(plan_, &problem_, &buf, nullptr, msg, sizeof msg); st != FA_STATUS_OK)
       throw std::runtime_error(fmt::format("plugin path {} ({}) {}{}", ref_.path->name, ref_.file,
                                            st == FA_STATUS_ERROR ? "reported an error: " : "run() ",

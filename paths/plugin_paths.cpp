@@ -96,7 +96,11 @@ PathRow plugin_row(const PluginPathRef& ref) {
       return serving_refusal(f, fmt::format("plugin ABI {} paths", FA_PLUGIN_ABI_VERSION));
     const fa_problem fp = plugin_problem(p, G);
     const fa_device fd = plugin_device(ctx.device);
-    const char* no = pp->supports(&fp, &fd);
+    const char* no = nullptr;
+    {
+      const PluginCall call(pp->name, "supports");
+      no = pp->supports(&fp, &fd);
+    }
     if (!no) return std::nullopt;
     return *no ? std::string(no) : std::string("its supports() said no (with an empty reason)");
   };

@@ -23,6 +23,7 @@ class GpuPluginExecution : public GpuExecution {
     uint64_t ws_bytes = 0;
     if (ref_.path->prepare) {
       char msg[512] = {0};
+      const PluginCall call(ref_.path->name, "prepare");
       if (const int32_t st = ref_.path->prepare(&problem_, &device_, &plan_, &ws_bytes, msg, sizeof msg);
           st != FA_STATUS_OK)
         throw std::runtime_error(
@@ -78,6 +79,7 @@ class GpuPluginExecution : public GpuExecution {
     buf.workspace = ws_bytes_ ? ws_.as<char>() + kGuardBytes : nullptr;
     buf.workspace_bytes = ws_bytes_;
     char msg[512] = {0};
+    const PluginCall call(ref_.path->name, "run");
     if (const int32_t st = ref_.path->run(plan_, &problem_, &buf, reinterpret_cast<void*>(stream_), msg, sizeof msg);
         st != FA_STATUS_OK)
       throw std::runtime_error(fmt::format("plugin path {} ({}) {}{}", ref_.path->name, ref_.file,

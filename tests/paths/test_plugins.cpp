@@ -289,8 +289,25 @@ TEST(PluginIsolation, ASupportsThatSaysNoIsStillASkipUnderIsolate) {
 TEST(PluginIsolation, AnExitInsideRunIsAnErrorRecordWithTheExitStatusAndTheStderrTail) {
   const auto row = run_planted(PLANTED_EXIT0, "planted-exit0", std::string(" --isolate") + kFast);
   EXPECT_EQ(row.at("status"), "error");
-  EXPECT_TRUE(has(row.at("reason"), "exited with status 0 without writing its record")) << row.at("reason");
+  EXPECT_TRUE(has(row.at("reason"), "exited with status 3 without writing its record")) << row.at("reason");
   EXPECT_TRUE(has(row.at("reason"), "planted: leaving from inside run()")) << row.at("reason");
+  EXPECT_TRUE(has(row.at("reason"), "plugin path planted-exit0 called exit() inside run()")) << row.at("reason");
+}
+
+// Without --isolate the plugin's exit() ends fa-bench itself: not with status 0 and the record
+// silently missing, but with status 3 and a message naming the path and the call, the records
+// written before it kept.
+TEST(PluginIsolation, AnExitInsideRunWithoutIsolateEndsTheRunWithStatus3NamingThePath) {
+  const auto csv = fa::test::temp_file(".csv", "");
+  const auto r = run_cli("sweep " + small_sweep() + " --plugin " + PLANTED_EXIT0 + " --paths cpu-flash,planted-exit0 -o " +
+                         csv + kFast);
+  EXPECT_EQ(r.status, 3) << r.output;
+  EXPECT_TRUE(has(r.output, "plugin path planted-exit0 called exit() inside run()")) << r.output;
+  const auto rows = read_csv(csv);
+  ASSERT_GE(rows.size(), 1u) << "the record before the exit is kept\n" << r.output;
+  EXPECT_EQ(rows[0].at("path"), "cpu-flash");
+  EXPECT_EQ(rows[0].at("status"), "pass");
+  for (const auto& row : rows) EXPECT_NE(row.at("path"), "planted-exit0") << "no record claims the exited run";
 }
 
 TEST(PluginIsolation, APluginWhosePathHoldsAColonRunsInTheChildren) {
