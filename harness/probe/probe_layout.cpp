@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
+#include <tuple>
 #include <stdexcept>
 
 #include "harness/input_error.hpp"
@@ -137,6 +139,14 @@ class Analysis {
     rep.differs.assign(n, false);
     std::map<int, int> regs_of;  // label -> registers carrying it
     for (int l : label_of) ++regs_of[l];
+    // A slot's label: the one its lit registers share, or kSplit.
+    std::vector<int> lab(n, kNone);
+    for (int i = 0; i < n; ++i)
+      for (int c : x.lit[i]) lab[i] = lab[i] == kNone || lab[i] == label_of[c] ? label_of[c] : kSplit;
+    // Slots holding one table element with one probed label (gfx11 WMMA's copies) together light
+    // its registers: each copy may light only those of its half-wave.
+    std::map<std::tuple<int, int, int>, std::set<int>> lit_by_element;
+    for (int i = 0; i < n; ++i) lit_by_element[{x.table[i].row, x.table[i].col, lab[i]}].insert(x.lit[i].begin(), x.lit[i].end());
     for (int i = 0; i < n; ++i) {
       const int lane = i / x.op.slots, slot = i % x.op.slots;
       const std::string what = x.is_b ? "col" : "row";
@@ -150,8 +160,7 @@ class Analysis {
         }
         continue;
       }
-      int l = label_of[x.lit[i][0]];
-      for (int c : x.lit[i]) l = label_of[c] == l ? l : kSplit;
+      const int l = lab[i];
       const int k = probed_k(x, i);
       Cell& p = rep.probed[i];
       (x.is_b ? p.col : p.row) = l;
@@ -160,10 +169,10 @@ class Analysis {
         rep.differs[i] = true;
         add(x.name, lane, slot, what, std::to_string(x.label(i)),
             l == kSplit ? fmt::format("split: lights D registers of several {}s", what) : std::to_string(l));
-      } else if (int(x.lit[i].size()) != regs_of[l]) {
+      } else if (const size_t lit = lit_by_element[{x.table[i].row, x.table[i].col, l}].size(); int(lit) != regs_of[l]) {
         rep.differs[i] = true;
         add(x.name, lane, slot, what, std::to_string(x.label(i)),
-            fmt::format("{} in part: lights {} of its {} D registers", l, x.lit[i].size(), regs_of[l]));
+            fmt::format("{} in part: its element lights {} of the {} D registers of that {}", l, lit, regs_of[l], what));
       }
       if (k != x.k(i)) {
         rep.differs[i] = true;
