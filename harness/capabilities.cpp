@@ -16,7 +16,7 @@ std::string device_need_words(DeviceNeed n) {
     case DeviceNeed::gpu: return "a GPU";
     case DeviceNeed::mma_sm80: return "an NVIDIA GPU with mma.sync (sm_80 or newer)";
     case DeviceNeed::mfma_gfx9: return "an AMD CDNA GPU with MFMA (gfx90a, gfx94x)";
-    case DeviceNeed::wmma_gfx11: return "an AMD RDNA3 GPU with WMMA (gfx11)";
+    case DeviceNeed::wmma: return "an AMD RDNA GPU with WMMA (gfx11, gfx12)";
   }
   return "?";
 }
@@ -27,7 +27,7 @@ bool device_meets(DeviceNeed n, const DeviceFacts& d) {
     case DeviceNeed::gpu: return d.gpu;
     case DeviceNeed::mma_sm80: return d.gpu && d.has_mma_sm80;
     case DeviceNeed::mfma_gfx9: return d.gpu && d.has_mfma_gfx9;
-    case DeviceNeed::wmma_gfx11: return d.gpu && d.has_wmma_gfx11;
+    case DeviceNeed::wmma: return d.gpu && (d.has_wmma_gfx11 || d.has_wmma_gfx12);
   }
   return false;
 }
@@ -58,6 +58,15 @@ std::string dtype_list(const std::vector<DType>& ts) {
 
 std::string split_words(const SplitSet& s) { return s == SplitSet::none_split() ? "G = 0" : "G in " + s.str(); }
 
+// Why the device's matrix cores cannot multiply FP8 dtype t, or nothing.
+std::optional<std::string> matrix_fp8_refusal(const std::string& name, DType t, const DeviceFacts& d) {
+  if (is_fnuz(t) ? d.matrix_fp8_fnuz : d.matrix_fp8_ocp) return std::nullopt;
+  const char* has = d.matrix_fp8_fnuz ? "FNUZ FP8 only (fp8_e4m3fnuz, fp8_e5m2fnuz)"
+                    : d.matrix_fp8_ocp ? "OCP FP8 only (fp8_e4m3, fp8_e5m2)"
+                                       : "no FP8 matrix instruction";
+  return fmt::format("{} multiplies FP8 on the matrix cores, and {} has {}: not {}", name, d.arch, has, dtype_name(t));
+}
+
 // GPU kernels index rows (batch x heads x queries) in int32.
 constexpr int64_t kMaxGpuRows = (int64_t(1) << 31) - 1;
 
@@ -70,6 +79,8 @@ std::optional<std::string> capability_gate(const std::string& name, const Capabi
     return fmt::format("{} needs {} (this device: {})", name, device_need_words(c.device), d.arch);
   if (!c.takes_dtype(p.dtype))
     return fmt::format("{} takes {} inputs, not {}", name, dtype_list(c.dtypes), dtype_name(p.dtype));
+  if (c.fp8_on_matrix_cores && is_fp8(p.dtype))
+    if (auto no = matrix_fp8_refusal(name, p.dtype, d)) return no;
   if (!c.head_dims.takes(p.D)) return fmt::format("{} has kernels for D in {} (got D={})", name, c.head_dims.str(), p.D);
   if (c.device != DeviceNeed::cpu && p.B * p.H * p.S > kMaxGpuRows) return std::string("B*H*S exceeds 2^31 rows");
   if (const ServingSet refused = p.serving_set().without(c.serving); !refused.empty())
@@ -100,7 +111,8 @@ std::string PathRow::gate_words() const {
 CapabilityCells capability_cells(const Capabilities& c) {
   if (!c.declared()) return {"-", "-", "-", "-", "-", "-"};
   constexpr const char* kKv[] = {"no", "yes", "only"};
-  return {device_need_words(c.device), dtype_list(c.dtypes), c.head_dims.str(), c.splits.str(), c.serving.str(),
+  const std::string fp8_where = c.fp8_on_matrix_cores ? " (FP8 where the arch's matrix cores multiply it)" : "";
+  return {device_need_words(c.device), dtype_list(c.dtypes) + fp8_where, c.head_dims.str(), c.splits.str(), c.serving.str(),
           kKv[int(c.kv_cache)]};
 }
 

@@ -19,7 +19,7 @@ struct Problem;
 struct DeviceFacts;
 
 // What a path's kernels need of the device (DeviceFacts' named capability predicates).
-enum class DeviceNeed : uint8_t { cpu, gpu, mma_sm80, mfma_gfx9, wmma_gfx11 };
+enum class DeviceNeed : uint8_t { cpu, gpu, mma_sm80, mfma_gfx9, wmma };
 std::string device_need_words(DeviceNeed n);  // "an NVIDIA GPU with mma.sync (sm_80 or newer)"
 bool device_meets(DeviceNeed n, const DeviceFacts& d);
 
@@ -52,13 +52,16 @@ struct Capabilities {
   ServingSet serving;
   KvCache kv_cache = KvCache::refuses;
   DeviceNeed device = DeviceNeed::gpu;
+  // The FP8 dtypes run on the device's matrix cores, so each only where they multiply its format
+  // (DeviceFacts::matrix_fp8_*: gfx94x MFMA FNUZ, gfx12 WMMA OCP); the gate names what the arch has.
+  bool fp8_on_matrix_cores = false;
 
   bool declared() const { return !dtypes.empty(); }
   bool takes_dtype(DType t) const;
 };
 
 // Why path `name` with capabilities `c` does not take (p, G) on `d`, or nothing. In order: the
-// device, the dtype, D, the serving fields (naming each one it refuses), kv_cache, G.
+// device, the dtype (and an FP8 format the device's matrix cores lack), D, the serving fields (naming each one it refuses), kv_cache, G.
 std::optional<std::string> capability_gate(const std::string& name, const Capabilities& c, const Problem& p, int G,
                                            const DeviceFacts& d);
 

@@ -5,6 +5,7 @@
 // the code of -0 (0x80) the one NaN. harness/dtype.cpp rounds to them (host only); kernels that
 // take FP8 inputs decode with these, so the harness and the kernels read the same values.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -41,6 +42,32 @@ FA_HD inline float fp32_from_bits(uint32_t bits) {
   memcpy(&v, &bits, 4);
   return v;
 #endif
+}
+
+// fp32's bits (the inverse of fp32_from_bits).
+FA_HD inline uint32_t fp32_bits(float v) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return __float_as_uint(v);
+#else
+  uint32_t bits;
+  memcpy(&bits, &v, 4);
+  return bits;
+#endif
+}
+
+// A probability (0 <= x <= 1) as an e4m3 byte of exponent bias `bias` (7: OCP e4m3, 8: e4m3fnuz),
+// rounded to nearest, ties to even: what the AMD matrix-core paths feed their FP8 PV product (P is
+// never negative, NaN or above the format's range, so no sign, NaN or saturation case arises).
+// From the smallest normal, 2^(1 - bias), up, fp32's mantissa is rounded to 3 bits in the integer
+// domain (a carry steps the exponent) and the exponent rebiased; below it the code is the count of
+// subnormal steps 2^(-2 - bias), and a count of 8 is the smallest normal's code. A few integer
+// operations, where gfx942's v_cvt_pk_fp8_f32 would be one: tests/harness/test_dtype.cpp checks it
+// against the harness's rounding for both biases.
+FA_HD inline uint32_t fp8_e4m3_from_unit(float x, int bias) {
+  if (x < fp32_from_bits(uint32_t(1 - bias + 127) << 23))
+    return uint32_t(rintf(x * fp32_from_bits(uint32_t(bias + 2 + 127) << 23)));
+  const uint32_t u = fp32_bits(x);
+  return ((u + 0x7ffffu + ((u >> 20) & 1u)) >> 20) - uint32_t(127 - bias) * 8u;
 }
 
 // Whether the FP8 byte (the low 8 bits of b) is a NaN of format f.

@@ -25,7 +25,10 @@ struct DeviceFacts {
   std::string name, arch, runtime;
   int units = 0;              // SMs / CUs
   int wave_size = 32;
-  bool has_wmma_gfx11 = false, has_mfma_gfx9 = false, has_mma_sm80 = false;
+  bool has_wmma_gfx11 = false, has_wmma_gfx12 = false, has_mfma_gfx9 = false, has_mma_sm80 = false;
+  // The FP8 formats the AMD matrix cores multiply (kernels/device/arch_table.hpp): gfx94x's MFMA
+  // FNUZ, gfx12's WMMA OCP.
+  bool matrix_fp8_fnuz = false, matrix_fp8_ocp = false;
   // An sm_90 device and sm_90a code in this binary: TMA, wgmma and setmaxnreg kernels can run.
   bool has_wgmma_sm90a = false;
   size_t memory_bytes = 0, l2_bytes = 0;

@@ -47,8 +47,9 @@ void add_info(CLI::App& app, int& status) {
       if (peaks.empty()) std::cout << fmt::format("peaks       none: no rate for arch {} (harness/check/peaks.cpp)\n", d.arch);
       for (const auto& line : peaks) std::cout << "peak        " << line << '\n';
       std::cout << fmt::format("runtime     {}\ncapability  has_mma_sm80={} has_wgmma_sm90a={} has_mfma_gfx9={} "
-                               "has_wmma_gfx11={}\n",
-                               d.runtime, d.has_mma_sm80, d.has_wgmma_sm90a, d.has_mfma_gfx9, d.has_wmma_gfx11);
+                               "has_wmma_gfx11={} has_wmma_gfx12={} matrix_fp8={}\n",
+                               d.runtime, d.has_mma_sm80, d.has_wgmma_sm90a, d.has_mfma_gfx9, d.has_wmma_gfx11, d.has_wmma_gfx12,
+                               d.matrix_fp8_fnuz ? "fnuz" : d.matrix_fp8_ocp ? "ocp" : "none");
     }
     for (const auto& r : reg.rows())
       if (!r.plugin_file.empty())

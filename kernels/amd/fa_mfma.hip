@@ -5,10 +5,12 @@
 // Per-sequence lengths (dense or thd) and windows through the shared tile loop: tiles outside a
 // wave's keys are skipped, only edge tiles masked. Problems with serving fields run the SERVE
 // instance: paged K/V through the page table, softcap and ALiBi on every score (mma's conventions,
-// harness/conventions.hpp); kv_cache appends first (mc::Execution). fp16/bf16; D % 32 == 0, 64 <= D <= 256;
-// G in 0, 2, 4, 8, 16. Compile- and ISA-checked here
-// (scripts/isa-check.sh); untimed and unrun until a CDNA machine passes `ctest -L gpu`.
-// fa-bench-isa: gfx942: v_mfma
+// harness/conventions.hpp); kv_cache appends first (mc::Execution). fp16/bf16, and on gfx94x the FNUZ
+// FP8 inputs through v_mfma_f32_32x32x16_fp8/bf8 (P rounded to e4m3fnuz for PV, O in bf16, as mma's
+// FP8 contract); D % 32 == 0, 64 <= D <= 256; G in 0, 2, 4, 8, 16. Compile- and ISA-checked here
+// (scripts/isa-check.sh) and run in an AMD ISA emulator; untimed until a CDNA machine passes `ctest -L gpu`.
+// fa-bench-isa: gfx942: v_mfma_f32_32x32x8 v_mfma_f32_32x32x16_fp8_fp8
+// fa-bench-isa: gfx942: v_mfma_f32_32x32x16_bf8_bf8 v_mfma_f32_32x32x16_bf8_fp8
 #include "harness/path_registry.hpp"
 #include "kernels/device/fragment_layout.hpp"
 #include "kernels/amd/matrix_core.hpp"
@@ -18,9 +20,10 @@ namespace fa::gpu {
 namespace {
 
 [[maybe_unused]] constexpr int kBM = 128, kBN = 32, kWaves = 4, kWave = 64, kRows = kBM / kWaves;
-// LDS row pads (in 16-bit elements): the K^T fragment reads 8 bytes per lane at key stride D + 4
-// (an odd dword pair per row, so 16 consecutive keys cover all 32 banks); V^T rows of 36.
-[[maybe_unused]] constexpr int kKPad = 4, kVStride = kBN + 4;
+// LDS row pads, 8 bytes: the K fragment reads 8 bytes per lane at a key stride of D elements + 8
+// bytes (an odd dword pair per row, so 16 consecutive keys cover all 32 banks); V^T rows of 36
+// elements (8-byte reads of 16-bit keys, 4-byte reads of FP8 keys: both stay aligned).
+[[maybe_unused]] constexpr int kPadBytes = 8, kVStride = kBN + 4;
 
 // What the index math below assumes of the layout, checked at compile time: an operand's 4 slots
 // are 4 consecutive k (one 8-byte load), a lane's accumulator column is its B column (one query
@@ -38,6 +41,19 @@ constexpr bool layout_as_assumed() {
       if (frag::mfma_32x32x8_c(lane, i).col != frag::mfma_32x32x8_b(lane, 0).col) return false;
     for (int i = 0; i < 16; i += 2)
       if (frag::mfma_32x32x8_c(lane, i + 1).row != frag::mfma_32x32x8_c(lane, i).row + 1) return false;
+    // The 8-bit form: 8 consecutive k a lane, the same column as the 16-bit B (Q^T loads alike),
+    // P's B slots from the lane's own accumulator, whose rows (keys) run in two groups of 4.
+    for (int i = 0; i < 8; ++i) {
+      if (frag::mfma_32x32x16_a8(lane, i).col != frag::mfma_32x32x16_a8(lane, 0).col + i) return false;
+      if (frag::mfma_32x32x16_b8(lane, i).row != frag::mfma_32x32x16_b8(lane, 0).row + i) return false;
+      if (frag::mfma_32x32x16_b8(lane, i).col != frag::mfma_32x32x8_b(lane, 0).col) return false;
+      for (int kb = 0; kb < kBN / 16; ++kb) {
+        const frag::Slot src = frag::mfma_32x32x16_b8_from_c(lane, kb, i);
+        if (src.lane != lane || frag::mfma_32x32x8_c(lane, src.slot).row !=
+                                    frag::mfma_32x32x8_c(lane, src.slot - i % 4).row + i % 4)
+          return false;
+      }
+    }
   }
   return true;
 }
@@ -49,15 +65,28 @@ typedef _Float16 f16x4 __attribute__((ext_vector_type(4)));
 typedef short i16x4 __attribute__((ext_vector_type(4)));
 typedef uint32_t u32x2 __attribute__((ext_vector_type(2)));  // 4 16-bit elements, low half first
 
-template <typename T>
+// D += A B for 16-bit T (32x32x8); for FP8 T (32x32x16) with A in T's format and B in T's (QK:
+// K and Q) or in e4m3fnuz, the format of P (PV: V and P). FNUZ's e4m3 is the ISA's "fp8", e5m2 "bf8".
+template <typename T, bool kBIsP = false>
 __device__ inline void mfma(f32x16& acc, u32x2 a, u32x2 b) {
-  if constexpr (std::is_same_v<T, F16>)
+  if constexpr (std::is_same_v<T, F16>) {
     acc = __builtin_amdgcn_mfma_f32_32x32x8f16(__builtin_bit_cast(f16x4, a), __builtin_bit_cast(f16x4, b), acc, 0, 0, 0);
-  else
+  } else if constexpr (std::is_same_v<T, BF16>) {
     acc = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(__builtin_bit_cast(i16x4, a), __builtin_bit_cast(i16x4, b), acc, 0, 0, 0);
+  } else {
+#if FA_HAS_MFMA_FP8_FNUZ
+    const long la = __builtin_bit_cast(long, a), lb = __builtin_bit_cast(long, b);
+    if constexpr (std::is_same_v<T, E4M3Fnuz>) acc = __builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8(la, lb, acc, 0, 0, 0);
+    else if constexpr (kBIsP) acc = __builtin_amdgcn_mfma_f32_32x32x16_bf8_fp8(la, lb, acc, 0, 0, 0);
+    else acc = __builtin_amdgcn_mfma_f32_32x32x16_bf8_bf8(la, lb, acc, 0, 0, 0);
+#endif
+  }
 }
 
-__device__ inline u32x2 load8(const uint16_t* p) { return *reinterpret_cast<const u32x2*>(p); }
+template <typename E>
+__device__ inline u32x2 load8(const E* p) { return *reinterpret_cast<const u32x2*>(p); }
+template <typename E>
+__device__ inline uint32_t load4(const E* p) { return *reinterpret_cast<const uint32_t*>(p); }
 #endif
 
 // DMAX: the compiled head dim (64, 128, 256); D <= DMAX runs with the 32-dim blocks past D skipped.
@@ -71,10 +100,12 @@ __device__ inline u32x2 load8(const uint16_t* p) { return *reinterpret_cast<cons
 // kernel as it was (152 / 232 / 397 VGPRs, gfx942 clang-19 as above); SERVE takes 160 / 240 / 402,
 // no scratch.
 template <typename T, int DMAX, bool SERVE>
-__global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
+__device__ inline void mfma_body(const AttnArgs& a) {
 #if FA_HAS_MFMA_GFX9
-  constexpr int KS = DMAX + kKPad, DB = DMAX / 32;
-  __shared__ uint16_t ks[kBN * KS], vt[DMAX * kVStride];
+  // The instruction's k: 8 16-bit or 16 FP8 elements, 8 bytes of A and of B a lane either way.
+  using E = mc::Elem<T>;
+  constexpr int KI = T::kFp8 ? 16 : 8, KS = DMAX + kPadBytes / int(sizeof(E)), DB = DMAX / 32;
+  __shared__ E ks[kBN * KS], vt[DMAX * kVStride];
   const int tid = threadIdx.x, lane = tid % kWave, wave = tid / kWave;
   const tile::BlockCoords c = tile::block_coords(a, kBM);
   const tile::SeqShape sh = tile::seq_shape(a, c.b);
@@ -82,23 +113,23 @@ __global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
   const mc::WaveKeys wk = mc::wave_keys(sh, c.q0 + wave * kRows, kRows, kr);
   const auto key_rows = mc::block_key_rows<SERVE>(a, c);
   const mc::BlockScores bs = mc::block_scores<SERVE>(a, c);
-  const int nd = a.D / 32;
+  const int nd = a.D / 32, nk = a.D / KI;
 
-  // Q^T as the B operand of S^T = K Q^T, kept in registers: chunk j holds dims 8j + (b.row ..+3).
-  // Rows past the sequence's queries are padding: zeros in, nothing stored.
-  const frag::Coord qb = frag::mfma_32x32x8_b(lane, 0);
+  // Q^T as the B operand of S^T = K Q^T, kept in registers: chunk j holds dims KI j + (b.row ..),
+  // 4 of them (16-bit) or 8 (FP8). Rows past the sequence's queries are padding: zeros in, nothing stored.
+  const frag::Coord qb = T::kFp8 ? frag::mfma_32x32x16_b8(lane, 0) : frag::mfma_32x32x8_b(lane, 0);
   const int row = c.q0 + wave * kRows + qb.col;  // the query row of this lane's Q^T, S^T and O^T columns
   const bool row_ok = row < sh.sq;
-  const uint16_t* qp = a.q + q_at(a, c.b, row_ok ? row : 0, c.h) + qb.row;
-  u32x2 q[DMAX / 8];
+  const E* qp = reinterpret_cast<const E*>(a.q) + q_at(a, c.b, row_ok ? row : 0, c.h) + qb.row;
+  u32x2 q[DMAX / KI];
 #pragma unroll
-  for (int j = 0; j < DMAX / 8; ++j) q[j] = (row_ok && j < 4 * nd) ? load8(qp + 8 * j) : u32x2{0u, 0u};
+  for (int j = 0; j < DMAX / KI; ++j) q[j] = (row_ok && j < nk) ? load8(qp + KI * j) : u32x2{0u, 0u};
 
   f32x16 o[DB];
 #pragma unroll
   for (int db = 0; db < DB; ++db) o[db] = f32x16{};
   float m = -INFINITY, l = 0.f, neg_m = 0.f;  // l: this lane's half of the row's keys
-  const frag::Coord ka = frag::mfma_32x32x8_a(lane, 0);
+  const frag::Coord ka = T::kFp8 ? frag::mfma_32x32x16_a8(lane, 0) : frag::mfma_32x32x8_a(lane, 0);
 
   for (int kv0 = int(kr.begin); kv0 < int(kr.end); kv0 += kBN) {  // keys fit an int (tile_range.hpp)
     __syncthreads();  // the previous tile's readers are done
@@ -108,8 +139,8 @@ __global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
 
     f32x16 s{};
 #pragma unroll
-    for (int j = 0; j < DMAX / 8; ++j)
-      if (j < 4 * nd) mfma<T>(s, load8(ks + ka.row * KS + 8 * j + ka.col), q[j]);
+    for (int j = 0; j < DMAX / KI; ++j)
+      if (j < nk) mfma<T>(s, load8(ks + ka.row * KS + KI * j + ka.col), q[j]);
 
     if (SERVE && bs.mod.on) {  // softcap, ALiBi: on the scaled score, before the mask
 #pragma unroll
@@ -139,36 +170,75 @@ __global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
 #pragma unroll
     for (int db = 0; db < DB; ++db) o[db] *= alpha;
 
-    // O^T += V^T P^T over the tile's 4 blocks of 8 keys; P rounded to the dtype (the reference
-    // rounds at the same point).
+    // O^T += V^T P^T; P rounded to the dtype, or to e4m3fnuz for FP8 (the reference rounds at the
+    // same point).
+    if constexpr (!T::kFp8) {  // 4 blocks of 8 keys; B slot i is accumulator slot 4 kb + i, key 8 kb + b.row + i
 #pragma unroll
-    for (int kb = 0; kb < kBN / 8; ++kb) {
-      uint16_t pb[4];
+      for (int kb = 0; kb < kBN / 8; ++kb) {
+        uint32_t pb[4];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) pb[i] = T::store(s[frag::mfma_32x32x8_b_from_c(lane, kb, i).slot]);
-      const u32x2 p{pb[0] | uint32_t(pb[1]) << 16, pb[2] | uint32_t(pb[3]) << 16};
+        for (int i = 0; i < 4; ++i) pb[i] = mc::p_elem<T>(s[frag::mfma_32x32x8_b_from_c(lane, kb, i).slot]);
+        const u32x2 p{pb[0] | pb[1] << 16, pb[2] | pb[3] << 16};
 #pragma unroll
-      for (int db = 0; db < DB; ++db)
-        if (db < nd) mfma<T>(o[db], load8(vt + (32 * db + ka.row) * kVStride + 8 * kb + ka.col), p);
+        for (int db = 0; db < DB; ++db)
+          if (db < nd) mfma<T>(o[db], load8(vt + (32 * db + ka.row) * kVStride + 8 * kb + ka.col), p);
+      }
+    } else {  // 2 blocks of 16 keys; B slot i is accumulator slot 8 kb + i, whose keys V^T is read at
+#pragma unroll
+      for (int kb = 0; kb < kBN / 16; ++kb) {
+        uint32_t pw[2] = {0u, 0u};
+#pragma unroll
+        for (int i = 0; i < 8; ++i) pw[i / 4] |= mc::p_elem<T>(s[frag::mfma_32x32x16_b8_from_c(lane, kb, i).slot]) << (8 * (i % 4));
+        const u32x2 p{pw[0], pw[1]};
+        const int k0 = frag::mfma_32x32x8_c(lane, 8 * kb).row, k1 = frag::mfma_32x32x8_c(lane, 8 * kb + 4).row;
+#pragma unroll
+        for (int db = 0; db < DB; ++db)
+          if (db < nd) {
+            const E* vrow = vt + (32 * db + ka.row) * kVStride;
+            mfma<T, true>(o[db], u32x2{load4(vrow + k0), load4(vrow + k1)}, p);
+          }
+      }
     }
   }
 
   l += shfl_xor(l, 32, kWave);
   if (!row_ok) return;
-  const tile::RowEnd re = tile::row_end(m, l, bs.scale_log2);
+  tile::RowEnd re = tile::row_end(m, l, bs.scale_log2);
+  const float inv = T::kFp8 ? re.inv_l * a.v_descale : re.inv_l;  // v's descale (q's and k's are in scale_log2)
   const int64_t o_at = tile::o_row(a, c, row);
 #pragma unroll
   for (int db = 0; db < DB; ++db)
 #pragma unroll
     for (int i = 0; i < 16; i += 2)
       if (db < nd)
-        tile::store_pair<T>(a, c, row, o_at, 32 * db + frag::mfma_32x32x8_c(lane, i).row, o[db][i] * re.inv_l,
-                            o[db][i + 1] * re.inv_l);
+        tile::store_pair<T>(a, c, row, o_at, 32 * db + frag::mfma_32x32x8_c(lane, i).row, o[db][i] * inv, o[db][i + 1] * inv);
   if (lane < 32) tile::store_lse(a, c, row, re.lse);
 #else
   (void)a;
-  unsupported_arch();
 #endif
+}
+
+// DMAX: the compiled head dim (64, 128, 256); D <= DMAX runs with the 32-dim blocks past D skipped.
+// gfx942 (clang-19, device libraries linked): 152 / 232 / 397 VGPRs (arch + AGPR; bf16 alike)
+// for DMAX 64 / 128 / 256, no scratch; 152 / 232 / 393 before varlen and window (64-bit tile
+// tests cost 8 more; a select between a length in the serving view and AttnArgs.S put both in
+// scratch: tile::seq_shape branches instead). Under clang-15 the O^T vectors spilled 192-640 B while
+// the epilogue left its unrolled loop with `break`; a guarded body keeps them in registers.
+// SERVE: the instance for problems with serving fields (AttnArgs.serving set), as mma's: keys
+// through the serving view (pages), softcap/ALiBi (mc::block_scores). The dense instance is the
+// kernel as it was (152 / 232 / 397 VGPRs, gfx942 clang-19 as above); SERVE takes 160 / 240 / 402,
+// no scratch. FP8 instances exist for archs whose MFMA multiplies FNUZ (gfx94x); elsewhere they trap.
+template <typename T, int DMAX, bool SERVE>
+__global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
+  if constexpr (T::kFp8 && !FA_HAS_MFMA_FP8_FNUZ) {
+    (void)a;
+    unsupported_arch();
+  } else if constexpr (FA_HAS_MFMA_GFX9) {
+    mfma_body<T, DMAX, SERVE>(a);
+  } else {
+    (void)a;
+    unsupported_arch();
+  }
 }
 
 template <typename T, int DMAX>
@@ -180,7 +250,7 @@ void launch(const AttnArgs& a, Stream st) {
 }
 
 void launch_mfma(const AttnArgs& a, DType t, Stream st) {
-  with_dtype(t, [&](auto tr) {
+  with_fnuz_dtype(t, [&](auto tr) {
     using T = decltype(tr);
     if (a.D <= 64) return launch<T, 64>(a, st);
     if (a.D <= 128) return launch<T, 128>(a, st);
@@ -189,7 +259,7 @@ void launch_mfma(const AttnArgs& a, DType t, Stream st) {
 }
 
 PathRow mfma_row(const DeviceFacts&) {
-  PathRow r{"mfma", "gpu", "AMD CDNA MFMA 32x32x8 FlashAttention-2: 4 waves of 64, S/P in MFMA registers, split-K",
+  PathRow r{"mfma", "gpu", "AMD CDNA MFMA 32x32x8 (FP8 32x32x16) FlashAttention-2: 4 waves of 64, S/P in MFMA registers, split-K",
             "kv_cache: the append runs first; B*G, H <= 65535", false, nullptr,
             [](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) -> std::unique_ptr<Execution> {
               return std::make_unique<mc::Execution>(p, in, G, ctx, launch_mfma);
@@ -197,7 +267,8 @@ PathRow mfma_row(const DeviceFacts&) {
   r.auto_rank = 45;  // the matrix-core path of its arch (compile-verified only: see the README)
   r.tiles = TileShape{128, 32};
   // D: the 64/128/256 instances, 32-key MFMA steps over D (launch_mfma).
-  r.declare(mc::caps(DeviceNeed::mfma_gfx9, HeadDims::range(64, 256, 32)), mc::grid_limits);
+  r.fp8_p = DType::fp8_e4m3;  // the e4m3 of the inputs' family: e4m3fnuz (mc::p_elem)
+  r.declare(mc::caps(DeviceNeed::mfma_gfx9, HeadDims::range(64, 256, 32), Fp8Formats::fnuz), mc::grid_limits);
   return r;
 }
 FA_REGISTER_PATH(mfma_row);

@@ -4,6 +4,8 @@
 // live, paged or not; softcap/ALiBi and the scale the softmax then applies). Their host half
 // (capabilities, execution) is kernels/amd/matrix_core_host.hpp.
 #pragma once
+#include <type_traits>
+
 #include "kernels/device/tile_loop.hpp"
 
 namespace fa::gpu::mc {
@@ -21,30 +23,48 @@ __device__ inline auto block_key_rows(const AttnArgs& a, const tile::BlockCoords
   else return DenseKeys{k_at(a, c.b, 0, c.hk), a.k_ss};
 }
 
+// The element the kernels keep in LDS and registers: a 16-bit dtype's bits, or an FP8 byte.
+template <typename T>
+using Elem = std::conditional_t<T::kFp8, uint8_t, uint16_t>;
+
 // Keys [kv0, kv0 + BN) of the block's kv head (`rows`: block_key_rows) into LDS: ks[key * KS + d]
-// and vt[d * VS + key], in 16-byte global loads (D % 16 == 0 keeps every row 16-byte aligned; a
-// page holds whole rows, so paged rows are too). Keys at or past `end` are zeros: their scores are
-// masked, and a zero V keeps P * V = 0 instead of 0 * garbage; nothing past the range is read, so
-// nothing past the sequence's keys (nor past its last page-table entry).
-template <int BN, int KS, int VS, typename Rows>
-__device__ inline void load_kv_tile(const AttnArgs& a, const Rows& rows, int64_t kv0, int64_t end, uint16_t* ks,
-                                    uint16_t* vt, int tid, int threads) {
-  const int chunks = a.D / 8;
+// and vt[d * VS + key], in 16-byte global loads (D * sizeof(E) % 16 == 0 keeps every row 16-byte
+// aligned; a page holds whole rows, so paged rows are too). Keys at or past `end` are zeros: their
+// scores are masked, and a zero V keeps P * V = 0 instead of 0 * garbage; nothing past the range is
+// read, so nothing past the sequence's keys (nor past its last page-table entry).
+template <int BN, int KS, int VS, typename E, typename Rows>
+__device__ inline void load_kv_tile(const AttnArgs& a, const Rows& rows, int64_t kv0, int64_t end, E* ks, E* vt,
+                                    int tid, int threads) {
+  constexpr int kPer = 16 / sizeof(E), kPerWord = 4 / sizeof(E);  // elements a 16-byte chunk, a word
+  static_assert(KS * sizeof(E) % 4 == 0, "K rows are stored a word at a time");
+  const E* const k = reinterpret_cast<const E*>(a.k);
+  const E* const v = reinterpret_cast<const E*>(a.v);
+  const int chunks = a.D / kPer;
   for (int idx = tid; idx < BN * chunks; idx += threads) {
-    const int j = idx / chunks, d = (idx % chunks) * 8;
+    const int j = idx / chunks, d = (idx % chunks) * kPer;
     const bool in = kv0 + j < end;
     uint4 kq{0u, 0u, 0u, 0u}, vq{0u, 0u, 0u, 0u};
     if (in) {
       const int64_t at = rows.at(kv0 + j) + d;
-      kq = *reinterpret_cast<const uint4*>(a.k + at);
-      vq = *reinterpret_cast<const uint4*>(a.v + at);
+      kq = *reinterpret_cast<const uint4*>(k + at);
+      vq = *reinterpret_cast<const uint4*>(v + at);
     }
-    uint32_t* kdst = reinterpret_cast<uint32_t*>(ks + j * KS + d);  // KS % 2 == 0: 4-byte aligned
+    uint32_t* kdst = reinterpret_cast<uint32_t*>(ks + j * KS + d);
     kdst[0] = kq.x, kdst[1] = kq.y, kdst[2] = kq.z, kdst[3] = kq.w;
     const uint32_t vw[4] = {vq.x, vq.y, vq.z, vq.w};
 #pragma unroll
-    for (int e = 0; e < 8; ++e) vt[(d + e) * VS + j] = uint16_t(vw[e / 2] >> (16 * (e % 2)));
+    for (int e = 0; e < kPer; ++e)
+      vt[(d + e) * VS + j] = E(vw[e / kPerWord] >> (8 * sizeof(E) * (e % kPerWord)));
   }
+}
+
+// P (after the softmax's exp2: 0 <= p <= 1) as the element of the PV product: the 16-bit dtype's
+// bits, or for FP8 inputs the e4m3 of their family (OCP e4m3 or e4m3fnuz: harness/dtype.cpp's
+// fp8_p), as the paths declare (PathRow::fp8_p) and the reference rounds.
+template <typename T>
+__device__ inline uint32_t p_elem(float p) {
+  if constexpr (T::kFp8) return fp8_e4m3_from_unit(p, fp8_format(T::kKind).nan == Fp8Nan::neg_zero ? 8 : 7);
+  else return T::store(p);
 }
 
 // The score transform of a block (softcap, ALiBi: harness/conventions.hpp) and the scale its

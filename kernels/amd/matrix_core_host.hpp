@@ -1,5 +1,5 @@
 // The host half of the AMD matrix-core paths (mfma, wmma): what their kernels take, as capabilities
-// (every serving field: per-sequence lengths, thd and the window through the shared tile loop, paged
+// (16-bit dtypes, the FP8 format of the arch's matrix cores; every serving field: per-sequence lengths, thd and the window through the shared tile loop, paged
 // K/V, ALiBi and softcap in the kernels' SERVE instances; kv_cache, whose append runs first; every
 // split count, whose fp32 partials launch_combine folds), the grid limits beyond them, and their
 // execution (the append, the producer kernel, then the combine when G > 1). The device half is kernels/amd/matrix_core.hpp.
@@ -12,9 +12,13 @@
 
 namespace fa::gpu::mc {
 
-inline Capabilities caps(DeviceNeed device, HeadDims dims) {
+// fp8: the FP8 formats the path's matrix instructions multiply on some of its archs (the gate takes
+// each only where the device's arch has it: Capabilities::fp8_on_matrix_cores).
+inline Capabilities caps(DeviceNeed device, HeadDims dims, Fp8Formats fp8) {
   Capabilities c = gpu_caps();
   c.device = device;
+  c.dtypes = gpu_dtypes(fp8);
+  c.fp8_on_matrix_cores = fp8 != Fp8Formats::none;
   c.head_dims = std::move(dims);
   c.splits = SplitSet::all();
   c.serving = {ServingField::seqlens_q, ServingField::seqlens_k, ServingField::thd,  ServingField::page_size,

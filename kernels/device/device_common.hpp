@@ -130,6 +130,7 @@ struct BF16 {
 template <Fp8Kind K>
 struct FP8 {
   static constexpr bool kFp8 = true;
+  static constexpr Fp8Kind kKind = K;
   __device__ static uint16_t get(const uint16_t* t, int64_t i) { return reinterpret_cast<const uint8_t*>(t)[i]; }
   __device__ static float load(uint16_t b) {
     return fp8_via_half(b, fp8_format(K), [](uint16_t h) { return half_bits_to_float(h); });
@@ -141,7 +142,7 @@ using E5M2 = FP8<Fp8Kind::e5m2>;
 using E4M3Fnuz = FP8<Fp8Kind::e4m3fnuz>;
 using E5M2Fnuz = FP8<Fp8Kind::e5m2fnuz>;
 
-// Calls f(F16{}) or f(BF16{}); the matrix-core paths take 16-bit dtypes only (their gates say so).
+// Calls f(F16{}) or f(BF16{}): the 16-bit dtypes, which every tensor-core path takes.
 template <typename F>
 void with_dtype(DType t, F&& f) {
   if (t == DType::bf16) f(BF16{});
@@ -154,11 +155,17 @@ void with_ocp_dtype(DType t, F&& f) {
   else if (t == DType::fp8_e5m2) f(E5M2{});
   else with_dtype(t, f);
 }
+// The FNUZ FP8 formats (gfx94x's MFMA) and the 16-bit dtypes, for mfma.
+template <typename F>
+void with_fnuz_dtype(DType t, F&& f) {
+  if (t == DType::fp8_e4m3fnuz) f(E4M3Fnuz{});
+  else if (t == DType::fp8_e5m2fnuz) f(E5M2Fnuz{});
+  else with_dtype(t, f);
+}
 // Every input dtype but fp32, FNUZ included, for the paths with scalar loads (naive, tiled).
 template <typename F>
 void with_any_dtype(DType t, F&& f) {
-  if (t == DType::fp8_e4m3fnuz) f(E4M3Fnuz{});
-  else if (t == DType::fp8_e5m2fnuz) f(E5M2Fnuz{});
+  if (is_fnuz(t)) with_fnuz_dtype(t, f);
   else with_ocp_dtype(t, f);
 }
 

@@ -85,6 +85,18 @@ FA_HD constexpr Coord mfma_32x32x8_c(int lane, int i) { return {8 * (i / 4) + 4 
 // 8): B slot i of k-block kb is the same lane's C slot 4 * kb + i, so P never leaves registers.
 FA_HD constexpr Slot mfma_32x32x8_b_from_c(int lane, int kb, int i) { return {lane, 4 * kb + i}; }
 
+// ---- AMD CDNA3 v_mfma_f32_32x32x16_fp8_fp8 and its bf8 forms (gfx94x: FNUZ), wave64 ------------
+// The 8-bit form of the above (CDNA3 ISA, "Matrix Arithmetic Instructions"; the calculator's `-a
+// cdna3 -i v_mfma_f32_32x32x16_fp8_fp8`): A[i][k] lane 32 * (k / 8) + i, byte k % 8 of its 2 VGPRs
+// (slot i = 0..7); B likewise with j; C/D 32x32 fp32 exactly as mfma_32x32x8_c.
+FA_HD constexpr Coord mfma_32x32x16_a8(int lane, int i) { return {lane % 32, 8 * (lane / 32) + i}; }
+FA_HD constexpr Coord mfma_32x32x16_b8(int lane, int i) { return {8 * (lane / 32) + i, lane % 32}; }
+// An accumulator fed back as the 8-bit B operand, 16 rows (k) a block: B slot i of block kb is the
+// same lane's C slot 8 * kb + i. Those slots hold rows 16 kb + 4 (lane / 32) + 0..3 and the same + 8,
+// not B's k = 16 kb + 8 (lane / 32) + i: the A operand of that product must be read at the C rows
+// (mfma_32x32x8_c(lane, 8 * kb + i).row), which the sum over k does not otherwise see.
+FA_HD constexpr Slot mfma_32x32x16_b8_from_c(int lane, int kb, int i) { return {lane, 8 * kb + i}; }
+
 // ---- AMD RDNA3 v_wmma_f32_16x16x16_f16 / _bf16 (gfx11), wave32 ------------------------------
 // AMD "RDNA3 Instruction Set Architecture" reference guide, section "Wave Matrix Multiply
 // Accumulate (WMMA)", and the calculator (`-a rdna3 -i v_wmma_f32_16x16x16_f16 -d`, wave32):
@@ -99,5 +111,22 @@ FA_HD constexpr Coord wmma_16x16x16_c(int lane, int i) { return {2 * i + lane / 
 // half-wave whose parity is i % 2, C slot i / 2; half of a lane's B slots are its partner's
 // (lane ^ 16), so one exchange across the half-waves builds the replicated operand.
 FA_HD constexpr Slot wmma_16x16x16_b_from_c(int lane, int i) { return {16 * (i % 2) + lane % 16, i / 2}; }
+
+// ---- AMD RDNA4 v_wmma_f32_16x16x16_{f16,bf16,fp8_fp8,fp8_bf8,bf8_fp8,bf8_bf8} (gfx12), wave32 -----
+// AMD "RDNA4 Instruction Set Architecture" reference guide, "Wave Matrix Multiply Accumulate", and
+// the calculator (`-a rdna4 -i v_wmma_f32_16x16x16_f16 -w 32 --get-register`): no replication, the
+// two half-waves hold different k. 16-bit inputs: a lane's 8 slots (VGPR e / 2, half e % 2) hold
+// k = e % 4 + 4 (lane / 16) + 8 (e / 4) of row lane % 16 of A, the same k of column lane % 16 of B.
+// 8-bit inputs (`_fp8_fp8`): slot e (VGPR e / 4, byte e % 4) holds k = 8 (lane / 16) + e. D[i][j]
+// (16x16 fp32, 8 VGPRs) lane 16 (i / 8) + j, VGPR i % 8, for both.
+FA_HD constexpr Coord wmma12_16x16x16_a(int lane, int e) { return {lane % 16, e % 4 + 4 * (lane / 16) + 8 * (e / 4)}; }
+FA_HD constexpr Coord wmma12_16x16x16_b(int lane, int e) { return {e % 4 + 4 * (lane / 16) + 8 * (e / 4), lane % 16}; }
+FA_HD constexpr Coord wmma12_16x16x16_a8(int lane, int e) { return {lane % 16, 8 * (lane / 16) + e}; }
+FA_HD constexpr Coord wmma12_16x16x16_b8(int lane, int e) { return {8 * (lane / 16) + e, lane % 16}; }
+FA_HD constexpr Coord wmma12_16x16x16_c(int lane, int v) { return {8 * (lane / 16) + v, lane % 16}; }
+// An accumulator fed back as the B operand (its rows become k): B slot e is the lane's own C slot
+// e, which holds row 8 (lane / 16) + e: the 8-bit B's k itself; for 16-bit B not its k, so the A
+// operand of that product is read at the C rows, as for mfma_32x32x16_b8_from_c.
+FA_HD constexpr Slot wmma12_16x16x16_b_from_c(int lane, int e) { return {lane, e}; }
 
 }  // namespace fa::frag

@@ -117,7 +117,9 @@ void check_last_launch(const char* kernel_name, const char* file, int line);
 // ---- capability predicates (device code: the arch being compiled) ---------------------------
 // The AMD rows come from the one arch table (kernels/device/arch_table.hpp).
 #define FA_HAS_WMMA_GFX11 FA_ARCH_WMMA_GFX11
+#define FA_HAS_WMMA_GFX12 FA_ARCH_WMMA_GFX12
 #define FA_HAS_MFMA_GFX9 FA_ARCH_MFMA_GFX9
+#define FA_HAS_MFMA_FP8_FNUZ (FA_ARCH_MFMA_FP8 == FA_ARCH_FP8_FNUZ)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define FA_HAS_MMA_SM80 1
 #else

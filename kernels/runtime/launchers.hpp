@@ -64,13 +64,15 @@ std::string decode_limits_doc();
 // What every GPU row's capabilities start from: any GPU, fp16/bf16, D <= 256, G = 0, no serving
 // field, no kv_cache. A row changes the fields its kernels take beyond these.
 // Which FP8 formats of the dtype table a row's kernels decode: none, the OCP ones (Hopper's wgmma
-// has no FNUZ), or all of them (the paths that load element by element).
-enum class Fp8Formats { none, ocp, all };
+// and gfx12's WMMA have no FNUZ), the FNUZ ones (gfx94x's MFMA), or all of them (the paths that load
+// element by element).
+enum class Fp8Formats { none, ocp, fnuz, all };
 // fp16 and bf16, and the FP8 rows of the dtype table in the formats given.
 inline std::vector<DType> gpu_dtypes(Fp8Formats f) {
   std::vector<DType> v{DType::fp16, DType::bf16};
   for (DType t : every_dtype())
-    if (is_fp8(t) && (f == Fp8Formats::all || (f == Fp8Formats::ocp && !is_fnuz(t)))) v.push_back(t);
+    if (is_fp8(t) && (f == Fp8Formats::all || (f == Fp8Formats::ocp && !is_fnuz(t)) || (f == Fp8Formats::fnuz && is_fnuz(t))))
+      v.push_back(t);
   return v;
 }
 inline Capabilities gpu_caps() {

@@ -53,6 +53,9 @@ DeviceFacts query_device() {
   const AmdArchCaps caps = amd_arch_caps(pr.gcnArchName);
   f.has_mfma_gfx9 = caps.mfma_gfx9;
   f.has_wmma_gfx11 = caps.wmma_gfx11;
+  f.has_wmma_gfx12 = caps.wmma_gfx12;
+  f.matrix_fp8_fnuz = caps.fp8 == MatrixFp8::fnuz;
+  f.matrix_fp8_ocp = caps.fp8 == MatrixFp8::ocp;
   hipFuncAttributes attr;
   const Error probe = hipFuncGetAttributes(&attr, reinterpret_cast<const void*>(probe_kernel));
 #else

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "harness/dtype.hpp"
 #include "harness/fp8.hpp"
@@ -253,5 +255,30 @@ TEST(Dtype, E5m2IsTheTopByteOfAnFp16) {
     const float got = from_bits(DType::fp8_e5m2, b);
     if (std::isnan(want)) EXPECT_TRUE(std::isnan(got)) << b;
     else EXPECT_EQ(got, want) << "code " << b;
+  }
+}
+
+// The matrix-core paths round P (0..1) to e4m3 on the device with fp8_e4m3_from_unit
+// (harness/fp8.hpp); it must give the harness's own rounding (to_bits, checked above against the
+// formats) for OCP e4m3 (bias 7) and e4m3fnuz (bias 8): at every code, at every midpoint between
+// neighbours (ties to even) and one fp32 step either side, and at 0 and 1.
+TEST(Dtype, TheDevicesRoundingOfPToE4m3AgreesWithTheHarnessAtEveryMidpoint) {
+  for (auto [t, bias] : {std::pair{DType::fp8_e4m3, 7}, std::pair{DType::fp8_e4m3fnuz, 8}}) {
+    const uint32_t one = to_bits(t, 1.f);
+    int checked = 0;
+    for (uint32_t b = 0; b <= one; ++b) {
+      const float lo = from_bits(t, b);
+      std::vector<float> xs{lo};
+      if (b < one) {
+        const float mid = (lo + from_bits(t, b + 1)) / 2;  // exact in fp32
+        xs.insert(xs.end(), {mid, std::nextafter(mid, 0.f), std::nextafter(mid, 2.f)});
+      }
+      for (float x : xs) {
+        EXPECT_EQ(fp8_e4m3_from_unit(x, bias), to_bits(t, x)) << dtype_name(t) << " x = " << x << " (code " << b << ")";
+        ++checked;
+      }
+    }
+    EXPECT_EQ(fp8_e4m3_from_unit(0.f, bias), 0u);
+    EXPECT_GT(checked, 4 * 50) << "every code up to 1.0 and its midpoints";
   }
 }

@@ -26,14 +26,16 @@ DeviceFacts device_meeting(DeviceNeed need) {
   if (need == DeviceNeed::cpu) return d;
   d.gpu = true, d.units = 132, d.l2_bytes = size_t(50) << 20, d.memory_bytes = size_t(80) << 30;
   switch (need) {
-    case DeviceNeed::mfma_gfx9: d.arch = "gfx942", d.wave_size = 64, d.has_mfma_gfx9 = true, d.units = 304; break;
-    case DeviceNeed::wmma_gfx11: d.arch = "gfx1100", d.has_wmma_gfx11 = true, d.units = 96; break;
+    case DeviceNeed::mfma_gfx9:
+      d.arch = "gfx942", d.wave_size = 64, d.has_mfma_gfx9 = true, d.matrix_fp8_fnuz = true, d.units = 304;
+      break;
+    case DeviceNeed::wmma: d.arch = "gfx1201", d.has_wmma_gfx12 = true, d.matrix_fp8_ocp = true, d.units = 64; break;
     default: d.arch = "sm_90", d.has_mma_sm80 = true, d.has_wgmma_sm90a = true; break;  // also meets `gpu`
   }
   return d;
 }
 DeviceFacts device_missing(DeviceNeed need) {
-  if (need == DeviceNeed::mfma_gfx9 || need == DeviceNeed::wmma_gfx11) return device_meeting(DeviceNeed::mma_sm80);
+  if (need == DeviceNeed::mfma_gfx9 || need == DeviceNeed::wmma) return device_meeting(DeviceNeed::mma_sm80);
   if (need == DeviceNeed::mma_sm80) return device_meeting(DeviceNeed::mfma_gfx9);
   DeviceFacts none;  // `gpu`: no GPU answered
   none.gpu_absent_why = "no GPU (described)";
@@ -191,4 +193,40 @@ TEST(Capabilities, ARowClaimingAFieldItsKernelRefusesIsFound) {
   EXPECT_TRUE(names("declares window but refuses it")) << fmt::format("{}", fmt::join(found, "\n"));
   EXPECT_TRUE(names("declares D but refuses it")) << fmt::format("{}", fmt::join(found, "\n"));
   EXPECT_TRUE(disagreements(*flash).empty()) << "the honest row it was planted in agrees";
+}
+
+// The matrix-core paths declare FP8 dtypes that only some archs multiply: the gate takes each where
+// the arch table says the matrix cores have that format, and names the arch and the dtype elsewhere.
+TEST(Capabilities, AnFp8FormatTheArchsMatrixCoresLackIsRefusedByName) {
+  Capabilities c;
+  c.dtypes = {DType::fp16, DType::fp8_e4m3, DType::fp8_e4m3fnuz};
+  c.fp8_on_matrix_cores = true;
+  c.device = DeviceNeed::gpu;
+  c.splits = SplitSet::none_split();
+  DeviceFacts gfx90a = device_meeting(DeviceNeed::mfma_gfx9), gfx942 = gfx90a, gfx1100 = device_meeting(DeviceNeed::wmma);
+  gfx90a.arch = "gfx90a", gfx90a.matrix_fp8_fnuz = false;
+  gfx1100.arch = "gfx1100", gfx1100.has_wmma_gfx12 = false, gfx1100.has_wmma_gfx11 = true, gfx1100.matrix_fp8_ocp = false;
+  const DeviceFacts gfx1201 = device_meeting(DeviceNeed::wmma);
+  Problem p;
+  p.B = 1, p.H = p.Hk = 2, p.S = p.Sk = 128, p.D = 64;
+  auto gate = [&](DType t, const DeviceFacts& d) {
+    p.dtype = t;
+    return capability_gate("mc", c, p, 0, d);
+  };
+  EXPECT_EQ(gate(DType::fp8_e4m3fnuz, gfx942), std::nullopt);
+  EXPECT_EQ(gate(DType::fp8_e4m3, gfx1201), std::nullopt);
+  EXPECT_EQ(gate(DType::fp16, gfx90a), std::nullopt) << "16-bit needs no FP8 instruction";
+  const auto on90a = gate(DType::fp8_e4m3fnuz, gfx90a);
+  ASSERT_TRUE(on90a);
+  EXPECT_NE(on90a->find("gfx90a has no FP8 matrix instruction"), std::string::npos) << *on90a;
+  EXPECT_NE(on90a->find("fp8_e4m3fnuz"), std::string::npos) << *on90a;
+  const auto ocp_on942 = gate(DType::fp8_e4m3, gfx942);
+  ASSERT_TRUE(ocp_on942);
+  EXPECT_NE(ocp_on942->find("gfx942 has FNUZ FP8 only"), std::string::npos) << *ocp_on942;
+  const auto fnuz_on1201 = gate(DType::fp8_e4m3fnuz, gfx1201);
+  ASSERT_TRUE(fnuz_on1201);
+  EXPECT_NE(fnuz_on1201->find("gfx1201 has OCP FP8 only"), std::string::npos) << *fnuz_on1201;
+  EXPECT_TRUE(gate(DType::fp8_e4m3, gfx1100)) << "RDNA3's WMMA has no FP8 form";
+  c.fp8_on_matrix_cores = false;
+  EXPECT_EQ(gate(DType::fp8_e4m3fnuz, gfx90a), std::nullopt) << "a path decoding FP8 itself runs it anywhere";
 }

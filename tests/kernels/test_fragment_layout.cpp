@@ -36,7 +36,13 @@ const Instr kMfma{"mfma_32x32x8", 64, 32, 32, 8, 1, {fa::frag::mfma_32x32x8_a, 3
                   {fa::frag::mfma_32x32x8_b, 8, 32, 4}, {fa::frag::mfma_32x32x8_c, 32, 32, 16}};
 const Instr kWmma{"wmma_16x16x16", 32, 16, 16, 16, 2, {fa::frag::wmma_16x16x16_a, 16, 16, 16},
                   {fa::frag::wmma_16x16x16_b, 16, 16, 16}, {fa::frag::wmma_16x16x16_c, 16, 16, 8}};
-const Instr kAll[] = {kMma, kMfma, kWmma};
+const Instr kMfma8{"mfma_32x32x16_fp8", 64, 32, 32, 16, 1, {fa::frag::mfma_32x32x16_a8, 32, 16, 8},
+                   {fa::frag::mfma_32x32x16_b8, 16, 32, 8}, {fa::frag::mfma_32x32x8_c, 32, 32, 16}};
+const Instr kWmma12{"wmma12_16x16x16", 32, 16, 16, 16, 1, {fa::frag::wmma12_16x16x16_a, 16, 16, 8},
+                    {fa::frag::wmma12_16x16x16_b, 16, 16, 8}, {fa::frag::wmma12_16x16x16_c, 16, 16, 8}};
+const Instr kWmma12x8{"wmma12_16x16x16_fp8", 32, 16, 16, 16, 1, {fa::frag::wmma12_16x16x16_a8, 16, 16, 8},
+                      {fa::frag::wmma12_16x16x16_b8, 16, 16, 8}, {fa::frag::wmma12_16x16x16_c, 16, 16, 8}};
+const Instr kAll[] = {kMma, kMfma, kWmma, kMfma8, kWmma12, kWmma12x8};
 
 using Holders = std::map<std::pair<int, int>, std::vector<Slot>>;
 
@@ -181,6 +187,35 @@ TEST(FragmentLayout, Wmma16x16x16MatchesTheMatrixInstructionCalculator) {
   EXPECT_TRUE(holds(fa::frag::wmma_16x16x16_c, 31, 7, 15, 15));
 }
 
+// The calculator, `-a cdna3 -i v_mfma_f32_32x32x16_fp8_fp8 --get-register`: A[13][11] = v0{45}.[31:24]
+// (slot 3), B[3][20] = v0{20}.[31:24] (slot 3), D[13][7] = v5{39} (as 32x32x8's).
+TEST(FragmentLayout, Mfma32x32x16Fp8MatchesTheMatrixInstructionCalculator) {
+  EXPECT_TRUE(holds(fa::frag::mfma_32x32x16_a8, 45, 3, 13, 11));
+  EXPECT_TRUE(holds(fa::frag::mfma_32x32x16_b8, 20, 3, 3, 20));
+  EXPECT_TRUE(holds(fa::frag::mfma_32x32x8_c, 39, 5, 13, 7));
+}
+
+// The calculator, `-a rdna4 -w 32 --get-register`. v_wmma_f32_16x16x16_f16: A[0][4] = v0{16}.[15:0]
+// (slot 0), A[0][8] = v2{0}.[15:0] (slot 4), A[5][13] = v2{21}.[31:16] (slot 5), A[3][5] =
+// v0{19}.[31:16] (slot 1), B[9][14] = v2{14}.[31:16] (slot 5), D[5][3] = v5{3}, D[9][3] = v1{19},
+// D[15][15] = v7{31}. v_wmma_f32_16x16x16_fp8_fp8: A[3][5] = v1{3}.[15:8] (slot 5), A[3][13] =
+// v1{19}.[15:8] (slot 5), A[2][6] = v1{2}.[23:16] (slot 6), B[13][2] = v1{18}.[15:8] (slot 5).
+TEST(FragmentLayout, Wmma12MatchesTheMatrixInstructionCalculator) {
+  using namespace fa::frag;
+  EXPECT_TRUE(holds(wmma12_16x16x16_a, 16, 0, 0, 4));
+  EXPECT_TRUE(holds(wmma12_16x16x16_a, 0, 4, 0, 8));
+  EXPECT_TRUE(holds(wmma12_16x16x16_a, 21, 5, 5, 13));
+  EXPECT_TRUE(holds(wmma12_16x16x16_a, 19, 1, 3, 5));
+  EXPECT_TRUE(holds(wmma12_16x16x16_b, 14, 5, 9, 14));
+  EXPECT_TRUE(holds(wmma12_16x16x16_c, 3, 5, 5, 3));
+  EXPECT_TRUE(holds(wmma12_16x16x16_c, 19, 1, 9, 3));
+  EXPECT_TRUE(holds(wmma12_16x16x16_c, 31, 7, 15, 15));
+  EXPECT_TRUE(holds(wmma12_16x16x16_a8, 3, 5, 3, 5));
+  EXPECT_TRUE(holds(wmma12_16x16x16_a8, 19, 5, 3, 13));
+  EXPECT_TRUE(holds(wmma12_16x16x16_a8, 2, 6, 2, 6));
+  EXPECT_TRUE(holds(wmma12_16x16x16_b8, 18, 5, 13, 2));
+}
+
 TEST(FragmentLayout, AnEmulatedTileProductThroughTheLayoutsEqualsTheMatrixProduct) {
   std::mt19937 g(7);
   for (const Instr& in : kAll) {
@@ -201,6 +236,50 @@ TEST(FragmentLayout, MfmaAccumulatorSlotsAreTheNextProductsBOperand) {
         EXPECT_EQ(got.row, 8 * kb + want.row) << "lane " << lane << " kb " << kb << " slot " << i;
         EXPECT_EQ(got.col, want.col) << "lane " << lane << " kb " << kb << " slot " << i;
       }
+}
+
+// fa_mfma.hip's FP8 instances feed S^T's accumulator to V^T P^T as the 8-bit B operand (16 keys a
+// block) from the lane's own slots, and read V^T's A operand at those slots' keys (C rows): the
+// chained product equals V^T (K Q^T). So do fa_wmma.hip's gfx12 instances (16-bit and 8-bit).
+TEST(FragmentLayout, AccumulatorSlotsAsBWithAReadAtTheirRowsGiveTheChainedProduct) {
+  struct Chain {
+    const Instr* in;
+    Slot (*from_c)(int lane, int kb, int i);
+  };
+  const Chain chains[] = {{&kMfma8, fa::frag::mfma_32x32x16_b8_from_c},
+                          {&kWmma12, [](int lane, int, int e) { return fa::frag::wmma12_16x16x16_b_from_c(lane, e); }},
+                          {&kWmma12x8, [](int lane, int, int e) { return fa::frag::wmma12_16x16x16_b_from_c(lane, e); }}};
+  std::mt19937 g(17);
+  for (const Chain& ch : chains) {
+    const Instr& in = *ch.in;
+    // S^T = K Q^T over `keys` rows (M of the first product), then O^T = V^T P^T, K = keys in blocks.
+    const int keys = in.m, blocks = keys / in.k;
+    const Mat k = random_mat(keys, in.k, g), qt = random_mat(in.k, in.n, g), vt = random_mat(in.m, keys, g);
+    const Regs s = emulate(in, load(in, in.a, k), load(in, in.b, qt));
+    const Holders ha = holders(in, in.a), hb = holders(in, in.b);
+    Mat o(size_t(in.m), std::vector<double>(size_t(in.n), 0.0));
+    for (int kb = 0; kb < blocks; ++kb) {
+      Regs p(size_t(in.lanes), std::vector<double>(size_t(in.b.slots))), a(p.size(), std::vector<double>(size_t(in.a.slots)));
+      for (int lane = 0; lane < in.lanes; ++lane)
+        for (int i = 0; i < in.b.slots; ++i) {
+          const Slot src = ch.from_c(lane, kb, i);
+          EXPECT_EQ(src.lane, lane) << in.name << ": P stays in its lane";
+          p[lane][i] = s[src.lane][src.slot];
+        }
+      // A slot (lane, i) pairs with the B slots of its k; its key is theirs: the C row they came from.
+      for (int lane = 0; lane < in.lanes; ++lane)
+        for (int i = 0; i < in.a.slots; ++i) {
+          const Coord ak = in.a.at(lane, i);
+          const Slot b = hb.at({ak.col, 0})[0];
+          const int key = in.c.at(b.lane, ch.from_c(b.lane, kb, b.slot).slot).row;
+          a[lane][i] = vt[ak.row][key];
+        }
+      const Mat part = scatter(in, emulate(in, a, p));
+      for (int r = 0; r < in.m; ++r)
+        for (int c = 0; c < in.n; ++c) o[r][c] += part[r][c];
+    }
+    EXPECT_EQ(o, matmul(vt, matmul(k, qt))) << in.name;
+  }
 }
 
 // fa_wmma.hip exchanges P across the half-waves (lane ^ 16) to build the replicated B operand; the
