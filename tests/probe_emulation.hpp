@@ -79,11 +79,39 @@ inline HwLayout amd_wmma_16x16x16(bool per_half) {
   return h;
 }
 
+// The calculator, v_mfma_f32_32x32x16_fp8_fp8 (CDNA3): A[i][k] in lane 32 (k / 8) + i, byte k % 8 of
+// its 2 VGPRs; B[k][j] in lane 32 (k / 8) + j likewise; D as v_mfma_f32_32x32x8's.
+inline HwLayout amd_mfma_32x32x16_fp8() {
+  HwLayout h = amd_mfma_32x32x8();
+  h.a = [](int i, int k, int) { return (32 * (k / 8) + i) * 8 + k % 8; };
+  h.b = [](int k, int j, int) { return (32 * (k / 8) + j) * 8 + k % 8; };
+  return h;
+}
+
+// RDNA4 ISA, "Wave Matrix Multiply Accumulate" (wave32), no replication: 16-bit A[i][k] in lane
+// i of the half-wave (k / 4) % 2 (k 0-3 and 8-11 in lanes 0-15, 4-7 and 12-15 in lanes 16-31),
+// element k % 4 + 4 (k / 8) of its 4 VGPRs; 8-bit A[i][k] in lane i of half-wave k / 8, byte k % 8 of
+// its 2 VGPRs; B[k][j] likewise with j; D[i][j] in lane 16 (i / 8) + j, VGPR i % 8.
+inline HwLayout amd_wmma12_16x16x16(bool eight_bit) {
+  HwLayout h;
+  if (eight_bit) {
+    h.a = [](int i, int k, int) { return (16 * (k / 8) + i) * 8 + k % 8; };
+    h.b = [](int k, int j, int) { return (16 * (k / 8) + j) * 8 + k % 8; };
+  } else {
+    h.a = [](int i, int k, int) { return (16 * ((k / 4) % 2) + i) * 8 + k % 4 + 4 * (k / 8); };
+    h.b = [](int k, int j, int) { return (16 * ((k / 4) % 2) + j) * 8 + k % 4 + 4 * (k / 8); };
+  }
+  h.c = [](int i, int j) { return (16 * (i / 8) + j) * 8 + i % 8; };
+  return h;
+}
+
 inline HwLayout documented_layout(const std::string& instr) {
   if (instr.rfind("mma_m16n8k16", 0) == 0) return ptx_mma_m16n8k16();
   if (instr == "wgmma_m64n64k16_f16") return ptx_wgmma_m64nNk16(64);
   if (instr == "wgmma_m64n128k16_f16") return ptx_wgmma_m64nNk16(128);
   if (instr.rfind("mfma_32x32x8", 0) == 0) return amd_mfma_32x32x8();
+  if (instr == "mfma_32x32x16_fp8") return amd_mfma_32x32x16_fp8();
+  if (instr.rfind("wmma12_16x16x16", 0) == 0) return amd_wmma12_16x16x16(instr == "wmma12_16x16x16_fp8");
   if (instr.rfind("wmma_16x16x16", 0) == 0) return amd_wmma_16x16x16(true);
   throw std::invalid_argument("no documented layout for " + instr);
 }

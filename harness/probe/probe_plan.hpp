@@ -44,4 +44,13 @@ FA_HD constexpr float probe_input(ProbeShape s, bool is_b, int it, int slot, int
   return is_b ? float(slot == it % nb) : float(1 + probe_digit(k, it / nb, s.radix));
 }
 
+// A value probe_input writes (0 .. 16) as e4m3 bits with exponent bias 7 (OCP) or 8 (FNUZ): v >= 1
+// is 2^e (1 + m / 8) exactly, e = floor(log2 v), m its 3 bits below the leading one.
+FA_HD constexpr unsigned char probe_e4m3_bits(int v, int bias) {
+  if (v <= 0) return 0;
+  int e = 0;
+  while ((v >> (e + 1)) != 0) ++e;
+  return static_cast<unsigned char>(((e + bias) << 3) | (((v << 3) >> e) & 7));
+}
+
 }  // namespace fa::probe

@@ -3,11 +3,15 @@
 // and writes D's registers raw, so an ISA emulator can run them too: each kernel is
 // `extern "C" __global__ void NAME(float* out)`, one wave (64 lanes for MFMA, 32 for WMMA), no other
 // argument; out holds probe_floats(shape) floats. Names: fa_probe_mfma_32x32x8_{f16,bf16} (gfx90a,
-// gfx94x, gfx950), fa_probe_wmma_16x16x16_{f16,bf16} (gfx11); on other archs a kernel traps.
+// gfx94x, gfx950), fa_probe_mfma_32x32x16_fp8 (gfx94x, e4m3fnuz), fa_probe_wmma_16x16x16_{f16,bf16}
+// (gfx11), fa_probe_wmma12_16x16x16_{f16,bf16,fp8} (gfx12, OCP e4m3); on other archs a kernel traps.
 // Standalone code object: clang++-19 -x hip -std=c++17 -nogpulib --cuda-device-only --no-gpu-bundle-output
 //   --offload-arch=gfx942 -O3 -I. -o probe_gfx942.hsaco kernels/amd/probe_layout.hip  (gfx1100, gfx1201 alike)
-// fa-bench-isa: gfx942: v_mfma_f32_32x32x8
+// fa-bench-isa: gfx942: v_mfma_f32_32x32x8 v_mfma_f32_32x32x16_fp8_fp8
 // fa-bench-isa: gfx1100: v_wmma_f32_16x16x16
+// fa-bench-isa: gfx1201: v_wmma_f32_16x16x16_f16 v_wmma_f32_16x16x16_bf16 v_wmma_f32_16x16x16_fp8_fp8
+#include <type_traits>
+
 #include "harness/probe/probe_plan.hpp"
 #include "kernels/device/fragment_layout.hpp"
 #include "kernels/device/gpu.hpp"
@@ -20,6 +24,7 @@ namespace fa::gpu::probe_amd {
 // Small integers (0..16) into 16-bit inputs: exact in both, so bf16 is the float's top half.
 __device__ inline short f16_bits(float x) { return __builtin_bit_cast(short, static_cast<_Float16>(x)); }
 __device__ inline short bf16_bits(float x) { return short(__builtin_bit_cast(unsigned, x) >> 16); }
+__device__ inline unsigned char e4m3_bits(float x, int bias) { return probe::probe_e4m3_bits(int(x), bias); }
 
 // Every iteration of the plan: lane `lane` fills its A and B slots (Op::a_k, Op::b_k: the table's
 // k of a slot, for the K passes), D = A B + 0 through Op::mma, D's registers to out.
@@ -39,6 +44,10 @@ __device__ inline void run(float* out) {
 }
 
 typedef short i16x4 __attribute__((ext_vector_type(4)));
+typedef short i16x8 __attribute__((ext_vector_type(8)));
+typedef unsigned char u8x8 __attribute__((ext_vector_type(8)));
+typedef int i32x2 __attribute__((ext_vector_type(2)));
+typedef _Float16 f16x8 __attribute__((ext_vector_type(8)));
 typedef short i16x16 __attribute__((ext_vector_type(16)));
 typedef _Float16 f16x4 __attribute__((ext_vector_type(4)));
 typedef _Float16 f16x16 __attribute__((ext_vector_type(16)));
@@ -85,6 +94,53 @@ struct Wmma16x16x16 {
   }
 };
 
+// v_mfma_f32_32x32x16_fp8_fp8 (gfx94x, e4m3fnuz): 8 bytes a lane of A and B; C as 32x32x8's.
+struct Mfma32x32x16Fp8 {
+  static constexpr int kLanes = 64, kSlots = 8, kRegs = 16;
+  using In = u8x8;
+  using Acc = f32x16;
+  static constexpr probe::ProbeShape shape() { return {kLanes * kSlots, kLanes * kSlots, kLanes * kRegs, 16, 1}; }
+  __device__ static int a_k(int lane, int i) { return frag::mfma_32x32x16_a8(lane, i).col; }
+  __device__ static int b_k(int lane, int i) { return frag::mfma_32x32x16_b8(lane, i).row; }
+  __device__ static unsigned char bits(float x) { return e4m3_bits(x, 8); }
+  __device__ static Acc mma(In a, In b) {
+    Acc c = {};
+#if FA_ARCH_MFMA_FP8 == FA_ARCH_FP8_FNUZ
+    c = __builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8(__builtin_bit_cast(long, a), __builtin_bit_cast(long, b), c, 0, 0, 0);
+#endif
+    return c;
+  }
+};
+
+// v_wmma_f32_16x16x16_{f16,bf16,fp8_fp8} (gfx12 wave32): 8 slots a lane (16-bit, or bytes of OCP
+// e4m3), each half-wave its own k; 8 accumulator registers.
+template <int KIND>  // 0 f16, 1 bf16, 2 fp8
+struct Wmma12 {
+  static constexpr int kLanes = 32, kSlots = 8, kRegs = 8;
+  using In = std::conditional_t<KIND == 2, u8x8, i16x8>;
+  using Acc = f32x8;
+  static constexpr probe::ProbeShape shape() { return {kLanes * kSlots, kLanes * kSlots, kLanes * kRegs, 16, 1}; }
+  __device__ static int a_k(int lane, int i) {
+    return KIND == 2 ? frag::wmma12_16x16x16_a8(lane, i).col : frag::wmma12_16x16x16_a(lane, i).col;
+  }
+  __device__ static int b_k(int lane, int i) {
+    return KIND == 2 ? frag::wmma12_16x16x16_b8(lane, i).row : frag::wmma12_16x16x16_b(lane, i).row;
+  }
+  __device__ static auto bits(float x) {
+    if constexpr (KIND == 2) return e4m3_bits(x, 7);
+    else return KIND == 1 ? bf16_bits(x) : f16_bits(x);
+  }
+  __device__ static Acc mma(In a, In b) {
+    Acc c = {};
+#if FA_ARCH_WMMA_GFX12
+    if constexpr (KIND == 0) c = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32_gfx12(__builtin_bit_cast(f16x8, a), __builtin_bit_cast(f16x8, b), c);
+    else if constexpr (KIND == 1) c = __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32_gfx12(a, b, c);
+    else c = __builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w32_gfx12(__builtin_bit_cast(i32x2, a), __builtin_bit_cast(i32x2, b), c);
+#endif
+    return c;
+  }
+};
+
 }  // namespace fa::gpu::probe_amd
 #define FA_PROBE_BODY(OP, HAS) \
   if constexpr (HAS) fa::gpu::probe_amd::run<fa::gpu::probe_amd::OP>(out); \
@@ -100,6 +156,10 @@ FA_PROBE_KERNEL(fa_probe_mfma_32x32x8_f16, Mfma32x32x8<false>, FA_ARCH_MFMA_GFX9
 FA_PROBE_KERNEL(fa_probe_mfma_32x32x8_bf16, Mfma32x32x8<true>, FA_ARCH_MFMA_GFX9, 64)
 FA_PROBE_KERNEL(fa_probe_wmma_16x16x16_f16, Wmma16x16x16<false>, FA_ARCH_WMMA_GFX11, 32)
 FA_PROBE_KERNEL(fa_probe_wmma_16x16x16_bf16, Wmma16x16x16<true>, FA_ARCH_WMMA_GFX11, 32)
+FA_PROBE_KERNEL(fa_probe_mfma_32x32x16_fp8, Mfma32x32x16Fp8, FA_ARCH_MFMA_FP8 == FA_ARCH_FP8_FNUZ, 64)
+FA_PROBE_KERNEL(fa_probe_wmma12_16x16x16_f16, Wmma12<0>, FA_ARCH_WMMA_GFX12, 32)
+FA_PROBE_KERNEL(fa_probe_wmma12_16x16x16_bf16, Wmma12<1>, FA_ARCH_WMMA_GFX12, 32)
+FA_PROBE_KERNEL(fa_probe_wmma12_16x16x16_fp8, Wmma12<2>, FA_ARCH_WMMA_GFX12, 32)
 #undef FA_PROBE_KERNEL
 #undef FA_PROBE_BODY
 
@@ -116,7 +176,11 @@ std::vector<float> probe_launch_amd(const probe::Instr& in) {
   static constexpr Row rows[] = {{"fa_probe_mfma_32x32x8_f16", fa_probe_mfma_32x32x8_f16, 64},
                                  {"fa_probe_mfma_32x32x8_bf16", fa_probe_mfma_32x32x8_bf16, 64},
                                  {"fa_probe_wmma_16x16x16_f16", fa_probe_wmma_16x16x16_f16, 32},
-                                 {"fa_probe_wmma_16x16x16_bf16", fa_probe_wmma_16x16x16_bf16, 32}};
+                                 {"fa_probe_wmma_16x16x16_bf16", fa_probe_wmma_16x16x16_bf16, 32},
+                                 {"fa_probe_mfma_32x32x16_fp8", fa_probe_mfma_32x32x16_fp8, 64},
+                                 {"fa_probe_wmma12_16x16x16_f16", fa_probe_wmma12_16x16x16_f16, 32},
+                                 {"fa_probe_wmma12_16x16x16_bf16", fa_probe_wmma12_16x16x16_bf16, 32},
+                                 {"fa_probe_wmma12_16x16x16_fp8", fa_probe_wmma12_16x16x16_fp8, 32}};
   for (const Row& r : rows) {
     if (in.kernel != r.name) continue;
     const size_t n = size_t(probe::probe_floats(in.shape()));

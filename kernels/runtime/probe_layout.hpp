@@ -64,6 +64,32 @@ inline probe::Instr wmma_16x16x16(const char* elem, const char* isa) {
   in.radix = 16;
   return in;
 }
+// gfx94x's FNUZ FP8 MFMA (v_mfma_f32_32x32x16_fp8_fp8: e4m3fnuz A and B, 8 bytes a lane).
+inline probe::Instr mfma_32x32x16_fp8() {
+  probe::Instr in{"mfma_32x32x16_fp8", "fa_probe_mfma_32x32x16_fp8", "v_mfma_f32_32x32x16_fp8_fp8 (e4m3fnuz)",
+                  "frag::mfma_32x32x16_{a8,b8}, frag::mfma_32x32x8_c", "amd", "fp8", 32, 32, 16};
+  in.a = {64, 8, [](int l, int i) { return cell(frag::mfma_32x32x16_a8(l, i)); }};
+  in.b = {64, 8, [](int l, int i) { return cell(frag::mfma_32x32x16_b8(l, i)); }};
+  in.c = {64, 16, [](int l, int i) { return cell(frag::mfma_32x32x8_c(l, i)); }};
+  in.radix = 16;
+  return in;
+}
+// gfx12's WMMA: 16-bit inputs 8 slots a lane, 8-bit (OCP e4m3) 8 bytes a lane, no replication.
+inline probe::Instr wmma12_16x16x16(const char* elem, const char* isa) {
+  const bool b8 = std::string(elem) == "fp8";
+  probe::Instr in{std::string("wmma12_16x16x16_") + elem, std::string("fa_probe_wmma12_16x16x16_") + elem, isa,
+                  b8 ? "frag::wmma12_16x16x16_{a8,b8,c}" : "frag::wmma12_16x16x16_{a,b,c}", "amd", elem, 16, 16, 16};
+  if (b8) {
+    in.a = {32, 8, [](int l, int i) { return cell(frag::wmma12_16x16x16_a8(l, i)); }};
+    in.b = {32, 8, [](int l, int i) { return cell(frag::wmma12_16x16x16_b8(l, i)); }};
+  } else {
+    in.a = {32, 8, [](int l, int i) { return cell(frag::wmma12_16x16x16_a(l, i)); }};
+    in.b = {32, 8, [](int l, int i) { return cell(frag::wmma12_16x16x16_b(l, i)); }};
+  }
+  in.c = {32, 8, [](int l, int i) { return cell(frag::wmma12_16x16x16_c(l, i)); }};
+  in.radix = 16;
+  return in;
+}
 }  // namespace probe_detail
 
 // Every instruction probe-layout knows, in the order it runs them.
@@ -75,22 +101,28 @@ inline std::vector<probe::Instr> probe_instructions() {
           wgmma_m64nNk16<128>(),
           mfma_32x32x8("f16", "v_mfma_f32_32x32x8_f16"),
           mfma_32x32x8("bf16", "v_mfma_f32_32x32x8_bf16 (bf16_1k)"),
+          mfma_32x32x16_fp8(),
           wmma_16x16x16("f16", "v_wmma_f32_16x16x16_f16 (wave32)"),
-          wmma_16x16x16("bf16", "v_wmma_f32_16x16x16_bf16 (wave32)")};
+          wmma_16x16x16("bf16", "v_wmma_f32_16x16x16_bf16 (wave32)"),
+          wmma12_16x16x16("f16", "v_wmma_f32_16x16x16_f16 (gfx12, wave32)"),
+          wmma12_16x16x16("bf16", "v_wmma_f32_16x16x16_bf16 (gfx12, wave32)"),
+          wmma12_16x16x16("fp8", "v_wmma_f32_16x16x16_fp8_fp8 (gfx12, wave32, OCP e4m3)")};
 }
 
-// Whether `arch` ("sm_80", "sm_90a", "gfx942:sramecc+:xnack-", "gfx1100") has `in`: mma.sync from
+// Whether `arch` ("sm_80", "sm_90a", "gfx942:sramecc+:xnack-", "gfx1201") has `in`: mma.sync from
 // sm_80, wgmma on sm_90 (the binary must carry sm_90a code: the caller checks has_wgmma_sm90a),
-// MFMA and WMMA by the AMD arch table's rows.
+// MFMA, WMMA and their FP8 forms by the AMD arch table's rows.
 inline bool probe_on_arch(const probe::Instr& in, const std::string& arch) {
+  const auto is = [&](const char* prefix) { return in.name.rfind(prefix, 0) == 0; };
   if (arch.rfind("sm_", 0) == 0) {
     const int sm = std::atoi(arch.c_str() + 3);
-    if (in.name.rfind("mma_", 0) == 0) return sm >= 80;
-    return in.name.rfind("wgmma_", 0) == 0 && sm == 90;
+    return is("mma_") ? sm >= 80 : is("wgmma_") && sm == 90;
   }
   const AmdArchCaps caps = amd_arch_caps(arch.c_str());
-  if (in.name.rfind("mfma_", 0) == 0) return caps.mfma_gfx9;
-  return in.name.rfind("wmma_", 0) == 0 && caps.wmma_gfx11;
+  if (is("mfma_32x32x16_fp8")) return caps.fp8 == MatrixFp8::fnuz;
+  if (is("mfma_")) return caps.mfma_gfx9;
+  if (is("wmma12_")) return caps.wmma_gfx12 && (in.elem != "fp8" || caps.fp8 == MatrixFp8::ocp);
+  return is("wmma_") && caps.wmma_gfx11;
 }
 
 // One launch of in's probe kernel on the current device: the raw dump (probe_plan.hpp), every

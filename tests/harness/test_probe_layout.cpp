@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "harness/fp8.hpp"
 #include "harness/input_error.hpp"
 #include "harness/probe/probe_layout.hpp"
 #include "harness/probe/probe_print.hpp"
@@ -92,7 +93,9 @@ TEST(ProbeLayout, AWrongTableEntryIsTheOnlyDifferenceAndNamesItsSlot) {
   const Plant plants[] = {{"mma_m16n8k16_f16", 'A', 5, 2, "row"}, {"mma_m16n8k16_bf16", 'A', 5, 2, "k"},
                           {"mfma_32x32x8_f16", 'B', 9, 1, "col"}, {"mfma_32x32x8_f16", 'B', 40, 3, "k"},
                           {"wmma_16x16x16_f16", 'C', 20, 3, "cell"}, {"wgmma_m64n64k16_f16", 'B', 0, 77, "k"},
-                          {"wgmma_m64n64k16_f16", 'A', 100, 6, "row"}, {"wgmma_m64n128k16_f16", 'C', 33, 50, "cell"}};
+                          {"wgmma_m64n64k16_f16", 'A', 100, 6, "row"}, {"wgmma_m64n128k16_f16", 'C', 33, 50, "cell"},
+                          {"mfma_32x32x16_fp8", 'A', 40, 7, "k"}, {"wmma12_16x16x16_f16", 'B', 17, 5, "k"},
+                          {"wmma12_16x16x16_fp8", 'A', 30, 0, "k"}, {"wmma12_16x16x16_bf16", 'C', 8, 2, "cell"}};
   for (const Plant& p : plants) {
     SCOPED_TRACE(std::string(p.instr) + " " + p.op + " " + p.field);
     const Instr good = instr(p.instr);
@@ -195,6 +198,15 @@ TEST(ProbeLayout, AWrongSizedDumpIsRefused) {
   }
 }
 
+// The FP8 probes feed 0 .. 16 as e4m3 bytes: each must decode (harness/fp8.hpp) to itself in the
+// format the arch multiplies, OCP (gfx12) and FNUZ (gfx94x).
+TEST(ProbeLayout, ProbeValuesAreExactInBothE4m3Formats) {
+  for (int v = 0; v <= 16; ++v) {
+    EXPECT_EQ(fa::fp8_to_float(fa::probe::probe_e4m3_bits(v, 7), fa::kE4M3), float(v)) << v;
+    EXPECT_EQ(fa::fp8_to_float(fa::probe::probe_e4m3_bits(v, 8), fa::kE4M3Fnuz), float(v)) << v;
+  }
+}
+
 TEST(ProbeLayout, InstructionsBelongToTheArchsThatHaveThem) {
   using fa::gpu::probe_on_arch;
   EXPECT_TRUE(probe_on_arch(instr("mma_m16n8k16_f16"), "sm_80"));
@@ -206,4 +218,11 @@ TEST(ProbeLayout, InstructionsBelongToTheArchsThatHaveThem) {
   EXPECT_FALSE(probe_on_arch(instr("mfma_32x32x8_bf16"), "gfx1100"));
   EXPECT_TRUE(probe_on_arch(instr("wmma_16x16x16_f16"), "gfx1100"));
   EXPECT_FALSE(probe_on_arch(instr("wmma_16x16x16_f16"), "gfx942"));
+  EXPECT_FALSE(probe_on_arch(instr("wmma_16x16x16_f16"), "gfx1201"));
+  EXPECT_TRUE(probe_on_arch(instr("mfma_32x32x16_fp8"), "gfx942"));
+  EXPECT_FALSE(probe_on_arch(instr("mfma_32x32x16_fp8"), "gfx90a"));  // no FP8 MFMA
+  EXPECT_FALSE(probe_on_arch(instr("mfma_32x32x16_fp8"), "gfx950"));  // OCP, not built (arch table)
+  EXPECT_TRUE(probe_on_arch(instr("wmma12_16x16x16_fp8"), "gfx1201"));
+  EXPECT_TRUE(probe_on_arch(instr("wmma12_16x16x16_bf16"), "gfx1200"));
+  EXPECT_FALSE(probe_on_arch(instr("wmma12_16x16x16_f16"), "gfx1100"));
 }
