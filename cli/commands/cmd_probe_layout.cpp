@@ -36,13 +36,6 @@ bool known_arch(const std::string& arch) {
   return gpu::amd_arch_caps(arch.c_str()).name[0] != '\0';
 }
 
-std::vector<probe::Instr> on_arch(const std::string& arch, bool wgmma_code) {
-  std::vector<probe::Instr> out;
-  for (auto& in : gpu::probe_instructions())
-    if (gpu::probe_on_arch(in, arch) && (wgmma_code || in.name.rfind("wgmma_", 0) != 0)) out.push_back(in);
-  return out;
-}
-
 }  // namespace
 
 void add_probe_layout(CLI::App& app, int& status) {
@@ -76,14 +69,14 @@ void add_probe_layout(CLI::App& app, int& status) {
     std::string arch = a->arch;
     if (!a->raw.empty()) {
       if (!arch.empty() && !gpu::probe_on_arch(*chosen, arch))
-        throw InputError(kFlags, "--arch", fmt::format("{} has no {} (it has: {})", arch, chosen->name, names(on_arch(arch, true))));
+        throw InputError(kFlags, "--arch", fmt::format("{} has no {} (it has: {})", arch, chosen->name, names(gpu::probe_instructions_on(arch, true))));
       todo.push_back(*chosen);
     } else {
       const DeviceFacts d = probe_device();
       if (!d.gpu)
         throw InputError(kFlags, "--raw", fmt::format("no GPU to launch on ({}): analyse a dump taken elsewhere with --raw FILE --instr NAME", d.gpu_absent_why));
       arch = d.arch;
-      todo = on_arch(arch, d.has_wgmma_sm90a || d.arch.rfind("sm_", 0) != 0);
+      todo = gpu::probe_instructions_on(arch, d.has_wgmma_sm90a);
       if (chosen) {
         const bool here = std::any_of(todo.begin(), todo.end(), [&](const probe::Instr& in) { return in.name == chosen->name; });
         if (!here) throw InputError(kFlags, "--instr", fmt::format("{} has no {} in this build (it has: {})", arch, chosen->name, names(todo)));

@@ -125,6 +125,15 @@ inline bool probe_on_arch(const probe::Instr& in, const std::string& arch) {
   return is("wmma_") && caps.wmma_gfx11;
 }
 
+// The instructions of `arch`, in probe_instructions' order; wgmma only where the binary carries
+// sm_90a code (DeviceFacts::has_wgmma_sm90a; true for an arch named without a device).
+inline std::vector<probe::Instr> probe_instructions_on(const std::string& arch, bool sm90a_code) {
+  std::vector<probe::Instr> out;
+  for (auto& in : probe_instructions())
+    if (probe_on_arch(in, arch) && (sm90a_code || in.name.rfind("wgmma_", 0) != 0)) out.push_back(in);
+  return out;
+}
+
 // One launch of in's probe kernel on the current device: the raw dump (probe_plan.hpp), every
 // value the kernel did not write NaN. Defined by the family's probe_layout.hip in GPU builds.
 std::vector<float> probe_launch_nvidia(const probe::Instr& in);
