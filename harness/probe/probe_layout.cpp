@@ -116,9 +116,9 @@ class Analysis {
           r_.first_odd = fmt::format("{} in iteration {} at D lane {} register {}", v, it, c / in_.c.slots, c % in_.c.slots);
       }
     if (r_.odd_values)
-      add('C', -1, -1, "value", it_text(), fmt::format("{} (and {} more)", r_.first_odd, r_.odd_values - 1));
+      add('C', -1, -1, "value", fmt::format("0, 1 or 1 + a digit below {}", s_.radix),
+          fmt::format("{} (and {} more)", r_.first_odd, r_.odd_values - 1));
   }
-  std::string it_text() const { return fmt::format("0, 1 or 1 + a digit below {}", s_.radix); }
 
   // Each D register's label: the majority of the table labels of the slots that light it.
   std::vector<int> labels(const Side& x) {
@@ -189,7 +189,10 @@ class Analysis {
     int k = 0, scale = 1;
     for (int dg = 0; dg < s_.digits; ++dg, scale *= s_.radix) {
       std::vector<int> votes;
-      for (int c : x.lit[i]) votes.push_back(int(d_.at(x.k_first_it + dg * x.op.count() + i, c)) - 1);
+      for (int c : x.lit[i]) {
+        const float v = d_.at(x.k_first_it + dg * x.op.count() + i, c);  // odd ones: check_values names them
+        votes.push_back(std::isfinite(v) && std::fabs(v) <= float(s_.radix + 1) ? int(v) - 1 : kSplit);
+      }
       const int v = majority(votes);
       if (v < 0 || v >= s_.radix) return v == kNone ? kNone : kSplit;
       k += v * scale;

@@ -80,6 +80,8 @@ TEST(CmdProbeLayout, UsageErrorsExitTwoNamingTheFlag) {
       {"--instr mfma_32x32x8_f16 --raw " + raw, "'--raw': 393216 bytes; a raw dump of mfma_32x32x8_f16 is 1048576"},
       {"--instr mma_m16n8k16_f16 --raw " + raw + " --json " + raw, "'--json'"},
       {"--instr mma_m16n8k16_f16 --raw " + raw + " --save-raw /dev/null", "'--save-raw': goes with --instr and a launch"},
+      {"--instr mma_m16n8k16_f16 --raw " + dir.path, "'--raw': not a regular file"},
+      {"--instr '' --raw " + raw, "--instr: an empty value is not allowed"},
   };
   for (const Case& c : cases) {
     const auto r = run_cli("probe-layout " + c.args);
