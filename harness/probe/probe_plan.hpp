@@ -26,31 +26,45 @@ struct ProbeShape {
 FA_HD constexpr int probe_iterations(ProbeShape s) { return (s.a_slots + s.b_slots) * (1 + s.digits); }
 FA_HD constexpr long long probe_floats(ProbeShape s) { return (long long)probe_iterations(s) * s.c_slots; }
 
-FA_HD constexpr int probe_digit(int k, int d, int radix) {
-  for (; d > 0; --d) k /= radix;
+// Digit d (< digits) of k, base radix; a loop bounded by the shape's constant digit count, so a
+// one-digit probe is k % radix with no branch in the kernels.
+FA_HD constexpr int probe_digit(int k, int d, int radix, int digits) {
+  for (int j = 0; j + 1 < digits; ++j) k = j < d ? k / radix : k;
   return k % radix;
 }
 
-// The value slot `slot` of A (is_b false) or B holds in iteration `it`; `k` is that slot's k in the
-// table under test. Small integers, exact in every input type probed (8-bit forms use radix 16).
-FA_HD constexpr float probe_input(ProbeShape s, bool is_b, int it, int slot, int k) {
+// One iteration's inputs, found once (the kernels' loop body then spends a few operations a slot):
+// each operand is one-hot at slot `hot` (value 1), or else every slot is 1 (digit -1) or 1 + digit
+// `digit` of its table k.
+struct ProbeStep {
+  int a_hot, b_hot, a_digit, b_digit;
+};
+FA_HD constexpr ProbeStep probe_step(ProbeShape s, int it) {
   const int na = s.a_slots, nb = s.b_slots;
-  if (it < na) return is_b ? 1.f : float(slot == it);
+  if (it < na) return {it, -1, -1, -1};
   it -= na;
-  if (it < nb) return is_b ? float(slot == it) : 1.f;
+  if (it < nb) return {-1, it, -1, -1};
   it -= nb;
-  if (it < s.digits * na) return is_b ? float(1 + probe_digit(k, it / na, s.radix)) : float(slot == it % na);
+  if (it < s.digits * na) return {it % na, -1, -1, it / na};
   it -= s.digits * na;
-  return is_b ? float(slot == it % nb) : float(1 + probe_digit(k, it / nb, s.radix));
+  return {-1, it % nb, it / nb, -1};
+}
+// The value slot `slot` of A (is_b false) or B holds in that step; `k` is the slot's k in the table
+// under test. Small integers, exact in every input type probed (8-bit forms use radix 16).
+FA_HD constexpr float probe_value(ProbeShape s, ProbeStep st, bool is_b, int slot, int k) {
+  const int hot = is_b ? st.b_hot : st.a_hot, digit = is_b ? st.b_digit : st.a_digit;
+  if (hot >= 0) return float(slot == hot);
+  return digit < 0 ? 1.f : float(1 + probe_digit(k, digit, s.radix, s.digits));
+}
+FA_HD constexpr float probe_input(ProbeShape s, bool is_b, int it, int slot, int k) {
+  return probe_value(s, probe_step(s, it), is_b, slot, k);
 }
 
 // A value probe_input writes (0 .. 16) as e4m3 bits with exponent bias 7 (OCP) or 8 (FNUZ): v >= 1
-// is 2^e (1 + m / 8) exactly, e = floor(log2 v), m its 3 bits below the leading one.
+// is 2^e (1 + m / 8) exactly, e = floor(log2 v), m its 3 bits below the leading one. Branch-free.
 FA_HD constexpr unsigned char probe_e4m3_bits(int v, int bias) {
-  if (v <= 0) return 0;
-  int e = 0;
-  while ((v >> (e + 1)) != 0) ++e;
-  return static_cast<unsigned char>(((e + bias) << 3) | (((v << 3) >> e) & 7));
+  const int e = (v >= 2) + (v >= 4) + (v >= 8) + (v >= 16);
+  return v <= 0 ? 0 : static_cast<unsigned char>(((e + bias) << 3) | (((v << 3) >> e) & 7));
 }
 
 }  // namespace fa::probe

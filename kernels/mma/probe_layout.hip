@@ -20,11 +20,12 @@ __device__ inline void probe_mma_m16n8k16(float* out) {
   constexpr probe::ProbeShape s{32 * 8, 32 * 4, 32 * 4, 16, 1};
   const int lane = threadIdx.x;
   for (int it = 0; it < probe::probe_iterations(s); ++it) {
+    const probe::ProbeStep st = probe::probe_step(s, it);
     float av[8], bv[4];
 #pragma unroll
-    for (int i = 0; i < 8; ++i) av[i] = probe::probe_input(s, false, it, lane * 8 + i, frag::mma_m16n8k16_a(lane, i).col);
+    for (int i = 0; i < 8; ++i) av[i] = probe::probe_value(s, st, false, lane * 8 + i, frag::mma_m16n8k16_a(lane, i).col);
 #pragma unroll
-    for (int i = 0; i < 4; ++i) bv[i] = probe::probe_input(s, true, it, lane * 4 + i, frag::mma_m16n8k16_b(lane, i).row);
+    for (int i = 0; i < 4; ++i) bv[i] = probe::probe_value(s, st, true, lane * 4 + i, frag::mma_m16n8k16_b(lane, i).row);
     const uint32_t a[4] = {pack2<T>(av[0], av[1]), pack2<T>(av[2], av[3]), pack2<T>(av[4], av[5]), pack2<T>(av[6], av[7])};
     float d[4] = {0.f, 0.f, 0.f, 0.f};
     mma16816<T>(d, a, pack2<T>(bv[0], bv[1]), pack2<T>(bv[2], bv[3]));
@@ -45,15 +46,16 @@ __device__ inline void probe_wgmma_m64nNk16(float* out) {
   constexpr frag::DescStrides vd = frag::wgmma_sw128_mnmajor(16);
   const int t = threadIdx.x;
   for (int it = 0; it < probe::probe_iterations(s); ++it) {
+    const probe::ProbeStep st = probe::probe_step(s, it);
     for (int idx = t; idx < 16 * N; idx += 128) {
       const int k = idx / N, n = idx % N, e = frag::wgmma_sw128_offset(k, n, 16) / 2;
-      tile[e] = F16::store(probe::probe_input(s, true, it, e, k));
+      tile[e] = F16::store(probe::probe_value(s, st, true, e, k));
     }
     wg::fence_smem_for_async();
     __syncthreads();
     float av[8];
 #pragma unroll
-    for (int i = 0; i < 8; ++i) av[i] = probe::probe_input(s, false, it, t * 8 + i, frag::wgmma_m64nNk16_a(t, i).col);
+    for (int i = 0; i < 8; ++i) av[i] = probe::probe_value(s, st, false, t * 8 + i, frag::wgmma_m64nNk16_a(t, i).col);
     const uint32_t a[4] = {pack2<F16>(av[0], av[1]), pack2<F16>(av[2], av[3]), pack2<F16>(av[4], av[5]),
                            pack2<F16>(av[6], av[7])};
     float d[N / 2];

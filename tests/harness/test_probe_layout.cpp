@@ -198,6 +198,28 @@ TEST(ProbeLayout, AWrongSizedDumpIsRefused) {
   }
 }
 
+// The plan's order, as docs/probe-layout.md gives the raw dump's: R (A one-hot), C (B one-hot), then
+// KA and KB digit by digit, each operand otherwise all 1 or 1 + a digit of its k.
+TEST(ProbeLayout, ThePlanRunsRThenCThenKaThenKbDigitByDigit) {
+  using fa::probe::probe_input;
+  constexpr fa::probe::ProbeShape s{6, 4, 3, 4, 2};  // k < 16 in two base-4 digits
+  EXPECT_EQ(fa::probe::probe_iterations(s), (6 + 4) * 3);
+  EXPECT_EQ(fa::probe::probe_floats(s), 30 * 3);
+  const int k = 13;  // digits 1, 3 (low first)
+  EXPECT_EQ(probe_input(s, false, 2, 2, k), 1.f);  // R: A slot 2 hot
+  EXPECT_EQ(probe_input(s, false, 2, 3, k), 0.f);
+  EXPECT_EQ(probe_input(s, true, 2, 0, k), 1.f);
+  EXPECT_EQ(probe_input(s, true, 6 + 3, 3, k), 1.f);  // C: B slot 3 hot, A all 1
+  EXPECT_EQ(probe_input(s, true, 6 + 3, 2, k), 0.f);
+  EXPECT_EQ(probe_input(s, false, 6 + 3, 5, k), 1.f);
+  EXPECT_EQ(probe_input(s, false, 10 + 4, 4, k), 1.f);  // KA digit 0: A slot 4 hot, B = 1 + 1
+  EXPECT_EQ(probe_input(s, true, 10 + 4, 0, k), 2.f);
+  EXPECT_EQ(probe_input(s, true, 10 + 6 + 4, 0, k), 4.f);  // KA digit 1: B = 1 + 3
+  EXPECT_EQ(probe_input(s, true, 22 + 1, 1, k), 1.f);      // KB digit 0: B slot 1 hot, A = 1 + 1
+  EXPECT_EQ(probe_input(s, false, 22 + 1, 0, k), 2.f);
+  EXPECT_EQ(probe_input(s, false, 22 + 4 + 1, 0, k), 4.f);  // KB digit 1: A = 1 + 3
+}
+
 // The FP8 probes feed 0 .. 16 as e4m3 bytes: each must decode (harness/fp8.hpp) to itself in the
 // format the arch multiplies, OCP (gfx12) and FNUZ (gfx94x).
 TEST(ProbeLayout, ProbeValuesAreExactInBothE4m3Formats) {
