@@ -19,6 +19,7 @@ void add_merge(CLI::App& app, int& status);
 void add_fit(CLI::App& app, int& status);
 void add_table(CLI::App& app, int& status);
 void add_check(CLI::App& app, int& status);
+void add_probe_layout(CLI::App& app, int& status);
 
 // --plugin FILE (repeatable) on a subcommand (paths/plugin_paths.hpp).
 void add_plugin_option(CLI::App& cmd, std::vector<std::string>& files);

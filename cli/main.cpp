@@ -6,6 +6,7 @@
 //   fa-bench table fa.csv torch.csv   (one compact table over results files)
 //   fa-bench sweep F --plugin ./libmine.so ; fa-bench check SAVED_DIR --path mine   (kernels from outside)
 //   fa-bench sweep F --shard 0/4 -o part0.csv ... ; fa-bench merge part*.csv -o all.csv --expect F --shards 4
+//   fa-bench probe-layout [--instr mfma_32x32x8_f16 --raw dump.f32 --arch gfx942]   (matrix-instruction layouts)
 // Exit status: 0 all pass, 1 any fail/error, 2 usage, input or output error (file named),
 // 130/143 stopped by SIGINT/SIGTERM.
 #include <fmt/format.h>
@@ -90,6 +91,7 @@ int main(int argc, char** argv) {
   fa::cli::add_fit(app, status);
   fa::cli::add_table(app, status);
   fa::cli::add_check(app, status);
+  fa::cli::add_probe_layout(app, status);
   app.parse_complete_callback([&] {
     spdlog::set_level(quiet ? spdlog::level::warn : verbose >= 2 ? spdlog::level::trace
                                                 : verbose == 1   ? spdlog::level::debug
