@@ -228,6 +228,9 @@ __device__ inline void mfma_body(const AttnArgs& a) {
 // through the serving view (pages), softcap/ALiBi (mc::block_scores). The dense instance is the
 // kernel as it was (152 / 232 / 397 VGPRs, gfx942 clang-19 as above); SERVE takes 160 / 240 / 402,
 // no scratch. FP8 instances exist for archs whose MFMA multiplies FNUZ (gfx94x); elsewhere they trap.
+// With FP8 (one body for both; 2026-11-28, emulator build): fp16 152 / 236 / 397 (SERVE 164 / 244 /
+// 402), bf16 152 / 232 / 394, FP8 144 / 216 / 360 (SERVE 152 / 224 / 368), no scratch; SGPR spills
+// to VGPR lanes grew (0 -> 13-36 at DMAX 128, 4-12 -> 56-68 at 256): untimed, as the kernel is.
 template <typename T, int DMAX, bool SERVE>
 __global__ void __launch_bounds__(kWaves * kWave) mfma_fwd(AttnArgs a) {
   if constexpr (T::kFp8 && !FA_HAS_MFMA_FP8_FNUZ) {

@@ -143,6 +143,8 @@ __device__ inline Operand<T> p_operand(const f32x8& s, int lane) {
 // SERVE: the instance for problems with serving fields (AttnArgs.serving set), as mma's: keys
 // through the serving view (pages), softcap/ALiBi (mc::block_scores). The dense instance is the
 // kernel as it was (158 / 222 / 224 VGPRs, fp16, as above); SERVE takes 6 more, no scratch.
+// gfx1201 (2026-11-28, same build): fp16 131 / 179 / 213, bf16 118 / 166 / 199, FP8 108 / 148 /
+// 198, SERVE 5 more, no scratch (no replicated operands: half the Q^T registers of gfx11).
 template <typename T, int DMAX, bool SERVE>
 __device__ inline void wmma_body(const AttnArgs& a) {
 #if FA_HAS_WMMA_GFX11 || FA_HAS_WMMA_GFX12
