@@ -63,7 +63,7 @@ __device__ inline void load_kv_tile(const AttnArgs& a, const Rows& rows, int64_t
 // fp8_p), as the paths declare (PathRow::fp8_p) and the reference rounds.
 template <typename T>
 __device__ inline uint32_t p_elem(float p) {
-  if constexpr (T::kFp8) return fp8_e4m3_from_unit(p, fp8_format(T::kKind).nan == Fp8Nan::neg_zero ? 8 : 7);
+  if constexpr (T::kFp8) return fp8_e4m3_from_unit(p, (fp8_format(T::kKind).nan == Fp8Nan::neg_zero ? kE4M3Fnuz : kE4M3).bias);
   else return T::store(p);
 }
 
