@@ -108,6 +108,14 @@ void add_common_options(CLI::App& cmd, CommonOptions& o) {
       ->capture_default_str();
   cmd.add_option("--max-samples", o.max_samples, "Samples per record at most")->check(whole_in(1, kMaxSamples))->capture_default_str();
   cmd.add_option("--warmup", o.warmup, "Untimed runs before sampling")->check(whole_in(0, kMaxSamples))->capture_default_str();
+  cmd.add_option("--throttle-policy", o.throttle_policy,
+                 "A record whose samples ran under a power, thermal or other clock-event reason: warn (note and "
+                 "table mark), retry (wait for the clock, time again, twice at most) or fail (an error record)")
+      ->check(CLI::IsMember({"warn", "retry", "fail"}))
+      ->capture_default_str();
+  cmd.add_option("--throttle-wait", o.throttle_wait, "Seconds --throttle-policy retry waits for the clock, each retry")
+      ->check(finite_in(0, 3600))
+      ->capture_default_str();
   cmd.add_flag("--no-timing", o.no_timing, "Validate only");
   cmd.add_option("-o,--csv", o.csv, "Results CSV (rows flushed as they finish)")->check(non_empty())->capture_default_str();
   cmd.add_option("--json", o.json, "Also write JSON Lines (a meta line, then one object per record)")->check(non_empty());

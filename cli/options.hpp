@@ -20,6 +20,8 @@ struct CommonOptions {
   double time_cap = 0.5, spread = 0.005, time_limit = 1.0;
   int min_samples = 10, max_samples = 1000, warmup = 1;
   bool no_timing = false, resume = false, no_table = false, isolate = false;
+  std::string throttle_policy = "warn";  // warn | retry | fail (harness/run/timed_run.hpp)
+  double throttle_wait = 10;
   double row_timeout = 0;
   std::string heuristic, heuristic_file;  // G=auto's rule (empty: model where a parameter file exists, else fa2)
   int repeat_check = 0;

@@ -255,6 +255,10 @@ Setup set_up(const Sweep& sweep, const CommonOptions& o) {
   ro.timing = {o.warmup, o.min_samples, o.max_samples, o.spread, o.time_cap,
                o.timing == "hot" ? TimingMode::hot : TimingMode::cold, o.time_limit};
   ro.time_paths = !o.no_timing;
+  ro.throttle.policy = o.throttle_policy == "retry" ? ThrottlePolicy::retry
+                       : o.throttle_policy == "fail" ? ThrottlePolicy::fail
+                                                     : ThrottlePolicy::warn;
+  ro.throttle.wait_s = o.throttle_wait;
   ro.thresholds = sweep.thresholds;
   if (o.max_err >= 0) ro.thresholds.max_err = o.max_err;
   if (o.min_cosine >= 0) ro.thresholds.cosine = o.min_cosine;

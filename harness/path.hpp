@@ -37,6 +37,11 @@ struct DeviceFacts {
   size_t llc_bytes = 0;
   int sm_clock_mhz = 0, mem_clock_mhz = 0;  // as the runtime reports them (NVIDIA: the max boost clock)
   int mem_bus_bits = 0;                     // DRAM interface width, for the bandwidth peak
+  // Where the device sits on PCI: how NVML and AMD SMI find the device the runtime calls 0
+  // (harness/run/clock_source.hpp); -1s when there is no GPU.
+  struct Pci {
+    int domain = -1, bus = -1, device = -1;
+  } pci;
   int cpu_threads = 1;
 };
 

@@ -109,6 +109,15 @@ std::vector<std::pair<std::string, std::string>> fields(const Record& r, const R
   tf("stopped_by", [](const TimingStats& x) { return x.stopped_by; });
   tf("batch", [](const TimingStats& x) { return std::to_string(x.batch); });
   tf("timing_note", [](const TimingStats& x) { return x.note; });
+  const ClockStats* c = t && t->clocks ? &*t->clocks : nullptr;
+  auto cf = [&](const char* name, auto get) { f.emplace_back(name, c ? get(*c) : std::string()); };
+  cf("clock_mhz_min", [](const ClockStats& x) { return num(x.mhz_min); });
+  cf("clock_mhz_median", [](const ClockStats& x) { return num(x.mhz_median); });
+  cf("power_w_max", [](const ClockStats& x) { return x.power_w_max >= 0 ? num(x.power_w_max) : std::string(); });
+  cf("throttled_samples", [](const ClockStats& x) { return std::to_string(x.throttled_samples); });
+  cf("throttle_reasons", [](const ClockStats& x) { return x.throttle_reasons; });
+  cf("cycles_median", [](const ClockStats& x) { return num(x.cycles_median); });
+  cf("clock_source", [](const ClockStats& x) { return x.source; });
   f.emplace_back("tflops", t ? num(r.tflops) : "");
   f.emplace_back("gbps", t ? num(r.gbps) : "");
   f.emplace_back("pct_peak", r.roof ? num(r.roof->pct_peak) : "");

@@ -19,8 +19,9 @@ namespace fa {
 
 // 2: bias_ulp, bias_bound, repeat_*; 3: batch, timing_note, pct_peak, bound, clocks, shard, device_index;
 // 4: split_rule, units, tile_m, tile_n, resident; 5: timed_check; 6: plugin, plugin_version;
-// 7: seqlens_q, seqlens_k, page_size, window, alibi, softcap; 8: tile_heads; 9: flush_bytes.
-constexpr int kSchemaVersion = 9;
+// 7: seqlens_q, seqlens_k, page_size, window, alibi, softcap; 8: tile_heads; 9: flush_bytes;
+// 10: clock_mhz_min, clock_mhz_median, power_w_max, throttled_samples, throttle_reasons, cycles_median, clock_source.
+constexpr int kSchemaVersion = 10;
 
 enum class Status { pass, fail, skip, invalid, error, oom };
 const char* status_name(Status s);

@@ -154,6 +154,18 @@ Record parse_record(const Row& row) {
     t.mode = row.text("timing_mode");
     r.flush_bytes = size_t(row.integer_or_zero("flush_bytes"));  // schema < 9 has no column: not known
     t.stopped_by = row.text("stopped_by");
+    t.note = row.text("timing_note");
+    if (!row.empty("clock_mhz_median")) {  // schema < 10, and records no clock reader saw, have none
+      ClockStats c;
+      c.mhz_median = row.real("clock_mhz_median");
+      c.mhz_min = row.empty("clock_mhz_min") ? c.mhz_median : row.real("clock_mhz_min");
+      c.power_w_max = row.empty("power_w_max") ? -1 : row.real("power_w_max");
+      c.throttled_samples = int(count_cell(row, "throttled_samples"));
+      c.throttle_reasons = row.text("throttle_reasons");
+      c.cycles_median = row.real_or_zero("cycles_median");
+      c.source = row.text("clock_source");
+      t.clocks = c;
+    }
     r.timing = t;
     r.tflops = row.real_or_zero("tflops");
     r.gbps = row.real_or_zero("gbps");

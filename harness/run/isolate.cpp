@@ -88,6 +88,13 @@ void visit_timing(IO& io, T& t) {
   io("batch", t.batch), io("note", t.note);
 }
 
+template <class IO, class C>
+void visit_clocks(IO& io, C& c) {
+  io("mhz_min", c.mhz_min), io("mhz_median", c.mhz_median), io("power_w_max", c.power_w_max);
+  io("cycles_median", c.cycles_median), io("throttled_samples", c.throttled_samples);
+  io("throttle_reasons", c.throttle_reasons), io("source", c.source), io("readings", c.readings);
+}
+
 template <class IO, class R>
 void visit_outcome(IO& io, R& r) {
   io("ran_path", r.ran_path), io("g_used", r.g_used), io("status", r.status), io("reason", r.reason);
@@ -103,6 +110,8 @@ void visit_options(IO& io, O& o) {
   io("time_limit_s", o.timing.time_limit_s), io("check_timed", o.check_timed);
   io("planted_slowdown", o.timing.planted_slowdown), io("time_paths", o.time_paths), io("check_rows", o.check_rows);
   io("repeat_check", o.repeat_check), io("load_tensors", o.load_tensors), io("save_tensors", o.save_tensors);
+  io("throttle_policy", o.throttle.policy), io("throttle_retries", o.throttle.retries);
+  io("throttle_wait_s", o.throttle.wait_s);
 }
 
 std::string self_exe() {
@@ -167,6 +176,11 @@ std::string encode_outcome(const Record& r) {
   if (r.timing) {
     JsonOut t;
     visit_timing(t, *r.timing);
+    if (r.timing->clocks) {
+      JsonOut c;
+      visit_clocks(c, *r.timing->clocks);
+      t.j["clocks"] = c.j;
+    }
     out.j["timing"] = t.j;
   }
   if (r.roof) {
@@ -188,6 +202,10 @@ void decode_outcome(const std::string& text, Record& r) {
   if (j.contains("timing")) {
     JsonIn t{j["timing"]};
     visit_timing(t, r.timing.emplace());
+    if (j["timing"].contains("clocks")) {
+      JsonIn c{j["timing"]["clocks"]};
+      visit_clocks(c, r.timing->clocks.emplace());
+    }
   }
   if (j.contains("roof")) {
     JsonIn roof{j["roof"]};

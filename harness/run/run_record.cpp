@@ -14,6 +14,7 @@
 #include "harness/check/row_sample.hpp"
 #include "harness/check/tolerance.hpp"
 #include "harness/device_model.hpp"
+#include "harness/run/clock_source.hpp"
 #include "harness/run/input_watch.hpp"
 #include "harness/run/repeat_check.hpp"
 #include "harness/run/timed_run.hpp"
@@ -112,7 +113,9 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
     }
     if (opt.keep_outputs) opt.keep_outputs(r, *data.inputs, out);
     if (opt.time_paths) {
-      r.timing = time_execution(*exec, opt.timing, opt.check_timed);
+      TimingPolicy timing = opt.timing;
+      if (pr.kind == "gpu" && ctx.device.gpu) timing.clocks = clock_source_for(ctx.device);
+      r.timing = time_execution(*exec, timing, opt.check_timed, opt.throttle);
       const double s = r.timing->median_ms * 1e-3;
       r.tflops = s > 0 ? p.flops() / s / 1e12 : 0;
       r.gbps = s > 0 ? p.bytes() / s / 1e9 : 0;
@@ -140,6 +143,12 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
         } else if (!last.fault.empty()) {
           r.status = Status::fail;
           r.reason = last.fault + " (in a timed launch)";
+        }
+      }
+      if (opt.throttle.policy == ThrottlePolicy::fail && r.status == Status::pass) {
+        if (const std::string t = throttle_note(*r.timing); !t.empty()) {
+          r.status = Status::error;
+          r.reason = t + " under --throttle-policy fail";
         }
       }
     }

@@ -13,6 +13,7 @@
 #include "harness/reference_result.hpp"
 #include "harness/registry.hpp"
 #include "harness/results/results.hpp"
+#include "harness/run/timed_run.hpp"
 #include "harness/split/split_rules.hpp"
 #include "harness/thresholds.hpp"
 
@@ -20,7 +21,8 @@ namespace fa {
 
 struct RunOptions {
   std::vector<std::string> paths;  // already resolved: CLI, else the sweep file's, else all available
-  TimingPolicy timing;
+  TimingPolicy timing;             // its ClockSource is set per record (GPU paths, harness/run/clock_source.hpp)
+  ThrottleOptions throttle;        // --throttle-policy
   bool time_paths = true;          // false: validate only
   Thresholds thresholds;           // fixed rule when any is set
   int64_t check_rows = 0;          // > 0: validate this many sampled rows; 0: as the CPU budget allows

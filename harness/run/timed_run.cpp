@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <thread>
 #include <vector>
 
 namespace fa {
@@ -59,6 +60,51 @@ TimingStats time_execution(Execution& exec, const TimingPolicy& policy, bool poi
   TimingStats st = measure_time(rest, sample);
   st.batch = n;
   if (!planted.empty()) st.note = st.note.empty() ? planted : planted + "; " + st.note;
+  return st;
+}
+
+std::string throttle_note(const TimingStats& t) {
+  if (!t.clocks || t.clocks->throttled_samples == 0) return {};
+  return fmt::format("throttled: {} of {} samples ({})", t.clocks->throttled_samples, t.samples,
+                     t.clocks->throttle_reasons);
+}
+
+namespace {
+
+// Polls until `need` readings in a row show no throttle reason, or `limit_s` passes; the seconds waited.
+double wait_unthrottled(ClockSource& src, double limit_s) {
+  constexpr int need = 3;
+  constexpr auto step = std::chrono::milliseconds(50);
+  const auto t0 = std::chrono::steady_clock::now();
+  int clear = 0;
+  double waited = 0;
+  while (clear < need && waited < limit_s) {
+    const std::optional<ClockReading> r = src.read();
+    clear = r && r->reasons == 0 ? clear + 1 : 0;
+    if (clear < need) std::this_thread::sleep_for(step);
+    waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  return waited;
+}
+
+}  // namespace
+
+TimingStats time_execution(Execution& exec, const TimingPolicy& policy, bool poison_each_sample,
+                           const ThrottleOptions& throttle) {
+  TimingStats st = time_execution(exec, policy, poison_each_sample);
+  int tries = 0;
+  double waited = 0;
+  while (throttle.policy == ThrottlePolicy::retry && policy.clocks && tries < throttle.retries &&
+         !throttle_note(st).empty()) {
+    waited += wait_unthrottled(*policy.clocks, throttle.wait_s);
+    st = time_execution(exec, policy, poison_each_sample);
+    ++tries;
+  }
+  std::string note = throttle_note(st);
+  if (tries > 0)
+    note = fmt::format("{}retimed {} time{} after waiting {:.1f} s for the clock", note.empty() ? "" : note + "; ",
+                       tries, tries == 1 ? "" : "s", waited);
+  if (!note.empty()) st.note = st.note.empty() ? note : st.note + "; " + note;
   return st;
 }
 

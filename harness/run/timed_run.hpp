@@ -26,4 +26,20 @@ int batch_size_for(double probe_ms);
 
 TimingStats time_execution(Execution& exec, const TimingPolicy& policy, bool poison_each_sample = false);
 
+// --throttle-policy: what a record whose samples ran throttled (ClockStats::throttled_samples > 0)
+// gets. warn: a note and the table's mark; retry: up to `retries` times, wait (at most wait_s) for
+// the device to read unthrottled, then time again (the last attempt is kept); fail: the record is
+// an error naming the reasons (run_record), so a resumed sweep times it again.
+enum class ThrottlePolicy { warn, retry, fail };
+struct ThrottleOptions {
+  ThrottlePolicy policy = ThrottlePolicy::warn;
+  int retries = 2;
+  double wait_s = 10;
+};
+// "throttled: 12 of 40 samples (sw_power_cap)"; empty when no sample was.
+std::string throttle_note(const TimingStats& t);
+// time_execution under the policy's retries; the note says how many were taken and what was waited.
+TimingStats time_execution(Execution& exec, const TimingPolicy& policy, bool poison_each_sample,
+                           const ThrottleOptions& throttle);
+
 }  // namespace fa

@@ -47,6 +47,7 @@ DeviceFacts query_device() {
   f.sm_clock_mhz = pr.clockRate / 1000;
   f.mem_clock_mhz = pr.memoryClockRate / 1000;
   f.mem_bus_bits = pr.memoryBusWidth;  // in hipDeviceProp_t since ROCm 1.x (HIP 5.2 and 7.x alike)
+  f.pci = {pr.pciDomainID, pr.pciBusID, pr.pciDeviceID};
   // No HIP release reports the MALL: gcnArchName and the CU count pick its row.
   f.llc_bytes = llc_table_bytes(f.arch, f.units);
   f.runtime = fmt::format("HIP {}", rt);
@@ -67,6 +68,7 @@ DeviceFacts query_device() {
   f.wave_size = pr.warpSize;
   f.memory_bytes = pr.totalGlobalMem;
   f.l2_bytes = size_t(pr.l2CacheSize);
+  f.pci = {pr.pciDomainID, pr.pciBusID, pr.pciDeviceID};
   int clk = 0, mclk = 0, bus = 0;
   if (cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0) == cudaSuccess) f.sm_clock_mhz = clk / 1000;
   if (cudaDeviceGetAttribute(&mclk, cudaDevAttrMemoryClockRate, 0) == cudaSuccess) f.mem_clock_mhz = mclk / 1000;

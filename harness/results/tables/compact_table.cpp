@@ -22,7 +22,8 @@ std::string column_of(const Record& r) { return r.g_req.str() == "0" ? r.path : 
 
 std::string cell(const Record& r, bool memory) {
   if (!r.timing) return status_name(r.status);
-  const std::string v = sig3(memory ? r.gbps : r.tflops);
+  const bool throttled = r.timing->clocks && r.timing->clocks->throttled_samples > 0;
+  const std::string v = sig3(memory ? r.gbps : r.tflops) + (throttled ? kThrottledMark : "");
   return r.status == Status::pass ? v : v + " (" + status_name(r.status) + ")";
 }
 
@@ -61,11 +62,18 @@ void print_compact_table(std::ostream& os, const std::vector<Record>& records) {
   os << "\n|---|---|";
   for (size_t i = 0; i < g.columns.size(); ++i) os << "---|";
   os << "\n";
+  bool marked = false;
   for (const auto& row : g.rows) {
     os << fmt::format("| {} | {} |", row.problem, row.unit);
-    for (const auto& c : row.cells) os << " " << c << " |";
+    for (const auto& c : row.cells) {
+      os << " " << c << " |";
+      marked |= c.find(kThrottledMark) != std::string::npos;
+    }
     os << "\n";
   }
+  if (marked)
+    os << "\n" << kThrottledMark << " throttled: some samples ran under a power, thermal or other clock-event reason "
+       << "(the record's throttled_samples and throttle_reasons)\n";
 }
 
 void write_compact_csv(std::ostream& os, const CompactGrid& g) {

@@ -1,7 +1,9 @@
 // The compact table: one row per problem, one column per (path, G) (G shown where it is not 0),
 // each cell the path's throughput to 3 significant digits: TFLOP/s, or GB/s on rows that are
 // memory-bound (the roofline says so where the arch has a peak, else S == 1). Cells without a
-// time show the status (skip, fail, error, ...); a failed result keeps its number, marked.
+// time show the status (skip, fail, error, ...); a failed result keeps its number, marked. A number
+// whose samples ran throttled (ClockStats::throttled_samples) carries kThrottledMark, and the
+// markdown table then ends with the mark's legend.
 // Printed as markdown (after a sweep, and by `fa-bench table`) or as CSV (`table --csv`).
 #pragma once
 #include <ostream>
@@ -11,6 +13,8 @@
 #include "harness/results/results.hpp"
 
 namespace fa {
+
+inline constexpr const char* kThrottledMark = "*";
 
 struct CompactGrid {
   struct Row {
