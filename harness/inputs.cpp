@@ -75,7 +75,9 @@ HostInputs make_inputs(const Problem& p) {
 
 TypedBuffer to_typed(DType t, const std::vector<float>& values) {
   TypedBuffer b(t, int64_t(values.size()));
-  for (size_t i = 0; i < values.size(); ++i) b.set(int64_t(i), values[i]);
+  const int64_t n = int64_t(values.size());
+#pragma omp parallel for schedule(static)  // GBs of K and V on long-context rows
+  for (int64_t i = 0; i < n; ++i) b.set(i, values[size_t(i)]);
   return b;
 }
 

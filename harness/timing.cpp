@@ -168,6 +168,7 @@ TimingStats measure_time(const TimingPolicy& policy, const std::function<double(
   st.min_ms = xs.front();
   st.max_ms = xs.back();
   st.mean_ms = sum / double(n);
+  st.total_ms = sum;
   st.mode = timing_mode_name(policy.mode);
   if (st.spread > policy.target_spread)
     st.note = fmt::format("noisy: spread {:.1f}% > {:.1f}% after {} samples ({})", 100 * st.spread,

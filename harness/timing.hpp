@@ -92,6 +92,7 @@ struct TimingStats {
   double median_ms = 0, min_ms = 0, max_ms = 0, mean_ms = 0, spread = 0;
   int samples = 0;
   int batch = 1;  // launches per sample; each sample is the batch's time divided by it
+  double total_ms = 0;  // every timed launch's time added up (retries included): the log's harness share
   std::string mode, stopped_by;  // stopped_by: spread | cap | max-samples | time-limit
   std::string note;              // "noisy: spread 3.1% > 0.5% after 10 samples (cap)"; empty when quiet
   std::optional<ClockStats> clocks;  // with a ClockSource that answered

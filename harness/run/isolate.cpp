@@ -85,7 +85,7 @@ template <class IO, class T>
 void visit_timing(IO& io, T& t) {
   io("median_ms", t.median_ms), io("min_ms", t.min_ms), io("max_ms", t.max_ms), io("mean_ms", t.mean_ms);
   io("spread", t.spread), io("samples", t.samples), io("mode", t.mode), io("stopped_by", t.stopped_by);
-  io("batch", t.batch), io("note", t.note);
+  io("batch", t.batch), io("note", t.note), io("total_ms", t.total_ms);
 }
 
 template <class IO, class C>

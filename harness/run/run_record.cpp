@@ -60,19 +60,30 @@ void add_fault(RunOutputs& out, const std::string& fault) {
   if (!fault.empty()) out.fault = fault + (out.fault.empty() ? "" : "; " + out.fault);
 }
 
+// The host inputs' check; a change marks them to be made again for the row's next record.
+std::string check_inputs(const InputWatch& w, bool& written) {
+  std::string fault = w.check();
+  written |= !fault.empty();
+  return fault;
+}
+
 }  // namespace
 
 void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, const GateContext& ctx, RowData& data) {
   const Problem& p = r.problem;
   const std::string& path = r.path;
+  bool written = false;
   try {
-    if (!data.inputs) data.inputs = std::make_unique<HostInputs>(opt.inputs ? opt.inputs(p) : make_inputs(p));
-    const InputWatch inputs = watch_host_inputs(p, *data.inputs, opt);
+    if (!data.inputs) {
+      data.inputs = std::make_unique<HostInputs>(opt.inputs ? opt.inputs(p) : make_inputs(p));
+      data.watch = std::make_unique<InputWatch>(watch_host_inputs(p, *data.inputs, opt));
+    }
+    const InputWatch& inputs = *data.watch;
     auto exec = pr.prepare(p, *data.inputs, G, ctx);
     exec->poison();
     exec->run();
     RunOutputs out = exec->read_back();
-    add_fault(out, inputs.check());
+    add_fault(out, check_inputs(inputs, written));
     if (out.g_used >= 0) r.g_used = out.g_used;
     r.ran_path = out.ran_path.empty() ? path : out.ran_path;
     // The toward-zero bias the path's accumulation may leave (harness/check/rounding_bias.hpp's model).
@@ -114,7 +125,7 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
     if (opt.keep_outputs) opt.keep_outputs(r, *data.inputs, out);
     if (opt.time_paths) {
       TimingPolicy timing = opt.timing;
-      if (pr.kind == "gpu" && ctx.device.gpu) timing.clocks = clock_source_for(ctx.device);
+      if (!timing.clocks && pr.kind == "gpu" && ctx.device.gpu) timing.clocks = clock_source_for(ctx.device);
       r.timing = time_execution(*exec, timing, opt.check_timed, opt.throttle);
       const double s = r.timing->median_ms * 1e-3;
       r.tflops = s > 0 ? p.flops() / s / 1e12 : 0;
@@ -128,7 +139,7 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
       // that flag skips only the comparison with the validated run.
       if (r.status == Status::pass) {
         RunOutputs last = exec->read_back();
-        add_fault(last, inputs.check());
+        add_fault(last, check_inputs(inputs, written));
         if (opt.check_timed) {
           TimedCheck c = check_timed_outputs(out, last, pr.deterministic, [&](const RunOutputs& t) {
             if (!ref) return std::string("no reference to judge it by (the oracle)");
@@ -165,6 +176,7 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
     r.status = Status::error;
     r.reason = e.what();
   }
+  if (written) data.watch.reset(), data.inputs.reset();
 }
 
 }  // namespace fa

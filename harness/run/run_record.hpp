@@ -21,7 +21,7 @@ namespace fa {
 
 struct RunOptions {
   std::vector<std::string> paths;  // already resolved: CLI, else the sweep file's, else all available
-  TimingPolicy timing;             // its ClockSource is set per record (GPU paths, harness/run/clock_source.hpp)
+  TimingPolicy timing;             // without a ClockSource, a GPU record gets its device's (harness/run/clock_source.hpp)
   ThrottleOptions throttle;        // --throttle-policy
   bool time_paths = true;          // false: validate only
   Thresholds thresholds;           // fixed rule when any is set
@@ -46,11 +46,15 @@ struct RunOptions {
 };
 
 struct Reference;
+class InputWatch;
 // The inputs and reference of one sweep row, built on first use and shared by its records.
 struct RowData {
   RowData();
   ~RowData();
   std::unique_ptr<HostInputs> inputs;
+  // The inputs' checksums, taken once a row (GBs on long-context rows); a record whose path wrote
+  // the inputs drops both, so the next record gets them made again.
+  std::unique_ptr<InputWatch> watch;
   // By the low-precision reference's P rounding: one entry, or two on an FP8 row whose paths
   // declare e4m3 and bf16 (each computed once, however the row's paths alternate).
   std::map<DType, std::unique_ptr<Reference>> refs;

@@ -59,6 +59,7 @@ TimingStats time_execution(Execution& exec, const TimingPolicy& policy, bool poi
   rest.warmup = 0;  // done above, and the probe warmed the batch too
   TimingStats st = measure_time(rest, sample);
   st.batch = n;
+  st.total_ms *= n;
   if (!planted.empty()) st.note = st.note.empty() ? planted : planted + "; " + st.note;
   return st;
 }
@@ -93,13 +94,15 @@ TimingStats time_execution(Execution& exec, const TimingPolicy& policy, bool poi
                            const ThrottleOptions& throttle) {
   TimingStats st = time_execution(exec, policy, poison_each_sample);
   int tries = 0;
-  double waited = 0;
+  double waited = 0, earlier_ms = 0;
   while (throttle.policy == ThrottlePolicy::retry && policy.clocks && tries < throttle.retries &&
          !throttle_note(st).empty()) {
     waited += wait_unthrottled(*policy.clocks, throttle.wait_s);
+    earlier_ms += st.total_ms;
     st = time_execution(exec, policy, poison_each_sample);
     ++tries;
   }
+  st.total_ms += earlier_ms;
   std::string note = throttle_note(st);
   if (tries > 0)
     note = fmt::format("{}retimed {} time{} after waiting {:.1f} s for the clock", note.empty() ? "" : note + "; ",

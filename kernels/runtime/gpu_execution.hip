@@ -50,12 +50,13 @@ DeviceBuffer upload_as(const std::vector<U>& host) {
   return d;
 }
 
-DeviceBuffer upload(DType t, const std::vector<float>& host) {
-  const TypedBuffer typed = to_typed(t, host);
+DeviceBuffer upload(const TypedBuffer& typed) {
   DeviceBuffer d(typed.bytes.size());
   FA_GPU_CHECK(copy_to_device(d.as<void>(), typed.bytes.data(), typed.bytes.size()));
   return d;
 }
+
+DeviceBuffer upload(DType t, const std::vector<float>& host) { return upload(to_typed(t, host)); }
 
 // kv_cache: writes each appended token's K and V rows (D elements of `elem` bytes, kv head y of
 // token x) at row[x] + y * head elements: copied from the compact [tokens][Hk][D] buffers, or the
@@ -152,14 +153,15 @@ GpuExecution::GpuExecution(const Problem& p, const HostInputs& in, const GateCon
                            size_t guard_bytes)
     : p_(p), args_(make_args(p)), guard_bytes_(guard_bytes), flush_bytes_(cold_flush_bytes(ctx.device)) {
   const size_t eb = size_t(dtype_bytes(p.dtype));
+  // Converted once a tensor: uploaded from, then kept to name a changed element.
   TypedBuffer typed = to_typed(p.dtype, in.q);
-  q_ = upload(p.dtype, in.q);
+  q_ = upload(typed);
   watch("Q", q_, eb, std::move(typed.bytes));
   typed = to_typed(p.dtype, in.k);
-  k_ = upload(p.dtype, in.k);
+  k_ = upload(typed);
   watch("K", k_, eb, std::move(typed.bytes));
   typed = to_typed(p.dtype, in.v);
-  v_ = upload(p.dtype, in.v);
+  v_ = upload(typed);
   watch("V", v_, eb, std::move(typed.bytes));
   if (is_fp8(p.dtype)) {  // q's and k's descales fold into the scores' scale, v's into the epilogue
     args_.scale_log2 = float(p.softmax_scale() * double(in.descale.q) * double(in.descale.k)) * kLog2e;

@@ -199,3 +199,42 @@ TEST(ResultsReader, AnInvalidRecordKeepsTheProblemThatFailedValidation) {
   const auto file = with_cells({{"status", "invalid"}, {"page_size", "-1"}});
   EXPECT_EQ(read_results_csv(file).records.at(0).record.status, Status::invalid);
 }
+
+// Schema 10's clock columns: written by the CSV writer and read back; a record no reader saw, and a
+// file before schema 10, read as having no clocks; a bad count names its column.
+TEST(ResultsReader, ARecordsClocksPowerAndThrottlingReadBackAndARecordWithoutThemReadsNone) {
+  Record hot = timed("p", "mma", 1.9);
+  ClockStats c;
+  c.mhz_min = 1350, c.mhz_median = 1755, c.power_w_max = 699.5, c.cycles_median = 1.9 * 1755 * 1e3;
+  c.throttled_samples = 12, c.throttle_reasons = "sw_power_cap|hw_slowdown", c.source = "nvml", c.readings = 40;
+  hot.timing->clocks = c;
+  const ResultsFile f = test::written({hot, timed("p", "cpu-flash", 1.0)});
+  ASSERT_EQ(f.records.size(), 2u);
+  ASSERT_TRUE(f.records[0].record.timing && f.records[0].record.timing->clocks);
+  const ClockStats& back = *f.records[0].record.timing->clocks;
+  EXPECT_DOUBLE_EQ(back.mhz_min, 1350);
+  EXPECT_DOUBLE_EQ(back.mhz_median, 1755);
+  EXPECT_DOUBLE_EQ(back.power_w_max, 699.5);
+  EXPECT_NEAR(back.cycles_median, 1.9 * 1755 * 1e3, 1e-6 * back.cycles_median);
+  EXPECT_EQ(back.throttled_samples, 12);
+  EXPECT_EQ(back.throttle_reasons, "sw_power_cap|hw_slowdown");
+  EXPECT_EQ(back.source, "nvml");
+  EXPECT_FALSE(f.records[1].record.timing->clocks);
+  for (const auto& r : read_results_csv(test::source_dir() + "/tests/harness/results/sm_90-schema3.csv").records)
+    if (r.record.timing) {
+      EXPECT_FALSE(r.record.timing->clocks) << r.at.str();
+    }
+  const auto cols = CsvWriter::columns();
+  const auto note = std::find(cols.begin(), cols.end(), "timing_note");
+  ASSERT_NE(note, cols.end());
+  const std::vector<std::string> after(note + 1, note + 8);
+  EXPECT_EQ(after, (std::vector<std::string>{"clock_mhz_min", "clock_mhz_median", "power_w_max", "throttled_samples",
+                                             "throttle_reasons", "cycles_median", "clock_source"}));
+  const auto file = with_cells({{"clock_mhz_median", "1800"}, {"throttled_samples", "-3"}});
+  try {
+    read_results_csv(file);
+    ADD_FAILURE() << "a negative throttled_samples was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(file + ":2: field 'throttled_samples'"), std::string::npos) << e.what();
+  }
+}

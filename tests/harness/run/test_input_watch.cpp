@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdint>
 #include <vector>
 
@@ -64,4 +66,26 @@ TEST(InputWatch, TheChecksumSeesAnySingleBitFlip) {
       EXPECT_NE(fa::bytes_checksum(b.data(), b.size()), h) << "byte " << i << " bit " << bit;
       b[i] ^= uint8_t(1u << bit);
     }
+}
+
+// Past 32 MiB the checksum is taken over chunks in parallel: a change in any chunk, at its first or
+// last byte, or two chunks swapped, still changes it.
+TEST(InputWatch, TheChunkedChecksumSeesAChangeInAnyChunkAndTheirOrder) {
+  constexpr size_t chunk = size_t(32) << 20;
+  std::vector<uint8_t> b(3 * chunk + 1000);
+  for (size_t i = 0; i < b.size(); ++i) {  // no period: the chunks differ
+    uint64_t x = (i + 1) * 0x9e3779b97f4a7c15ull;
+    x ^= x >> 31;
+    b[i] = uint8_t((x * 0xbf58476d1ce4e5b9ull) >> 56);
+  }
+  ASSERT_FALSE(std::equal(b.begin(), b.begin() + chunk, b.begin() + chunk));
+  const uint64_t h = fa::bytes_checksum(b.data(), b.size());
+  EXPECT_EQ(fa::bytes_checksum(b.data(), b.size()), h);
+  for (size_t at : {size_t(0), chunk - 1, chunk, 2 * chunk + 17, b.size() - 1}) {
+    b[at] ^= 0x10;
+    EXPECT_NE(fa::bytes_checksum(b.data(), b.size()), h) << "byte " << at;
+    b[at] ^= 0x10;
+  }
+  std::swap_ranges(b.begin(), b.begin() + chunk, b.begin() + chunk);
+  EXPECT_NE(fa::bytes_checksum(b.data(), b.size()), h) << "chunks 0 and 1 swapped";
 }

@@ -105,6 +105,28 @@ TEST(Isolate, TheOutcomeFormatKeepsInfinitiesAndNaN) {
   EXPECT_FALSE(back.timing);
 }
 
+TEST(Isolate, TheOutcomeCarriesTheClocksTheChildRead) {
+  Record r;
+  r.status = Status::pass;
+  r.timing.emplace();
+  r.timing->median_ms = 1.5;
+  r.timing->clocks.emplace();
+  r.timing->clocks->mhz_median = 1755, r.timing->clocks->power_w_max = -1, r.timing->clocks->throttled_samples = 4;
+  r.timing->clocks->throttle_reasons = "sw_thermal", r.timing->clocks->source = "amdsmi";
+  Record back;
+  decode_outcome(encode_outcome(r), back);
+  ASSERT_TRUE(back.timing && back.timing->clocks);
+  EXPECT_EQ(back.timing->clocks->mhz_median, 1755);
+  EXPECT_EQ(back.timing->clocks->power_w_max, -1);
+  EXPECT_EQ(back.timing->clocks->throttled_samples, 4);
+  EXPECT_EQ(back.timing->clocks->throttle_reasons, "sw_thermal");
+  EXPECT_EQ(back.timing->clocks->source, "amdsmi");
+  r.timing->clocks.reset();
+  decode_outcome(encode_outcome(r), back = Record{});
+  ASSERT_TRUE(back.timing);
+  EXPECT_FALSE(back.timing->clocks);
+}
+
 TEST(Isolate, TheOutcomeCarriesTheColdFlushSize) {
   Record r;
   r.status = Status::pass;
@@ -132,6 +154,7 @@ TEST(Isolate, AChildReceivesEveryOptionTheRunnerConsumes) {
   o.repeat_check = 2;
   o.load_tensors = "/tmp/in";
   o.save_tensors = "/tmp/out";
+  o.throttle = {ThrottlePolicy::retry, 3, 7.5};
   GateContext ctx;
   ctx.cpu_budget_flops = 3e9;
   const IsolatedJob back = decode_job(encode_job(r, 4, o, ctx));
@@ -158,6 +181,9 @@ TEST(Isolate, AChildReceivesEveryOptionTheRunnerConsumes) {
   EXPECT_EQ(b.repeat_check, 2);
   EXPECT_EQ(b.load_tensors, "/tmp/in");
   EXPECT_EQ(b.save_tensors, "/tmp/out");
+  EXPECT_EQ(b.throttle.policy, ThrottlePolicy::retry);
+  EXPECT_EQ(b.throttle.retries, 3);
+  EXPECT_EQ(b.throttle.wait_s, 7.5);
 }
 
 TEST(Isolate, AnIsolatedChildSavesTensorsAndRunsOnLoadedOnes) {

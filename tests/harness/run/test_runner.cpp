@@ -212,3 +212,66 @@ TEST(Runner, ResumeKeysTellApartRowsThatDifferOnlyByName) {
   a.problem.name = "enc", b.problem.name = "dec";
   EXPECT_NE(a.resume_key(), b.resume_key());
 }
+
+namespace {
+// A device held at a power cap for its first `hot_reads` readings, then cool.
+struct CappedClock : ClockSource {
+  int hot_reads = 1 << 30;
+  int reads = 0;
+  std::string name() const override { return "fake"; }
+  std::optional<ClockReading> read() override {
+    ClockReading r;
+    const bool hot = reads++ < hot_reads;
+    r.mhz = hot ? 1400 : 1980;
+    r.reasons = hot ? unsigned(kThrottlePowerCap) : 0u;
+    return r;
+  }
+};
+
+std::vector<Record> run_capped(ThrottlePolicy policy, const std::shared_ptr<CappedClock>& clock) {
+  Sweep s;
+  s.rows = {row(7, 9, {SplitRequest{}}, 2), row(5, 6, {SplitRequest{}}, 3)};
+  const GateContext ctx = cpu_ctx(2);
+  RunOptions o = opts({"cpu-flash"});
+  o.timing.clocks = clock;
+  o.throttle.policy = policy;
+  o.throttle.wait_s = 0.2;
+  Capture sink;
+  return run_sweep(s, o, builtin_registry(ctx.device), ctx, {&sink});
+}
+}  // namespace
+
+// --throttle-policy: warn keeps the number and says so; fail makes the record an error (a resumed
+// sweep times it again) and the sweep goes on; retry waits for the clock and times again.
+TEST(Runner, ThrottledSamplesAreNotedFailedOrRetimedAsThePolicySays) {
+  const auto warn = run_capped(ThrottlePolicy::warn, std::make_shared<CappedClock>());
+  ASSERT_EQ(warn.size(), 2u);
+  EXPECT_EQ(warn[0].status, Status::pass) << warn[0].reason;
+  ASSERT_TRUE(warn[0].timing && warn[0].timing->clocks);
+  EXPECT_EQ(warn[0].timing->clocks->throttled_samples, warn[0].timing->samples);
+  EXPECT_NE(warn[0].timing->note.find("throttled: "), std::string::npos) << warn[0].timing->note;
+  EXPECT_NE(warn[0].timing->note.find("(sw_power_cap)"), std::string::npos) << warn[0].timing->note;
+
+  const auto fail = run_capped(ThrottlePolicy::fail, std::make_shared<CappedClock>());
+  ASSERT_EQ(fail.size(), 2u);
+  for (const Record& r : fail) {
+    EXPECT_EQ(r.status, Status::error);
+    EXPECT_NE(r.reason.find("throttled: "), std::string::npos) << r.reason;
+    EXPECT_NE(r.reason.find("--throttle-policy fail"), std::string::npos) << r.reason;
+  }
+  EXPECT_EQ(exit_status(fail), 1);
+
+  auto cools = std::make_shared<CappedClock>();
+  cools->hot_reads = 2;  // the first record's first two readings (the loop's first and last)
+  const auto retry = run_capped(ThrottlePolicy::retry, cools);
+  ASSERT_EQ(retry.size(), 2u);
+  ASSERT_TRUE(retry[0].timing && retry[0].timing->clocks);
+  EXPECT_EQ(retry[0].status, Status::pass) << retry[0].reason;
+  EXPECT_EQ(retry[0].timing->clocks->throttled_samples, 0) << retry[0].timing->note;
+  EXPECT_NE(retry[0].timing->note.find("retimed 1 time after waiting"), std::string::npos) << retry[0].timing->note;
+
+  const auto stays = run_capped(ThrottlePolicy::retry, std::make_shared<CappedClock>());
+  ASSERT_TRUE(stays[0].timing && stays[0].timing->clocks);
+  EXPECT_GT(stays[0].timing->clocks->throttled_samples, 0);
+  EXPECT_NE(stays[0].timing->note.find("retimed 2 times"), std::string::npos) << "bounded: " << stays[0].timing->note;
+}

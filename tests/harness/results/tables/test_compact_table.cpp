@@ -80,3 +80,20 @@ TEST(CompactTable, TheCsvHoldsTheSameGridOneLinePerProblem) {
             "B1 H2 S256 Sk512 D64 fp16,TFLOP/s,1.50,123,\n"
             "\"dec, GQA fp16\",GB/s,,,2350\n");
 }
+
+// A number whose samples ran throttled carries the mark, and the table then ends with its legend;
+// a table with no throttled number has neither.
+TEST(CompactTable, ThrottledNumbersAreMarkedAndTheLegendFollowsOnlyThen) {
+  Record hot = timed("mma", 256, 583, 9), cool = timed("auto", 256, 639, 9);
+  hot.timing->clocks = ClockStats{};
+  hot.timing->clocks->throttled_samples = 30;
+  cool.timing->clocks = ClockStats{};  // clocks read, none throttled
+  const CompactGrid g = compact_grid({hot, cool});
+  ASSERT_EQ(g.rows.size(), 1u);
+  EXPECT_EQ(g.rows[0].cells, (std::vector<std::string>{std::string("583") + kThrottledMark, "639"}));
+  std::ostringstream marked, plain;
+  print_compact_table(marked, {hot, cool});
+  EXPECT_NE(marked.str().find(std::string(kThrottledMark) + " throttled: "), std::string::npos) << marked.str();
+  print_compact_table(plain, {cool});
+  EXPECT_EQ(plain.str().find("throttled"), std::string::npos) << plain.str();
+}
