@@ -5,7 +5,9 @@
 #include "harness/run/run_record.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -61,6 +63,21 @@ void add_fault(RunOutputs& out, const std::string& fault) {
 }
 
 // The host inputs' check; a change marks them to be made again for the row's next record.
+// Seconds per stage of one record, logged at -v: where a sweep's harness time goes.
+class StageClock {
+ public:
+  void lap(const char* stage) {
+    const auto now = std::chrono::steady_clock::now();
+    text_ += fmt::format("{}{} {:.3f}", text_.empty() ? "" : ", ", stage, std::chrono::duration<double>(now - at_).count());
+    at_ = now;
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::chrono::steady_clock::time_point at_ = std::chrono::steady_clock::now();
+  std::string text_;
+};
+
 std::string check_inputs(const InputWatch& w, bool& written) {
   std::string fault = w.check();
   written |= !fault.empty();
@@ -73,17 +90,23 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
   const Problem& p = r.problem;
   const std::string& path = r.path;
   bool written = false;
+  StageClock clock;
   try {
     if (!data.inputs) {
       data.inputs = std::make_unique<HostInputs>(opt.inputs ? opt.inputs(p) : make_inputs(p));
-      data.watch = std::make_unique<InputWatch>(watch_host_inputs(p, *data.inputs, opt));
+      data.watch.reset();
     }
+    // Inputs a caller put in (check's, from the files) are watched from here on, as made ones are.
+    if (!data.watch) data.watch = std::make_unique<InputWatch>(watch_host_inputs(p, *data.inputs, opt));
+    clock.lap("inputs");
     const InputWatch& inputs = *data.watch;
     auto exec = pr.prepare(p, *data.inputs, G, ctx);
+    clock.lap("prepare");
     exec->poison();
     exec->run();
     RunOutputs out = exec->read_back();
     add_fault(out, check_inputs(inputs, written));
+    clock.lap("run");
     if (out.g_used >= 0) r.g_used = out.g_used;
     r.ran_path = out.ran_path.empty() ? path : out.ran_path;
     // The toward-zero bias the path's accumulation may leave (harness/check/rounding_bias.hpp's model).
@@ -99,6 +122,7 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
       if (!ref) {
         const int64_t n = opt.check_rows > 0 ? opt.check_rows : rows_within_budget(p, ctx.cpu_budget_flops);
         ref = std::make_unique<Reference>(opt.reference(p, *data.inputs, sample_rows(p, n, p.seed), lp_p));
+        clock.lap("reference");
       }
       const Metrics m = measure(p, *data.inputs, *ref, out);
       const Verdict v = judge(m, p.dtype, opt.thresholds, drift);
@@ -123,10 +147,12 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
       }
     }
     if (opt.keep_outputs) opt.keep_outputs(r, *data.inputs, out);
+    clock.lap("validate");
     if (opt.time_paths) {
       TimingPolicy timing = opt.timing;
       if (!timing.clocks && pr.kind == "gpu" && ctx.device.gpu) timing.clocks = clock_source_for(ctx.device);
       r.timing = time_execution(*exec, timing, opt.check_timed, opt.throttle);
+      clock.lap("timing");
       const double s = r.timing->median_ms * 1e-3;
       r.tflops = s > 0 ? p.flops() / s / 1e12 : 0;
       r.gbps = s > 0 ? p.bytes() / s / 1e9 : 0;
@@ -156,6 +182,7 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
           r.reason = last.fault + " (in a timed launch)";
         }
       }
+      clock.lap("timed-check");
       if (opt.throttle.policy == ThrottlePolicy::fail && r.status == Status::pass) {
         if (const std::string t = throttle_note(*r.timing); !t.empty()) {
           r.status = Status::error;
@@ -177,6 +204,8 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
     r.reason = e.what();
   }
   if (written) data.watch.reset(), data.inputs.reset();
+  clock.lap("end");
+  spdlog::debug("{} {} G={}: seconds: {}", p.label(), path, G, clock.text());
 }
 
 }  // namespace fa

@@ -33,6 +33,8 @@ std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const R
     if (progress) progress(++done, total, records.back());
   };
 
+  std::unique_ptr<RowData> data;
+  std::string data_key;
   for (const auto& row : sweep.rows) {
     if (opt.stop && opt.stop()) return records;
     const Problem& p = row.problem;
@@ -48,7 +50,9 @@ std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const R
       emit(std::move(r));
       continue;
     }
-    RowData data;
+    // A row whose problem is the previous row's (the same shape under another name, a repeat) keeps
+    // its inputs and reference: seeded inputs depend on nothing else (--load-tensors' may: per row).
+    if (opt.inputs || !data || p.key() != data_key) data = std::make_unique<RowData>(), data_key = p.key();
     for (const auto& path : opt.paths) {
       const PathRow* pr = reg.find(path);
       for (const auto& g : row.splits) {
@@ -88,7 +92,7 @@ std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const R
           run_isolated(r, G, opt, ctx);
           if (r.status == Status::skip) r.reason = skip_reason(r.reason);
         } else {
-          run_record(r, *pr, G, opt, ctx, data);
+          run_record(r, *pr, G, opt, ctx, *data);
         }
         if (r.status == Status::fail || r.status == Status::error)
           spdlog::warn("{} {} G={}: {}: {}", p.label(), path, g.str(), status_name(r.status), r.reason);

@@ -275,3 +275,27 @@ TEST(Runner, ThrottledSamplesAreNotedFailedOrRetimedAsThePolicySays) {
   EXPECT_GT(stays[0].timing->clocks->throttled_samples, 0);
   EXPECT_NE(stays[0].timing->note.find("retimed 2 times"), std::string::npos) << "bounded: " << stays[0].timing->note;
 }
+
+// The reference is computed once a problem: a row that repeats the previous row's problem under
+// another name reuses it, a different problem (here: another seed) does not.
+TEST(Runner, ARowRepeatingThePreviousProblemReusesItsInputsAndReference) {
+  Sweep s;
+  s.rows = {row(7, 9, {SplitRequest{}, SplitRequest{false, 2}}, 2), row(7, 9, {SplitRequest{}}, 3),
+            row(7, 9, {SplitRequest{}}, 4)};
+  s.rows[1].problem.name = "again";
+  s.rows[2].problem.seed = 5;
+  const GateContext ctx = cpu_ctx(2);
+  RunOptions o = opts({"cpu-flash"});
+  o.time_paths = false;
+  static int calls;  // ReferenceFn is a plain function pointer
+  calls = 0;
+  o.reference = [](const Problem& p, const HostInputs& in, std::vector<int64_t> rows, std::optional<DType> lp) {
+    ++calls;
+    return compute_reference(p, in, std::move(rows), lp);
+  };
+  Capture sink;
+  const auto recs = run_sweep(s, o, builtin_registry(ctx.device), ctx, {&sink});
+  ASSERT_EQ(recs.size(), 4u);
+  for (const Record& r : recs) EXPECT_EQ(r.status, Status::pass) << r.reason;
+  EXPECT_EQ(calls, 2) << "rows 1-2 share one reference (three records), row 3 has its own";
+}
