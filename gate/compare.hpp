@@ -27,9 +27,9 @@ struct CompareRule {
   double err_growth = 2;    // max |err| growing by more than this factor is flagged
   // Clock medians further apart than this are a real change of clock, judged in cycles too. NVIDIA
   // moves its SM clock in 15 MHz steps (0.76% of the H100's and H200's 1980 MHz), and each sample's
-  // clock is the mean of the readings during it: 1% is over one step and under two, so two records
-  // settled at one clock never count as apart, and a step's worth moves a ratio by under the 5%
-  // threshold anyway. Not the records' own clock range: that is wide exactly when a record ran
+  // clock is the mean of the readings during it: 1% is over one step (at any clock above 1500 MHz)
+  // and under two, so two records settled at one clock never count as apart, and a step's worth
+  // moves a ratio by far less than the 5% threshold anyway. Not the records' own clock range: that is wide exactly when a record ran
   // throttled, where cycles matter most (max_throttled_share judges such a record).
   double clock_threshold = 0.01;
   // More throttled samples than this share, on either side: ambiguous. With a share f of the samples
