@@ -1,4 +1,5 @@
-// Record matching, the noise-aware speed verdict, accuracy changes, and geomean ratios.
+// Record matching, the noise-aware speed verdict (in ms, and in cycles where the clocks moved),
+// the throttled-share rule, accuracy changes, and geomean ratios.
 #include "gate/compare.hpp"
 
 #include <fmt/format.h>
@@ -43,6 +44,44 @@ std::string plugin_change(const Record& o, const Record& n) {
   return fmt::format("plugin {} → {}", side(o), side(n));
 }
 
+namespace {
+
+// The verdict of a ratio against a margin. Symmetric in log space: 1.05x slower and 1.05x faster
+// need the same evidence.
+SpeedVerdict by_margin(double ratio, double m) {
+  if (ratio > 1 + m) return SpeedVerdict::slow;
+  if (ratio < 1 / (1 + m)) return SpeedVerdict::fast;
+  return SpeedVerdict::same;
+}
+
+// "+9.1%", "-3.0%"; "+0.0%" for a change that rounds to none on either side of it.
+std::string signed_change(double ratio) { return fmt::format("{:+.1f}%", std::round(1000 * (ratio - 1)) / 10 + 0.0); }
+
+bool usable(const std::optional<ClockStats>& c) {
+  return c && std::isfinite(c->mhz_median) && c->mhz_median > 0 && std::isfinite(c->cycles_median) && c->cycles_median > 0;
+}
+
+// "new: 18 of 20 samples throttled (sw_power_cap)" where the share is over the rule's, else empty.
+std::string over_throttled(const TimingStats& t, const char* side, const CompareRule& rule) {
+  if (!t.clocks || t.samples <= 0 || double(t.clocks->throttled_samples) <= rule.max_throttled_share * t.samples) return "";
+  const std::string& why = t.clocks->throttle_reasons;
+  return fmt::format("{}: {} of {} samples throttled{}", side, t.clocks->throttled_samples, t.samples,
+                     why.empty() ? "" : " (" + why + ")");
+}
+
+// "clock 1980 → 1815 MHz (new sw_power_cap on 12 of 20 samples)": each side's throttle reasons where it has any.
+std::string clock_change(const TimingStats& o, const TimingStats& n) {
+  std::string reasons;
+  for (const auto& [side, t] : {std::pair<const char*, const TimingStats*>{"old", &o}, {"new", &n}})
+    if (t->clocks->throttled_samples > 0)
+      reasons += fmt::format("{}{} {} on {} of {} samples", reasons.empty() ? "" : ", ", side, t->clocks->throttle_reasons,
+                             t->clocks->throttled_samples, t->samples);
+  return fmt::format("clock {:.0f} → {:.0f} MHz{}", o.clocks->mhz_median, n.clocks->mhz_median,
+                     reasons.empty() ? "" : " (" + reasons + ")");
+}
+
+}  // namespace
+
 SpeedVerdict judge_speed(const TimingStats* old_t, const TimingStats* new_t, const CompareRule& rule, double* margin,
                          std::string* why) {
   std::string reason;
@@ -60,11 +99,37 @@ SpeedVerdict judge_speed(const TimingStats* old_t, const TimingStats* new_t, con
   }
   const double m = std::max(rule.threshold, rule.k * std::hypot(old_t->spread, new_t->spread));
   if (margin) *margin = m;
-  const double ratio = new_t->median_ms / old_t->median_ms;
-  // Symmetric in log space: 1.05x slower and 1.05x faster need the same evidence.
-  if (ratio > 1 + m) return SpeedVerdict::slow;
-  if (ratio < 1 / (1 + m)) return SpeedVerdict::fast;
-  return SpeedVerdict::same;
+  return by_margin(new_t->median_ms / old_t->median_ms, m);
+}
+
+void judge_timings(RecordChange& c, const TimingStats* old_t, const TimingStats* new_t, const CompareRule& rule) {
+  c.verdict = judge_speed(old_t, new_t, rule, &c.margin, &c.why);
+  c.judged = c.verdict != SpeedVerdict::ambiguous && c.verdict != SpeedVerdict::untimed;
+  if (!c.judged) return;
+  // Where both sides' clocks are known and apart, the cycles ratio gets the ms ratio's margin: the
+  // records keep no spread of their cycles, and a sample's cycles vary less than its ms where the
+  // clock moved during the record (that is what they correct for).
+  std::string disagree;
+  if (usable(old_t->clocks) && usable(new_t->clocks) &&
+      std::abs(new_t->clocks->mhz_median / old_t->clocks->mhz_median - 1) > rule.clock_threshold) {
+    const double ms_ratio = new_t->median_ms / old_t->median_ms;
+    c.cycles_ratio = new_t->clocks->cycles_median / old_t->clocks->cycles_median;
+    c.clocks = clock_change(*old_t, *new_t);
+    const SpeedVerdict in_cycles = by_margin(*c.cycles_ratio, c.margin);
+    if (in_cycles != c.verdict)
+      disagree = fmt::format("{} in ms ({}) but {} in cycles ({}): {}", signed_change(ms_ratio), verdict_name(c.verdict),
+                             signed_change(*c.cycles_ratio), verdict_name(in_cycles), c.clocks);
+  }
+  std::string throttled;
+  if (!rule.allow_throttled)
+    for (const auto& [side, t] : {std::pair<const char*, const TimingStats*>{"old", old_t}, {"new", new_t}})
+      if (const std::string s = over_throttled(*t, side, rule); !s.empty())
+        throttled += (throttled.empty() ? "" : "; ") + s;
+  if (!throttled.empty())
+    throttled += fmt::format(", over the {:g}% allowed (--allow-throttled judges it)", 100 * rule.max_throttled_share);
+  if (throttled.empty() && disagree.empty()) return;
+  c.verdict = SpeedVerdict::ambiguous;
+  c.why = throttled.empty() ? disagree : disagree.empty() ? throttled : throttled + "; " + disagree;
 }
 
 namespace {
@@ -117,7 +182,7 @@ Comparison compare_results(const ResultsFile& old_file, const ResultsFile& new_f
     c.new_rec = &r;
     const auto& ot = c.old_rec->record.timing;
     const auto& nt = r.record.timing;
-    c.verdict = judge_speed(ot ? &*ot : nullptr, nt ? &*nt : nullptr, rule, &c.margin, &c.why);
+    judge_timings(c, ot ? &*ot : nullptr, nt ? &*nt : nullptr, rule);
     if (ot && nt && ot->median_ms > 0 && nt->median_ms > 0 && std::isfinite(ot->median_ms) && std::isfinite(nt->median_ms)) {
       c.ratio = nt->median_ms / ot->median_ms;
       for (const std::string& p : {std::string("all"), r.record.path}) {

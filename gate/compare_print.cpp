@@ -1,5 +1,5 @@
 // Markdown, CSV and JSON printers for compare and gate; every format carries the same fields,
-// the plugin file and version of both sides among them.
+// the plugin file and version of both sides and their clocks among them.
 #include "gate/compare_print.hpp"
 
 #include <fmt/format.h>
@@ -17,14 +17,33 @@ std::string problem_text(const Problem& p) { return fmt::format("{} {}", p.label
 
 std::string ms(const Record& r) { return r.timing ? fmt::format("{:.4g}", r.timing->median_ms) : ""; }
 
+// "1.886 ±4.4% (214)", then " at 1815 MHz, 12 throttled" where the record has clocks.
 std::string ms_with_noise(const Record& r) {
   if (!r.timing) return status_name(r.status);
-  return fmt::format("{} ±{:.1f}% ({})", ms(r), 100 * r.timing->spread, r.timing->samples);
+  std::string s = fmt::format("{} ±{:.1f}% ({})", ms(r), 100 * r.timing->spread, r.timing->samples);
+  if (const auto& c = r.timing->clocks) {
+    s += fmt::format(" at {:.0f} MHz", c->mhz_median);
+    if (c->throttled_samples > 0) s += fmt::format(", {} throttled", c->throttled_samples);
+  }
+  return s;
 }
 
 std::string lower(std::string s) {
   for (char& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
   return s;
+}
+
+// A markdown table cell: a `|` (throttle reasons join with it) would end the cell.
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char ch : s) out += ch == '|' ? std::string("\\|") : std::string(1, ch);
+  return out;
+}
+
+// "1.091", and " (1.004 in cycles)" where the clocks differed.
+std::string ratio_text(const RecordChange& c) {
+  if (!c.ratio) return "";
+  return fmt::format("{:.3f}{}", *c.ratio, c.cycles_ratio ? fmt::format(" ({:.3f} in cycles)", *c.cycles_ratio) : "");
 }
 
 int accuracy_changes(const Comparison& cmp) {
@@ -43,6 +62,9 @@ std::vector<std::pair<std::string, std::string>> change_fields(const Comparison&
     return r && r->record.timing ? get(*r->record.timing) : std::string();
   };
   auto err = [&](const ReadRecord* r) { return r && r->record.metrics ? num(r->record.metrics->max_abs) : ""; };
+  auto clk = [&](const ReadRecord* r, auto get) {
+    return r && r->record.timing && r->record.timing->clocks ? get(*r->record.timing->clocks) : std::string();
+  };
   const ReadRecord* o = c ? c->old_rec : missing;
   const ReadRecord* n = c ? c->new_rec : nullptr;
   std::vector<std::pair<std::string, std::string>> f = {{"old_file", cmp.old_path}, {"new_file", cmp.new_path}};
@@ -62,8 +84,15 @@ std::vector<std::pair<std::string, std::string>> change_fields(const Comparison&
           {"new_spread", t(n, [&](const TimingStats& x) { return num(x.spread); })},
           {"old_samples", t(o, [](const TimingStats& x) { return std::to_string(x.samples); })},
           {"new_samples", t(n, [](const TimingStats& x) { return std::to_string(x.samples); })},
+          {"old_clock_mhz_median", clk(o, [&](const ClockStats& x) { return num(x.mhz_median); })},
+          {"new_clock_mhz_median", clk(n, [&](const ClockStats& x) { return num(x.mhz_median); })},
+          {"old_throttled_samples", clk(o, [](const ClockStats& x) { return std::to_string(x.throttled_samples); })},
+          {"new_throttled_samples", clk(n, [](const ClockStats& x) { return std::to_string(x.throttled_samples); })},
+          {"old_throttle_reasons", clk(o, [](const ClockStats& x) { return x.throttle_reasons; })},
+          {"new_throttle_reasons", clk(n, [](const ClockStats& x) { return x.throttle_reasons; })},
           {"ratio", c && c->ratio ? num(*c->ratio) : ""},
-          {"margin", c && c->verdict != SpeedVerdict::ambiguous && c->verdict != SpeedVerdict::untimed ? num(c->margin) : ""},
+          {"cycles_ratio", c && c->cycles_ratio ? num(*c->cycles_ratio) : ""},
+          {"margin", c && c->judged ? num(c->margin) : ""},
           {"verdict", c ? verdict_name(c->verdict) : "MISSING"},
           {"why", c ? c->why : ""},
           {"old_max_abs_err", err(o)},
@@ -121,19 +150,23 @@ std::string compare_counts(const Comparison& cmp) {
 
 void print_compare_markdown(std::ostream& os, const Comparison& cmp, const CompareRule& rule) {
   os << fmt::format("\n## {} vs {}\n\n", cmp.new_path, cmp.old_path);
-  os << fmt::format("SLOW/FAST beyond max({:.0f}%, {} x combined spread); AMBIGUOUS under {} samples or untimed.\n\n",
-                    100 * rule.threshold, rule.k, rule.min_samples);
+  os << fmt::format("SLOW/FAST beyond max({:.0f}%, {} x combined spread); AMBIGUOUS under {} samples or untimed; "
+                    "where the clock medians differ by more than {:g}%, judged in cycles too and AMBIGUOUS where the two "
+                    "verdicts differ; {}.\n\n",
+                    100 * rule.threshold, rule.k, rule.min_samples, 100 * rule.clock_threshold,
+                    rule.allow_throttled ? std::string("throttled records judged (--allow-throttled)")
+                                         : fmt::format("AMBIGUOUS with more than {:g}% of a side's samples throttled",
+                                                       100 * rule.max_throttled_share));
   os << "| problem | path | G | old ms ±spread (n) | new ms ±spread (n) | new/old | margin | verdict | accuracy |\n";
   os << "|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& c : cmp.changes) {
     const Record& o = c.old_rec->record;
     const Record& n = c.new_rec->record;
-    const bool judged = c.verdict != SpeedVerdict::ambiguous && c.verdict != SpeedVerdict::untimed;
     std::string verdict = verdict_name(c.verdict);
-    if (!c.why.empty()) verdict += ": " + c.why;
+    if (!c.why.empty()) verdict += ": " + md_cell(c.why);
     os << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", problem_text(n.problem), n.path,
-                      n.g_req.str(), ms_with_noise(o), ms_with_noise(n), c.ratio ? fmt::format("{:.3f}", *c.ratio) : "",
-                      judged ? fmt::format("{:.1f}%", 100 * c.margin) : "", verdict, c.accuracy);
+                      n.g_req.str(), ms_with_noise(o), ms_with_noise(n), ratio_text(c),
+                      c.judged ? fmt::format("{:.1f}%", 100 * c.margin) : "", verdict, c.accuracy);
   }
   for (const auto& g : cmp.geomeans)
     os << fmt::format("| **geomean** ({} records) | {} | | | | {:.3f} | | | |\n", g.n, g.path, g.ratio);
@@ -170,7 +203,10 @@ std::string compare_json(const std::vector<Comparison>& cmps, const CompareRule&
                          {{"threshold", rule.threshold},
                           {"k", rule.k},
                           {"min_samples", rule.min_samples},
-                          {"err_growth", rule.err_growth}}},
+                          {"err_growth", rule.err_growth},
+                          {"clock_threshold", rule.clock_threshold},
+                          {"max_throttled_share", rule.max_throttled_share},
+                          {"allow_throttled", rule.allow_throttled}}},
                         {"comparisons", nlohmann::json::array()}};
   for (const auto& cmp : cmps) {
     nlohmann::json j = {{"old", escape_text(cmp.old_path)}, {"new", escape_text(cmp.new_path)}, {"summary", compare_counts(cmp)},

@@ -85,9 +85,19 @@ void print_gate_report(std::ostream& os, const GateReport& g, const CompareRule&
   for (const auto& c : g.cmp.changes)
     if (c.verdict == SpeedVerdict::slow) {
       const Record& x = c.new_rec->record;
-      os << fmt::format("- {} {} {} G={}: {:.3f}x the baseline, beyond its {:.1f}% margin ({}){}\n", x.problem.label(),
-                        dtype_name(x.problem.dtype), x.path, x.g_req.str(), *c.ratio, 100 * c.margin, c.new_rec->at.str(),
-                        c.plugin.empty() ? "" : "; " + c.plugin);
+      const std::string cycles =
+          c.cycles_ratio ? fmt::format(" and {:.3f}x in cycles, {}", *c.cycles_ratio, c.clocks) : std::string();
+      os << fmt::format("- {} {} {} G={}: {:.3f}x the baseline{}, beyond its {:.1f}% margin ({}){}\n", x.problem.label(),
+                        dtype_name(x.problem.dtype), x.path, x.g_req.str(), *c.ratio, cycles, 100 * c.margin,
+                        c.new_rec->at.str(), c.plugin.empty() ? "" : "; " + c.plugin);
+    }
+  // Each with its reason, as a CI log is read from the bottom: a clock or a throttled record names itself.
+  if (g.ambiguous > 0) os << fmt::format("\nAmbiguous ({}):\n\n", g.strict ? "failing: --strict" : "reported; they fail only with --strict");
+  for (const auto& c : g.cmp.changes)
+    if (c.verdict == SpeedVerdict::ambiguous) {
+      const Record& x = c.new_rec->record;
+      os << fmt::format("- {} {} {} G={}: {} ({})\n", x.problem.label(), dtype_name(x.problem.dtype), x.path, x.g_req.str(),
+                        c.why, c.new_rec->at.str());
     }
   os << "\n" << g.summary() << "\n";
 }

@@ -1,7 +1,9 @@
 // The CI gate: a current results file against a committed baseline. It fails on any correctness
 // failure in current (a record that is neither pass nor skip: fail, error, oom, invalid), any
 // baseline record missing from current (absent, or passing in the baseline and skipped now), and
-// any SLOW verdict; AMBIGUOUS verdicts are reported and fail only when strict. A timed record on
+// any SLOW verdict; AMBIGUOUS verdicts (few samples, ms and cycles disagreeing where the clocks
+// moved, a side throttled over the rule's share: gate/compare.hpp) are listed with their reasons and
+// fail only when strict. A timed record on
 // either side whose median, min, max or spread is not a finite number >= 0 is wrong too: no such
 // timing can be judged, so it can never pass. A new plugin build alone fails nothing: the report
 // names it beside each failing record whose pair changed builds.
@@ -34,7 +36,7 @@ std::string untimeable(const TimingStats& t);
 
 GateReport run_gate(const ResultsFile& baseline, const ResultsFile& current, const CompareRule& rule, bool strict);
 
-// The comparison table, then what failed the gate, then the summary as the last line.
+// The comparison table, then what failed the gate and the ambiguous records, then the summary as the last line.
 void print_gate_report(std::ostream& os, const GateReport& g, const CompareRule& rule);
 
 }  // namespace fa

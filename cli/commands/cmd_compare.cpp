@@ -1,6 +1,7 @@
 // `fa-bench compare OLD.csv NEW.csv [MORE.csv...]`: each later file against the first, record by
 // record (problem incl. name, path, G): time ratio new/old, SAME/FAST/SLOW/AMBIGUOUS from both
-// sides' spreads, accuracy changes, geomean ratios, the plugin builds that differ between a pair
+// sides' spreads (and in cycles where their clocks moved; throttled records AMBIGUOUS unless
+// --allow-throttled: gate/compare.hpp), accuracy changes, geomean ratios, the plugin builds that differ between a pair
 // (reported, never a verdict). Markdown to stdout; --csv/--json files
 // under the output policy (harness/results/output_file.hpp).
 // Exit status: 0 (a report, not a verdict: see `gate`), 2 on an unreadable file (file:line).

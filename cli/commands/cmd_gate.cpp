@@ -1,7 +1,8 @@
 // `fa-bench gate --baseline BASE.csv CURRENT.csv`: the CI verdict. Exit 1 on any wrong record in
 // CURRENT (fail, error, oom, invalid), any BASE record missing from CURRENT (or passing in BASE
-// and skipped now), any SLOW, any timing that is not a finite number >= 0; AMBIGUOUS fails only
-// with --strict. Exit 0 otherwise, 2 on a missing baseline (with how to make one), an unreadable file (file:line), on a file with no records
+// and skipped now), any SLOW, any timing that is not a finite number >= 0; AMBIGUOUS (few samples,
+// ms and cycles disagreeing where the clocks moved, a throttled record without --allow-throttled)
+// fails only with --strict. Exit 0 otherwise, 2 on a missing baseline (with how to make one), an unreadable file (file:line), on a file with no records
 // (unless --allow-empty), or on an output that breaks the output policy (harness/results/output_file.hpp).
 // The comparison table first; the one-line summary last.
 #include <fmt/format.h>

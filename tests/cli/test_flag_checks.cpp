@@ -47,7 +47,9 @@ TEST(FlagChecks, EveryNumericFlagRejectsNegativeNonFiniteAndWrappedValuesNamingT
   const std::string a = results_file();
   for (const char* cmd : {"compare ", "gate --baseline "})
     for (const auto& [flag, value] : {std::pair<const char*, const char*>{"--threshold", "nan"}, {"--threshold", "-1"},
-                                      {"--k", "inf"}, {"--max-err-growth", "nan"}, {"--min-samples-compare", "-1"}})
+                                      {"--k", "inf"}, {"--max-err-growth", "nan"}, {"--min-samples-compare", "-1"},
+                                      {"--clock-threshold", "nan"}, {"--clock-threshold", "2"}, {"--max-throttled-share", "-0.1"},
+                                      {"--max-throttled-share", "1.5"}})
       expect_refused(std::string(cmd) + a + " " + a + " " + flag + " " + value, flag);
   expect_refused("merge " + a + " -o " + a + ".m --seed -1", "--seed");
   expect_refused("merge " + a + " -o " + a + ".m --shards 0", "--shards");

@@ -1,7 +1,9 @@
 // gate: fails on a wrong record in current, a baseline record current lacks or no longer runs,
 // and any SLOW; AMBIGUOUS fails only when strict; the summary counts each kind; a NaN, infinite or
 // negative median or spread on either side is wrong; a new plugin build alone fails nothing, and a
-// failing record names the build it came with.
+// failing record names the build it came with; with made-up clocks, a hot run against a cool
+// baseline is ambiguous (listed with its reason), a real slowdown under it is slow in ms and in
+// cycles, and a throttled record fails nothing unless strict, or is judged under allow_throttled.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -137,4 +139,70 @@ TEST(Gate, ARecordWhoseTimedLaunchDiffersIsWrongWhateverItsStatusSays) {
   std::ostringstream os;
   print_gate_report(os, g, CompareRule{});
   EXPECT_NE(os.str().find("timed_check is differs"), std::string::npos) << os.str();
+}
+
+namespace {
+
+// r as if every sample ran at `mhz` (cycles = ms x MHz x 1e3), `throttled` of them under the power cap.
+Record at_clock(Record r, double mhz, int throttled) {
+  ClockStats c;
+  c.mhz_min = c.mhz_median = mhz;
+  c.cycles_median = r.timing->median_ms * mhz * 1e3;
+  c.throttled_samples = throttled;
+  c.throttle_reasons = throttled ? "sw_power_cap" : "";
+  c.source = "nvml";
+  r.timing->clocks = c;
+  return r;
+}
+
+}  // namespace
+
+TEST(GateClocks, AHotRunAgainstACoolBaselineIsAmbiguousAndAPlantedSlowdownInItIsSlow) {
+  // The power cap at 1815 MHz against 1980 idle: the same cycles take 9.1% longer.
+  const double hot = 1980.0 / 1815;
+  const ResultsFile base = test::written({at_clock(timed("a", 1.0), 1980, 0), at_clock(timed("b", 2.0), 1980, 0)});
+  const ResultsFile heated = test::written({at_clock(timed("a", hot), 1815, 5), at_clock(timed("b", 2.0 * hot), 1815, 5)});
+  const GateReport g = run_gate(base, heated, CompareRule{}, false);
+  EXPECT_FALSE(g.failed()) << g.summary();
+  EXPECT_EQ(g.summary(), "gate: PASS 0 slow, 0 missing, 0 wrong, 2 ambiguous of 2 records");
+  std::ostringstream os;
+  print_gate_report(os, g, CompareRule{});
+  EXPECT_NE(os.str().find("\nAmbiguous (reported; they fail only with --strict):\n\n- a fp16 cpu-flash G=0: +9.1% in ms (SLOW) "
+                          "but +0.0% in cycles (SAME): clock 1980 → 1815 MHz (new sw_power_cap on 5 of 20 samples) (" +
+                          heated.path + ":2)\n"),
+            std::string::npos)
+      << os.str();
+  EXPECT_TRUE(run_gate(base, heated, CompareRule{}, true).failed()) << "strict fails what it cannot tell";
+
+  // The planted delay is wall time on the GPU: 10% more ms at the hot clock, so 10% more cycles too.
+  const ResultsFile planted =
+      test::written({at_clock(timed("a", 1.1 * hot), 1815, 5), at_clock(timed("b", 2.0 * hot), 1815, 5)});
+  const GateReport p = run_gate(base, planted, CompareRule{}, false);
+  EXPECT_TRUE(p.failed());
+  EXPECT_EQ(p.summary(), "gate: FAIL 1 slow, 0 missing, 0 wrong, 1 ambiguous of 2 records");
+  std::ostringstream ps;
+  print_gate_report(ps, p, CompareRule{});
+  EXPECT_NE(ps.str().find("- a fp16 cpu-flash G=0: 1.200x the baseline and 1.100x in cycles, clock 1980 → 1815 MHz (new "
+                          "sw_power_cap on 5 of 20 samples), beyond its 5.0% margin (" + planted.path + ":2)\n"),
+            std::string::npos)
+      << ps.str();
+}
+
+TEST(GateClocks, AThrottledRecordIsAmbiguousUnlessAllowedThenJudged) {
+  const ResultsFile base = test::written({at_clock(timed("a", 1.0), 1980, 0), at_clock(timed("b", 1.0), 1980, 0)});
+  // Both throttled on 12 of 20 samples at the cool median clock; a is 10% slower, b the same.
+  const ResultsFile cur = test::written({at_clock(timed("a", 1.10), 1980, 12), at_clock(timed("b", 1.0), 1980, 12)});
+  const GateReport g = run_gate(base, cur, CompareRule{}, false);
+  EXPECT_EQ(g.summary(), "gate: PASS 0 slow, 0 missing, 0 wrong, 2 ambiguous of 2 records");
+  std::ostringstream os;
+  print_gate_report(os, g, CompareRule{});
+  EXPECT_NE(os.str().find("- a fp16 cpu-flash G=0: new: 12 of 20 samples throttled (sw_power_cap), over the 25% allowed "
+                          "(--allow-throttled judges it) ("),
+            std::string::npos)
+      << os.str();
+  CompareRule allow;
+  allow.allow_throttled = true;
+  const GateReport judged = run_gate(base, cur, allow, false);
+  EXPECT_EQ(judged.summary(), "gate: FAIL 1 slow, 0 missing, 0 wrong, 0 ambiguous of 2 records");
+  EXPECT_EQ(judged.cmp.changes[1].verdict, SpeedVerdict::same);
 }

@@ -1,7 +1,9 @@
 // `compare`, `gate` and `expand` end to end on results the real binary wrote: a CPU sweep is
 // run once, its copies are edited the way regressions look (a 10% slower median, a dropped
 // record, a failed status, another build of a plugin), and the exit status and summaries are checked; and real runs, one with
-// a planted 10% slowdown (--plant-slowdown, test only), through the gate, timed by a model (test-model-time).
+// a planted 10% slowdown (--plant-slowdown, test only), through the gate, timed by a model (test-model-time);
+// and copies given made-up clock columns (a cool baseline, a hot current, throttled samples) under
+// --allow-throttled, --max-throttled-share and --clock-threshold.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -222,8 +224,8 @@ TEST_F(GateOnCpuResults, CompareTakesMoreFilesAndWritesCsvAndJson) {
   EXPECT_NE(r.output.find("## " + slow + " vs " + *base_), std::string::npos) << r.output;
   const auto rows = lines_of(csv);
   ASSERT_EQ(rows.size(), 1u + 2 * 3) << "a header and three records per comparison";
-  EXPECT_NE(rows[0].find(",ratio,margin,verdict,"), std::string::npos) << rows[0];
-  EXPECT_NE(rows[4].find(",1.5,0.05,SLOW,"), std::string::npos) << rows[4];
+  EXPECT_NE(rows[0].find(",ratio,cycles_ratio,margin,verdict,"), std::string::npos) << rows[0];
+  EXPECT_NE(rows[4].find(",1.5,,0.05,SLOW,"), std::string::npos) << "no clocks, no cycles ratio\n" << rows[4];
   std::ifstream jf(json);
   const auto j = nlohmann::json::parse(jf);
   ASSERT_EQ(j["comparisons"].size(), 2u);
@@ -263,6 +265,77 @@ TEST(GateOnAPlantedSlowdown, APlantedSlowdownInARealRunIsSlowAndARunWithoutItPas
   EXPECT_EQ(slow.status, 1) << slow.output;
   EXPECT_EQ(slow.output.substr(slow.output.rfind("gate: ")), "gate: FAIL 2 slow, 0 missing, 0 wrong, 0 ambiguous of 2 records\n")
       << slow.output;
+}
+
+// A copy of a results file as if every sample of every record had run at `mhz` (cycles_median =
+// median_ms x MHz x 1e3, the definition), its median made `slower` times longer first, with
+// `throttled` of its samples under the power cap.
+std::string clocked(const std::string& path, double mhz, double slower, int throttled) {
+  return edited(path, 0, [&](auto col, auto& cs) {
+    const double ms = std::stod(cs[col("median_ms")]) * slower;
+    cs[col("median_ms")] = fmt::format("{}", ms);
+    cs[col("clock_mhz_min")] = cs[col("clock_mhz_median")] = fmt::format("{}", mhz);
+    cs[col("cycles_median")] = fmt::format("{}", ms * mhz * 1e3);
+    cs[col("throttled_samples")] = std::to_string(throttled);
+    cs[col("throttle_reasons")] = throttled ? "sw_power_cap" : "";
+    cs[col("clock_source")] = "nvml";
+    return true;
+  });
+}
+
+// The "Done when" on made-up clocks: a cool baseline, the same work on a GPU held at 1815 MHz by
+// its power cap (every sample throttled), and that hot run with a planted 10% slowdown.
+TEST_F(GateOnCpuResults, AHotRunIsAmbiguousNotSlowAndAPlantedSlowdownInItIsSlowOnceThrottledRecordsAreJudged) {
+  const double hot = 1980.0 / 1815;
+  const auto cool = clocked(*base_, 1980, 1.0, 0);
+  const auto heated = clocked(*base_, 1815, hot, 20);
+  const auto planted = clocked(*base_, 1815, hot * 1.10, 20);
+  auto gate = [&](const std::string& flags, const std::string& current) {
+    return fa::test::run_cli("gate" + flags + " --baseline " + cool + " " + current);
+  };
+  const auto g = gate("", heated);
+  EXPECT_EQ(g.status, 0) << g.output;
+  EXPECT_EQ(g.output.substr(g.output.rfind("gate: ")), "gate: PASS 0 slow, 0 missing, 0 wrong, 3 ambiguous of 3 records\n");
+  EXPECT_NE(g.output.find("AMBIGUOUS: new: 20 of 20 samples throttled (sw_power_cap), over the 25% allowed (--allow-throttled "
+                          "judges it); +9.1% in ms (SLOW) but +0.0% in cycles (SAME): clock 1980 → 1815 MHz"),
+            std::string::npos)
+      << g.output;
+  EXPECT_EQ(gate(" --strict", heated).status, 1) << "strict fails what it cannot tell";
+  const auto allowed = gate(" --allow-throttled", heated);
+  EXPECT_EQ(allowed.status, 0) << allowed.output;
+  EXPECT_EQ(allowed.output.substr(allowed.output.rfind("gate: ")), "gate: PASS 0 slow, 0 missing, 0 wrong, 3 ambiguous of 3 records\n")
+      << "judged, the clock alone explains the 9.1%: still ambiguous, never slow";
+  EXPECT_EQ(allowed.output.find("throttled (sw_power_cap), over"), std::string::npos) << allowed.output;
+
+  const auto slow = gate(" --allow-throttled", planted);
+  EXPECT_EQ(slow.status, 1) << slow.output;
+  EXPECT_EQ(slow.output.substr(slow.output.rfind("gate: ")), "gate: FAIL 3 slow, 0 missing, 0 wrong, 0 ambiguous of 3 records\n")
+      << slow.output;
+  EXPECT_NE(slow.output.find("1.200x the baseline and 1.100x in cycles, clock 1980 → 1815 MHz"), std::string::npos) << slow.output;
+  const auto loose = gate(" --max-throttled-share 1", planted);
+  EXPECT_EQ(loose.status, 1) << "a share of 1 lets every throttled record be judged\n" << loose.output;
+}
+
+TEST_F(GateOnCpuResults, ClocksWithinTheThresholdLeaveTheMsVerdictAndOneSideWithoutClocksIsJudgedInMs) {
+  const auto cool = clocked(*base_, 1980, 1.0, 0);
+  // 0.76% lower clock, 10% slower: a real regression judged in ms alone under the 1% default.
+  const auto step_down = clocked(*base_, 1965, 1.10, 0);
+  const auto g = fa::test::run_cli("gate --baseline " + cool + " " + step_down);
+  EXPECT_EQ(g.status, 1) << g.output;
+  EXPECT_EQ(g.output.find("x in cycles"), std::string::npos) << g.output;
+  EXPECT_EQ(g.output.find(" in cycles)"), std::string::npos) << g.output;
+  const auto c = fa::test::run_cli("gate --clock-threshold 0.005 --baseline " + cool + " " + step_down);
+  EXPECT_EQ(c.status, 1) << c.output;
+  EXPECT_NE(c.output.find("1.100x the baseline and 1.092x in cycles, clock 1980 → 1965 MHz, beyond"), std::string::npos)
+      << "a 0.5% threshold counts one step\n" << c.output;
+  // The unclocked baseline against the hot run: judged in ms, as before clocks were recorded.
+  const auto hot = clocked(*base_, 1815, 1980.0 / 1815, 0);
+  const auto m = fa::test::run_cli("gate --baseline " + *base_ + " " + hot);
+  EXPECT_EQ(m.status, 1) << m.output;
+  EXPECT_EQ(m.output.substr(m.output.rfind("gate: ")), "gate: FAIL 3 slow, 0 missing, 0 wrong, 0 ambiguous of 3 records\n");
+  const auto bad = fa::test::run_cli("gate --max-throttled-share 1.5 --baseline " + cool + " " + hot);
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--max-throttled-share"), std::string::npos) << bad.output;
 }
 
 TEST(Expand, TheCiSweepExpandsToADozenProblemsWithTheirFlops) {
