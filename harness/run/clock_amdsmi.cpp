@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -63,13 +64,13 @@ constexpr size_t kOffResidency[5] = {432, 440, 448, 456, 464};  // prochot, ppt,
 constexpr size_t kMetricsBufferBytes = 64 << 10;
 
 // Which layouts were read, by the library's major version (old layout: year.major).
-struct Layout {
+struct SmiLayout {
   bool ok = false;
   bool residency = false;
   std::string version;
 };
-Layout layout_of(const VersionWords& v) {
-  Layout l;
+SmiLayout smi_layout_of(const VersionWords& v) {
+  SmiLayout l;
   const bool old_layout = v.w[0] == 23 || v.w[0] == 24;
   const uint32_t major = old_layout ? v.w[1] : v.w[0];
   l.version = fmt::format("{}.{}.{}", v.w[0], v.w[1], v.w[2]);  // year.major.minor or major.minor.release
@@ -94,7 +95,7 @@ Layout layout_of(const VersionWords& v) {
 // ASIC-specific (its bits differ between Navi, MI200 and MI300) and is not decoded: on MI300 with
 // metrics v1.4/v1.5, which carry neither indep_throttle_status nor the residencies, readings have
 // clock and power but no reasons.
-unsigned map_indep(uint64_t s) {
+unsigned map_indep_throttle(uint64_t s) {
   unsigned r = 0;
   if (s & 0xffull) r |= kThrottlePowerCap;
   if (s & (1ull << 56)) r |= kThrottlePowerCap;
@@ -106,15 +107,15 @@ unsigned map_indep(uint64_t s) {
 
 // The library is not reference counted (amdsmi_init returns at once when initialised, amdsmi_shut_down
 // tears down for everyone): shut it down when the last reader in this process closes.
-std::mutex g_mu;
-int g_open = 0;
+std::mutex g_amdsmi_mu;
+int g_amdsmi_open = 0;
 
 class AmdSmiSource : public ClockSource {
  public:
   ~AmdSmiSource() override {
     if (initialised_) {
-      std::lock_guard<std::mutex> lock(g_mu);
-      if (--g_open == 0 && shutdown_) shutdown_();
+      std::lock_guard<std::mutex> lock(g_amdsmi_mu);
+      if (--g_amdsmi_open == 0 && shutdown_) shutdown_();
     }
     if (lib_) dlclose(lib_);
   }
@@ -130,7 +131,7 @@ class AmdSmiSource : public ClockSource {
     uint16_t w = u16(kOffCurrentSocketPower);
     if (w == kNa16) w = u16(kOffAverageSocketPower);
     if (w != kNa16) r.power_w = w;
-    if (const uint64_t indep = u64(kOffIndepThrottle); indep != kNa64) r.reasons |= map_indep(indep);
+    if (const uint64_t indep = u64(kOffIndepThrottle); indep != kNa64) r.reasons |= map_indep_throttle(indep);
     if (layout_.residency) r.reasons |= residency_reasons();
     return r;
   }
@@ -159,16 +160,16 @@ class AmdSmiSource : public ClockSource {
                                {shutdown_ != nullptr, "amdsmi_shut_down"}})
       if (!p) return fail(why, fmt::format("{} lacks {}", file, n));
     {
-      std::lock_guard<std::mutex> lock(g_mu);
+      std::lock_guard<std::mutex> lock(g_amdsmi_mu);
       if (const amdsmi_status_t rc = init(kInitAmdGpus); rc != 0)
         return fail(why, fmt::format("amdsmi_init(AMDSMI_INIT_AMD_GPUS) returned {}", rc));
-      ++g_open;
+      ++g_amdsmi_open;
       initialised_ = true;
     }
     VersionWords v{};
     if (const amdsmi_status_t rc = version(&v); rc != 0)
       return fail(why, fmt::format("amdsmi_get_lib_version returned {}", rc));
-    layout_ = layout_of(v);
+    layout_ = smi_layout_of(v);
     if (!layout_.ok)
       return fail(why, fmt::format("AMD SMI library {} has a struct layout this reader was not checked against "
                                    "(checked: 23.4, 24.5-24.7, 25.x, 26.x)", layout_.version));
@@ -189,6 +190,7 @@ class AmdSmiSource : public ClockSource {
  private:
   static constexpr uint16_t kNa16 = std::numeric_limits<uint16_t>::max();
   static constexpr uint64_t kNa64 = std::numeric_limits<uint64_t>::max();
+  static constexpr std::chrono::milliseconds kStaleBaseline{500};  // 50 polls of 10 ms
 
   // MI300-class metrics (v1.6+) report throttling only as counters: accumulation_counter counts the
   // firmware's samples, each *_residency_acc the samples spent under that limit; amdsmi's own
@@ -196,7 +198,10 @@ class AmdSmiSource : public ClockSource {
   // divides the deltas. A single value says nothing about now, so a reading is throttled by the
   // limits whose residency grew since the last firmware sample seen: while accumulation_counter
   // stands still the readings repeat the last sample's verdict; a counter going backwards (reset)
-  // starts a new baseline.
+  // starts a new baseline, and so does one older than kStaleBaseline: the reader lives as long as
+  // the process and is idle between records, and growth over that gap belongs to whatever the GPU
+  // did in between, not to the reading now (which then says "not throttled" until the firmware's
+  // next sample).
   unsigned residency_reasons() {
     static constexpr unsigned kBit[5] = {kThrottleHwSlowdown, kThrottlePowerCap, kThrottleSwThermal,
                                          kThrottleSwThermal, kThrottleSwThermal};
@@ -204,7 +209,10 @@ class AmdSmiSource : public ClockSource {
     if (acc == kNa64) return 0;
     uint64_t res[5];
     for (int i = 0; i < 5; ++i) res[i] = u64(kOffResidency[i]);
-    if (!have_base_ || acc < acc_) {
+    const auto now = std::chrono::steady_clock::now();
+    const bool stale = now - seen_ > kStaleBaseline;
+    seen_ = now;
+    if (!have_base_ || acc < acc_ || stale) {
       have_base_ = true, acc_ = acc, last_ = 0;
       std::memcpy(res_, res, sizeof res);
       return 0;
@@ -241,9 +249,10 @@ class AmdSmiSource : public ClockSource {
   amdsmi_processor_handle dev_ = nullptr;
   amdsmi_status_t (*metrics_)(amdsmi_processor_handle, void*) = nullptr;
   amdsmi_status_t (*shutdown_)() = nullptr;
-  Layout layout_;
+  SmiLayout layout_;
   std::vector<uint64_t> buf_;  // 8-byte aligned, as the library's struct is
   bool have_base_ = false;
+  std::chrono::steady_clock::time_point seen_;  // the last residency read
   uint64_t acc_ = 0, res_[5] = {};
   unsigned last_ = 0;
 };

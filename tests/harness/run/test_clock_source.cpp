@@ -204,6 +204,20 @@ TEST_F(AmdSmiClockSource, Mi300ResidencyCountersThrottleTheReadingsWhereTheyGrew
   EXPECT_EQ(s->read()->reasons, unsigned(kThrottlePowerCap));
 }
 
+// The reader outlives a record: growth over an idle gap (here 0.6 s, past the reader's 0.5 s) is not
+// blamed on the next reading, which takes a new baseline; the firmware's next sample is judged again.
+TEST_F(AmdSmiClockSource, Mi300ResidencyGrowthOverAnIdleGapIsNotBlamedOnTheNextReading) {
+  residency(1000, 0, 0, 0, 0, 0);
+  auto s = open();
+  ASSERT_TRUE(s);
+  set(2100, kNa16, kNa16, 700, kNa64);
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  residency(5000, 0, 900, 0, 0, 0);
+  EXPECT_EQ(s->read()->reasons, 0u);
+  residency(5100, 0, 950, 0, 0, 0);
+  EXPECT_EQ(s->read()->reasons, unsigned(kThrottlePowerCap));
+}
+
 // Lib 24.6 (ROCm 6.2) has no residency counters in its struct: bytes past its end are never read,
 // whatever they hold; 24.7 (ROCm 6.3, the old {year, major, ...} version layout) has them.
 TEST_F(AmdSmiClockSource, ResidencyCountersAreReadOnlyFromLibrariesWhoseStructHasThem) {
