@@ -1,7 +1,7 @@
 // `fa-bench info`: machine and device facts (caches and the cold flush, the peaks and where each
-// came from), the build, the capability predicates, and the paths of any plugin loaded (--plugin,
-// FABENCH_PLUGINS). Plugins load before anything is printed, so a bad one (exit 2 naming the file)
-// leaves no half-printed report above its error.
+// came from), the build, the capability predicates, the clock reader timing would use, and the
+// paths of any plugin loaded (--plugin, FABENCH_PLUGINS). Plugins load before anything is printed,
+// so a bad one (exit 2 naming the file) leaves no half-printed report above its error.
 #include <fmt/format.h>
 
 #include <fstream>
@@ -11,6 +11,7 @@
 #include "harness/check/peaks.hpp"
 #include "harness/device_model.hpp"
 #include "harness/results/metadata.hpp"
+#include "harness/run/clock_source.hpp"
 #include "paths/builtin.hpp"
 #include "paths/plugin_paths.hpp"
 
@@ -50,6 +51,9 @@ void add_info(CLI::App& app, int& status) {
                                "has_wmma_gfx11={} has_wmma_gfx12={} matrix_fp8={}\n",
                                d.runtime, d.has_mma_sm80, d.has_wgmma_sm90a, d.has_mfma_gfx9, d.has_wmma_gfx11, d.has_wmma_gfx12,
                                d.matrix_fp8_fnuz ? "fnuz" : d.matrix_fp8_ocp ? "ocp" : "none");
+      const auto clocks = clock_source_for(d);  // when none opens, it logs why (stderr)
+      std::cout << fmt::format("telemetry   {}\n", clocks ? clocks->name() + " (clock, power, throttling while timing)"
+                                                           : std::string("none: records carry no clock columns"));
     }
     for (const auto& r : reg.rows())
       if (!r.plugin_file.empty())
