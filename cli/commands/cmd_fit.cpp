@@ -1,14 +1,9 @@
-// `fa-bench fit RESULTS.csv... [--dispatch-from RESULTS.csv...]`: the G rules judged on a sweep that
-// timed every G (--G 0,2,4,8,16) on one path, and `auto`'s dispatch table fitted on results that timed
-// several paths on the same problems (--dispatch-from, else the same files). Writes the G fit data
-// (one row per problem: features, each G's time and noise band, best G, tie set, each rule's pick and
-// regret), fits the model's parameters on all problems and the dispatch table into
-// results/heuristics/<arch>.json, and prints each rule's scores with the model's held out (k-fold and
-// leave-one-family-out, families by (B, H, D)), then the dispatch's regret in-sample and
-// leave-one-out beside any `auto` records of the input. Inputs timed on one path only: no dispatch
-// table, with a note. The default parameter file's name comes from the results' `arch` text, so that
-// text must be a plain file name ([A-Za-z0-9_.-], not . or ..); every output is checked before
-// anything is written.
+// `fa-bench fit RESULTS.csv... [--dispatch-from RESULTS.csv...]`: fits G's model on a sweep timed at
+// every G on one path, and `auto`'s dispatch table on timings of several paths (default: the same
+// files; one path only: no table, with a note), into one results/heuristics/<arch>.json; writes the G
+// fit data and prints each rule's and the dispatch's scores, held out (k-fold, leave-one-family-out;
+// leave-one-out, leave-shape-out). The default file is named by the results' `arch`, which must be a
+// plain name ([A-Za-z0-9_.-]); every output is checked before anything is written.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
