@@ -7,8 +7,9 @@
 
 namespace fa::cli {
 
-Registry run_registry(const DeviceFacts& device, const std::vector<std::string>& plugins) {
-  Registry reg = registry_with_plugins(device, plugins);
+Registry run_registry(const DeviceFacts& device, const std::vector<std::string>& plugins,
+                      const std::optional<DispatchChoice>& dispatch) {
+  Registry reg = registry_with_plugins(device, plugins, dispatch);
   add_test_paths(reg);
   return reg;
 }

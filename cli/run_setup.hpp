@@ -5,14 +5,18 @@
 #include "harness/path.hpp"
 #include "harness/reference_result.hpp"
 #include "harness/registry.hpp"
+#include "harness/split/dispatch_table.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace fa::cli {
 
-// Plugin libraries from `plugins` (--plugin) and $FABENCH_PLUGINS join the built-in rows.
-Registry run_registry(const DeviceFacts& device, const std::vector<std::string>& plugins);
+// Plugin libraries from `plugins` (--plugin) and $FABENCH_PLUGINS join the built-in rows; `auto`
+// dispatches by `dispatch` (nullopt: the table found for the device's arch).
+Registry run_registry(const DeviceFacts& device, const std::vector<std::string>& plugins,
+                      const std::optional<DispatchChoice>& dispatch = std::nullopt);
 ReferenceFn run_oracle();
 
 }  // namespace fa::cli

@@ -34,6 +34,7 @@
 #include "harness/split/split_rules.hpp"
 #include "harness/sweep/filter.hpp"
 #include "harness/sweep/shard.hpp"
+#include "paths/auto_path.hpp"
 #include "paths/plugin_paths.hpp"
 #include "paths/builtin.hpp"
 #ifdef FABENCH_HAS_GPU
@@ -245,7 +246,8 @@ Setup set_up(const Sweep& sweep, const CommonOptions& o) {
   ctx.device = probe_device();
   ctx.cpu_budget_flops = o.cpu_budget_gflop * 1e9;
   if (!ctx.device.gpu) spdlog::info("no GPU: {}", ctx.device.gpu_absent_why);
-  s.reg = run_registry(ctx.device, o.plugins);
+  const DispatchChoice dispatch = auto_dispatch(ctx.device, o.heuristic_file);
+  s.reg = run_registry(ctx.device, o.plugins, dispatch);
   const Registry& reg = s.reg;
 
   RunOptions& ro = s.ro;
@@ -269,6 +271,8 @@ Setup set_up(const Sweep& sweep, const CommonOptions& o) {
   ro.isolate = o.isolate || o.row_timeout > 0;
   ro.row_timeout_s = o.row_timeout;
   ro.split = make_split_policy(o.heuristic, o.heuristic_file, ctx.device.gpu ? ctx.device.arch : "");
+  ro.heuristic_file = o.heuristic_file;
+  if (std::find(ro.paths.begin(), ro.paths.end(), "auto") != ro.paths.end()) spdlog::info("auto: {}", dispatch.describe());
   if (std::any_of(sweep.rows.begin(), sweep.rows.end(),
                   [](const SweepRow& r) { return std::any_of(r.splits.begin(), r.splits.end(), [](auto& g) { return g.is_auto; }); }))
     spdlog::info("G rule: {}", ro.split.describe());

@@ -57,7 +57,7 @@ DeviceFacts probe_device() {
   return f;
 }
 
-Registry builtin_registry(const DeviceFacts& device) {
+Registry builtin_registry(const DeviceFacts& device, const std::optional<DispatchChoice>& dispatch) {
   std::vector<PathRow> rows;
   for (PathRowFactory f : registered_paths()) {
     rows.push_back(f(device));
@@ -85,7 +85,7 @@ Registry builtin_registry(const DeviceFacts& device) {
 
   Registry reg;
   for (auto& r : rows) reg.add(r);
-  reg.add(auto_row(rows, device));
+  reg.add(auto_row(rows, device, dispatch ? *dispatch : auto_dispatch(device)));
   return reg;
 }
 

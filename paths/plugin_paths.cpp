@@ -164,8 +164,9 @@ void add_plugin_paths(Registry& reg, const std::vector<std::string>& files) {
   }
 }
 
-Registry registry_with_plugins(const DeviceFacts& device, const std::vector<std::string>& files) {
-  Registry reg = builtin_registry(device);
+Registry registry_with_plugins(const DeviceFacts& device, const std::vector<std::string>& files,
+                               const std::optional<DispatchChoice>& dispatch) {
+  Registry reg = builtin_registry(device, dispatch);
   add_plugin_paths(reg, files);
   return reg;
 }

@@ -4,10 +4,12 @@
 // kernels/runtime/plugin_gpu.hpp). A library that fails to load, lacks the entry symbol, speaks another ABI
 // version, or names a path that is already taken is an InputError naming the file (exit 2).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "harness/registry.hpp"
+#include "harness/split/dispatch_table.hpp"
 
 namespace fa {
 
@@ -23,7 +25,9 @@ void add_plugin_paths(Registry& reg, const std::vector<std::string>& files);
 // may overwrite (harness/results/output_file.hpp).
 std::vector<std::string> plugin_files(const std::vector<std::string>& files);
 
-// The registry every subcommand that runs paths uses: built-ins, then plugins (as above).
-Registry registry_with_plugins(const DeviceFacts& device, const std::vector<std::string>& files);
+// The registry every subcommand that runs paths uses: built-ins (`auto` dispatching by `dispatch`,
+// paths/builtin.hpp), then plugins (as above).
+Registry registry_with_plugins(const DeviceFacts& device, const std::vector<std::string>& files,
+                               const std::optional<DispatchChoice>& dispatch = std::nullopt);
 
 }  // namespace fa

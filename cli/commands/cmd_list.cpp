@@ -2,13 +2,15 @@
 // capabilities row, then what its own gate adds). `--markdown` prints the machine-independent path
 // table the README carries (a test compares them): one row a path, the capability columns apart.
 // `fa-bench list --names gpu` prints only the names of one kind, one a line, for scripts; plugin
-// rows (--plugin, FABENCH_PLUGINS) say the file they came from and the version they declare.
+// rows (--plugin, FABENCH_PLUGINS) say the file they came from and the version they declare; a line
+// under the table says what `auto` dispatches by here (a fitted table, or rank order and why).
 #include <fmt/format.h>
 
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "paths/auto_path.hpp"
 #include "paths/builtin.hpp"
 #include "paths/plugin_paths.hpp"
 
@@ -41,7 +43,8 @@ void add_list(CLI::App& app, int& status) {
   add_plugin_option(*cmd, *plugins);
   cmd->callback([&status, names, markdown, plugins] {
     const DeviceFacts dev = probe_device();
-    const Registry reg = registry_with_plugins(dev, *plugins);
+    const DispatchChoice dispatch = auto_dispatch(dev);
+    const Registry reg = registry_with_plugins(dev, *plugins, dispatch);
     status = 0;
     if (!names->empty()) {
       for (const auto& r : reg.rows())
@@ -57,6 +60,7 @@ void add_list(CLI::App& app, int& status) {
       std::cout << fmt::format("| {} | {} | {} | {} | {} | {} |\n", r.name, r.kind, why ? "no: " + *why : "yes",
                                r.gate_words(), r.summary, from);
     }
+    std::cout << fmt::format("\nauto dispatches by: {}\n", dispatch.describe());
   });
 }
 

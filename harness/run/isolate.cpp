@@ -225,6 +225,7 @@ void run_isolated(Record& r, int G, const RunOptions& opt, const GateContext& ct
   const std::string result_fd = std::to_string(out_fds[1]);
   std::vector<const char*> argv = {exe.c_str(), kIsolatedCommand, "--job", job.c_str(), "--result-fd", result_fd.c_str()};
   if (!r.plugin_file.empty()) argv.insert(argv.end(), {kIsolatedPluginFlag, r.plugin_file.c_str()});
+  if (!opt.heuristic_file.empty()) argv.insert(argv.end(), {kIsolatedHeuristicFlag, opt.heuristic_file.c_str()});
   argv.push_back(nullptr);
   const pid_t parent = getpid();
   const pid_t pid = fork();

@@ -16,6 +16,7 @@ constexpr const char* kIsolatedCommand = "isolated-record";
 // The child's argument naming r.plugin_file, the library its path comes from (not FABENCH_PLUGINS,
 // whose ':' separator a file name may contain).
 constexpr const char* kIsolatedPluginFlag = "--plugin-file";
+constexpr const char* kIsolatedHeuristicFlag = "--heuristic-file";  // `auto`'s table, as the parent's
 
 // Parent side: runs r (G resolved; the device-level check passed) in a child, which applies the
 // path's gate and runs it; fills r's outcome, a `skip` when the gate says no. A child killed by a

@@ -43,6 +43,8 @@ struct RunOptions {
   // Sees every record's inputs and outputs once validated, before timing (--save-tensors).
   std::function<void(const Record&, const HostInputs&, const RunOutputs&)> keep_outputs;
   SplitPolicy split;  // the rule G=auto uses (--heuristic)
+  // --heuristic-file, where `auto`'s dispatch table came from; the --isolate child reads it too.
+  std::string heuristic_file;
 };
 
 struct Reference;

@@ -178,8 +178,9 @@ HeuristicFile parse_heuristic_json(std::string_view text, const std::string& sou
   HeuristicFile h;
   try {
     const int version = need("version").get<int>();
-    if (version != HeuristicFile::kVersion)
-      throw InputError(at, "version", fmt::format("is {}; this fa-bench reads version {}", version, HeuristicFile::kVersion));
+    if (version != 1 && version != HeuristicFile::kVersion)
+      throw InputError(at, "version", fmt::format("is {}; this fa-bench reads versions 1 and {}", version, HeuristicFile::kVersion));
+    h.version = version;
     h.arch = need("arch").get<std::string>();
     h.path = need("path").get<std::string>();
     h.device = j.value("device", "");
@@ -196,6 +197,11 @@ HeuristicFile parse_heuristic_json(std::string_view text, const std::string& sou
     if (!params.contains("margin")) throw InputError(at, "params.margin", "missing");
     h.params.margin = params.at("margin").get<double>();
     if (!(h.params.margin >= 0 && h.params.margin < 1)) throw InputError(at, "params.margin", "must be in [0, 1)");
+    if (j.contains("dispatch")) {
+      if (version < 2) throw InputError(at, "dispatch", "a version 1 file has no dispatch table: set version 2");
+      h.dispatch = parse_dispatch_json(j.at("dispatch"), source);
+      h.dispatch_from = j.value("dispatch_from", "");
+    }
   } catch (const nlohmann::json::exception& e) {
     throw InputError(at, "json", fmt::format("wrong type: {}", e.what()));
   }
@@ -209,8 +215,12 @@ void save_heuristic_file(const std::string& file, const HeuristicFile& h) {
   nlohmann::ordered_json j{{"version", HeuristicFile::kVersion}, {"arch", h.arch}, {"path", h.path},
                            {"device", h.device}, {"units", h.units}, {"problems", h.problems},
                            {"fitted_from", h.fitted_from}, {"params", params}};
+  if (h.dispatch) j["dispatch_from"] = h.dispatch_from;
+  std::string text = j.dump(2);
+  if (h.dispatch)  // last, one problem a line: the table is long, its rows read as rows
+    text = text.substr(0, text.rfind("\n}")) + ",\n  \"dispatch\": " + dispatch_json_text(*h.dispatch, 2) + "\n}";
   std::ofstream out(file);
-  out << j.dump(2) << '\n';
+  out << text << '\n';
   out.close();
   if (!out) throw std::runtime_error(fmt::format("{}: cannot write the heuristic parameter file", file));
 }
@@ -275,6 +285,47 @@ std::string builtin_archs() {
 
 }  // namespace
 
+std::optional<FoundHeuristic> find_heuristic(const std::string& file, const std::string& arch) {
+  if (!file.empty()) return FoundHeuristic{load_heuristic_file(file), "file " + file};  // fitted elsewhere is the user's call: no arch check
+  if (const auto found = find_heuristic_file(arch)) {
+    FoundHeuristic h{load_heuristic_file(*found), "file " + *found};
+    if (base_arch(h.file.arch) != base_arch(arch))
+      throw InputError(SourceLoc{*found, 0}, "arch", fmt::format("fitted for arch '{}', not this device's '{}'", h.file.arch, arch));
+    return h;
+  }
+  for (const std::string& name : arch.empty() ? std::vector<std::string>{} : arch_names(arch)) {
+    const auto json = builtin_heuristic_json(name);
+    if (!json) continue;
+    FoundHeuristic h{parse_heuristic_json(*json, "built-in " + name + ".json"), "built-in " + name};
+    if (base_arch(h.file.arch) != base_arch(arch))
+      throw InputError(SourceLoc{h.source + ".json", 0}, "arch", fmt::format("fitted for arch '{}', not '{}'", h.file.arch, arch));
+    return h;
+  }
+  return std::nullopt;
+}
+
+DispatchChoice make_dispatch_choice(const std::string& file, const std::string& arch) {
+  DispatchChoice c;
+  if (file.empty() && arch.empty()) {
+    c.source = "no GPU (CPU paths)";
+    return c;
+  }
+  const std::optional<FoundHeuristic> h = find_heuristic(file, arch);
+  if (!h) {
+    c.source = fmt::format("no fitted table for {}", arch);
+    return c;
+  }
+  if (!h->file.dispatch) {
+    c.source = h->file.version < 2 ? fmt::format("{} is version {} (no dispatch table)", h->source, h->file.version)
+                                   : fmt::format("{} has no dispatch table (fitted on one path's timings)", h->source);
+    return c;
+  }
+  c.table = std::make_shared<const DispatchTable>(*h->file.dispatch);
+  c.arch = h->file.arch;
+  c.source = h->source;
+  return c;
+}
+
 SplitPolicy make_split_policy(const std::string& rule, const std::string& file, const std::string& arch) {
   const SourceLoc cli{"command line", 0};
   SplitPolicy p;
@@ -291,29 +342,10 @@ SplitPolicy make_split_policy(const std::string& rule, const std::string& file, 
     return p;
   }
   // The model's parameters: --heuristic-file, else a file found at run time, else built in.
-  std::optional<HeuristicFile> h;
-  if (!file.empty()) {
-    h = load_heuristic_file(file);  // fitted elsewhere is the user's call: no arch check
-    p.source = "file " + file;
-  } else if (const auto found = find_heuristic_file(arch)) {
-    h = load_heuristic_file(*found);
-    p.source = "file " + *found;
-    if (base_arch(h->arch) != base_arch(arch))
-      throw InputError(SourceLoc{*found, 0}, "arch", fmt::format("fitted for arch '{}', not this device's '{}'", h->arch, arch));
-  } else {
-    for (const std::string& name : arch.empty() ? std::vector<std::string>{} : arch_names(arch)) {
-      const auto json = builtin_heuristic_json(name);
-      if (!json) continue;
-      p.source = "built-in " + name;
-      h = parse_heuristic_json(*json, p.source + ".json");
-      if (base_arch(h->arch) != base_arch(arch))
-        throw InputError(SourceLoc{p.source + ".json", 0}, "arch", fmt::format("fitted for arch '{}', not '{}'", h->arch, arch));
-      break;
-    }
-  }
-  if (h) {
+  if (const std::optional<FoundHeuristic> h = find_heuristic(file, arch)) {
+    p.source = h->source;
     p.kind = SplitRuleKind::model;
-    p.params = h->params;
+    p.params = h->file.params;
     return p;
   }
   if (asked)

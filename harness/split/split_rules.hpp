@@ -13,6 +13,7 @@
 
 #include "harness/path.hpp"
 #include "harness/problem.hpp"
+#include "harness/split/dispatch_table.hpp"
 #include "harness/split_set.hpp"
 
 namespace fa {
@@ -66,14 +67,19 @@ double model_time_ms(const ModelParams& m, const SplitInputs& in, int G);
 int split_model(const SplitInputs& in, const ModelParams& m);
 
 // A parameter file: results/heuristics/<arch>.json (`fa-bench fit` writes it; the committed ones are
-// also compiled in, harness/split/builtin_heuristics.hpp).
+// also compiled in, harness/split/builtin_heuristics.hpp). Version 2 adds `auto`'s dispatch table
+// (harness/split/dispatch_table.hpp), optional; version 1 files are still read (no table: `auto`
+// keeps the rank order).
 struct HeuristicFile {
-  static constexpr int kVersion = 1;
+  static constexpr int kVersion = 2;
+  int version = kVersion;          // as read (1 or 2); files are written at kVersion
   std::string arch, path, device;  // fitted for this arch, on this path's timings, on this device
   int units = 0;
   ModelParams params;
   std::string fitted_from;  // the results files, and when
   int problems = 0;
+  std::optional<DispatchTable> dispatch;
+  std::string dispatch_from;  // the results files the table was fitted on
 };
 HeuristicFile load_heuristic_file(const std::string& file);  // InputError naming file and field
 // The same from a file's text; `source` names it in errors.
@@ -103,5 +109,16 @@ struct SplitPolicy {
 // (find_heuristic_file), the built-in table. Throws InputError when `model` is asked for and none
 // has parameters for the arch, and when --heuristic-file comes with a rule that does not read it.
 SplitPolicy make_split_policy(const std::string& rule, const std::string& file, const std::string& arch);
+
+// The parameter file a run reads, found as make_split_policy finds it (--heuristic-file, at run
+// time, built in), and where from ("file X", "built-in sm_90"); nullopt where there is none.
+struct FoundHeuristic {
+  HeuristicFile file;
+  std::string source;
+};
+std::optional<FoundHeuristic> find_heuristic(const std::string& file, const std::string& arch);
+// `auto`'s dispatch table from that file; rank order, saying why, where there is no file or the
+// file has no table (version 1, or fitted on timings of one path). `arch` empty: no GPU.
+DispatchChoice make_dispatch_choice(const std::string& file, const std::string& arch);
 
 }  // namespace fa

@@ -125,7 +125,7 @@ TEST(BuiltinRegistry, AutoCountsGWithTheTileOfThePathItRunsAtThatG) {
     r.tiles = t;
     return r;
   };
-  const PathRow a = auto_row({row("wide", 20, true, {128, 128, 2}), row("narrow", 10, false, {32, 16, 1})}, no_gpu());
+  const PathRow a = auto_row({row("wide", 20, true, {128, 128, 2}), row("narrow", 10, false, {32, 16, 1})}, no_gpu(), DispatchChoice{});
   Problem p;
   const TileShape t0 = a.tile_for(p, 0, no_gpu()), t4 = a.tile_for(p, 4, no_gpu());
   EXPECT_EQ(t0.block_n, 128);

@@ -1,6 +1,9 @@
 // `fa-bench fit` end to end, and --heuristic on `sweep`: fit data, parameter file and held-out report
 // from a results CSV whose times the model generated; the fitted file drives G=auto; records of an
-// older schema (no rule inputs) are refused with the reason.
+// older schema (no rule inputs) are refused with the reason. The dispatch table fitted on made-up
+// timings of several paths (the rank order wrong on short keys) makes `auto` run the fastest
+// admitted path on every row; one path's timings write no table, with a note; `auto` on the CPU build
+// says what it dispatches by and runs.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -12,6 +15,7 @@
 #include "cli_helpers.hpp"
 #include "harness/split/split_rules.hpp"
 #include "helpers.hpp"
+#include "paths/auto_path.hpp"
 
 using namespace fa;
 using fa::test::run_cli;
@@ -47,6 +51,88 @@ void write_model_results(const std::string& path, const ModelParams& m) {
         w.write(r);
       }
     }
+}
+
+// The decode and prefill problems of write_path_results: (B, Hk, S, Sk) with H = 32, D = 128.
+struct Shape {
+  int64_t B, Hk, S, Sk;
+};
+std::vector<Shape> path_shapes() {
+  std::vector<Shape> out;
+  for (int64_t B : {1, 4})
+    for (int64_t Hk : {32, 8})
+      for (int64_t Sk : {128, 256, 512, 1024, 4096, 8192, 16384, 32768}) out.push_back({B, Hk, 1, Sk});
+  out.push_back({1, 32, 448, 448});
+  out.push_back({1, 32, 1500, 1500});
+  return out;
+}
+Problem problem_of(const Shape& s) {
+  Problem p;
+  p.B = s.B, p.H = 32, p.Hk = s.Hk, p.S = s.S, p.Sk = s.Sk, p.D = 128;
+  p.dtype = DType::fp16;
+  return p;
+}
+// Made-up medians: on decode problems mma beats the higher-ranked mma-decode by 30% up to 1024 keys
+// (issue 45's whisper rows: 305 vs 232 GB/s), mma-decode wins 2x beyond; decode is never fastest;
+// prefills run mma and tiled only (mma-decode's and decode's gates refuse S > 1).
+std::map<std::string, double> made_up_ms(const Shape& s) {
+  if (s.S > 1) return {{"mma", 0.03}, {"tiled", 1.0}};
+  const double k = double(s.Sk) * double(s.B) * 1e-6;
+  if (s.Sk <= 1024) return {{"mma", 0.010 + k}, {"mma-decode", 1.3 * (0.010 + k)}, {"decode", 1.5 * (0.010 + k)}};
+  return {{"mma", 2 * (0.010 + k)}, {"mma-decode", 0.010 + k}, {"decode", 1.2 * (0.010 + k)}};
+}
+// The rank order: mma-decode > decode > mma > tiled, as `auto` ran them before a table.
+std::string rank_order_pick(const Shape& s) { return s.S == 1 ? "mma-decode" : "mma"; }
+
+// Every path's record on every shape at G = 0, and an `auto` record that ran the rank order's pick.
+void write_path_results(const std::string& path) {
+  RunMeta meta;
+  meta.arch = "sm_test";
+  meta.device = "test device";
+  CsvWriter w(OutputFile(path, {}), meta, false);
+  int line = 0;
+  for (const Shape& s : path_shapes()) {
+    const auto ms = made_up_ms(s);
+    auto write = [&](const std::string& name, const std::string& ran, double t) {
+      Record r;
+      r.problem = problem_of(s);
+      r.path = name, r.ran_path = ran;
+      r.g_req = SplitRequest{false, 0};
+      r.status = Status::pass;
+      r.units = 132;
+      r.timing = TimingStats{};
+      r.timing->median_ms = t;
+      r.timing->samples = 50;
+      r.timing->spread = 0.002;
+      r.where = SourceLoc{"paths.yaml", ++line};
+      w.write(r);
+    };
+    for (const auto& [name, t] : ms) write(name, name, t);
+    write("auto", rank_order_pick(s), ms.at(rank_order_pick(s)));
+  }
+}
+
+// Made-up rows with those names and gates (paths/auto_path.hpp builds `auto` over them).
+struct Stub : Execution {
+  void poison() override {}
+  void run() override {}
+  RunOutputs read_back() override { return {}; }
+  double timed_sample_ms(TimingMode) override { return 0; }
+};
+std::vector<PathRow> made_up_rows() {
+  auto row = [](const std::string& name, int rank, bool decode_only) {
+    PathRow r{name, "gpu", "", "", false,
+              [decode_only](const Problem& p, int, const GateContext&) -> std::optional<std::string> {
+                if (decode_only && p.S != 1) return std::string("S must be 1");
+                return std::nullopt;
+              },
+              [](const Problem&, const HostInputs&, int, const GateContext&) -> std::unique_ptr<Execution> {
+                return std::make_unique<Stub>();
+              }};
+    r.auto_rank = rank;
+    return r;
+  };
+  return {row("mma", 20, false), row("mma-decode", 40, true), row("decode", 30, true), row("tiled", 10, false)};
 }
 
 std::string slurp(const std::string& f) {
@@ -191,4 +277,90 @@ TEST(CmdFit, ANaNMedianIsAnInputErrorNamingFileAndLine) {
   const auto r = run_cli(fmt::format("fit {0}/nan.csv --no-params -o {0}/fit.csv", dir.path));
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_NE(r.output.find(dir.path + "/nan.csv:4: field 'median_ms': median_ms is nan"), std::string::npos) << r.output;
+}
+
+TEST(CmdFit, FittedDispatchRunsTheFastestAdmittedPathWhereTheRankOrderDidNot) {
+  const test::TempDir dir;
+  write_model_results(dir.path + "/g.csv", ModelParams{{3e-4, 1e-4, 2e-3, 1e-3, 5e-3}, 0});
+  write_path_results(dir.path + "/paths.csv");
+  const auto res = run_cli(fmt::format(
+      "fit {0}/g.csv --dispatch-from {0}/paths.csv -o {0}/fit.csv --params {0}/sm_test.json --report {0}/rep.md", dir.path));
+  ASSERT_EQ(res.status, 0) << res.output;
+  const size_t n = path_shapes().size();
+  // One JSON: G's parameters from the G scan, the table from the other file.
+  const HeuristicFile h = load_heuristic_file(dir.path + "/sm_test.json");
+  EXPECT_EQ(h.version, 2);
+  EXPECT_EQ(h.problems, 16);
+  EXPECT_EQ(h.fitted_from, "g.csv");
+  ASSERT_TRUE(h.dispatch);
+  EXPECT_EQ(h.dispatch->problems.size(), n);
+  EXPECT_EQ(h.dispatch_from, "paths.csv");
+
+  // `auto` over rows of those names, with the fitted table: the fastest admitted path everywhere,
+  // where the rank order ran mma-decode 30% slower on short keys.
+  const PathRow a = auto_row(made_up_rows(), DeviceFacts{}, make_dispatch_choice(dir.path + "/sm_test.json", ""));
+  size_t rank_order_behind = 0;
+  for (const Shape& s : path_shapes()) {
+    const auto ms = made_up_ms(s);
+    const std::string fastest = std::min_element(ms.begin(), ms.end(), [](auto& x, auto& y) { return x.second < y.second; })->first;
+    HostInputs in;
+    EXPECT_EQ(a.prepare(problem_of(s), in, 0, GateContext{})->read_back().ran_path, fastest) << problem_of(s).label();
+    rank_order_behind += ms.at(rank_order_pick(s)) > 1.03 * ms.at(fastest);
+  }
+  EXPECT_EQ(rank_order_behind, 16u) << "the made-up data has the rank order wrong on the short decode rows";
+
+  // The scores: held out and in-sample within the bar on every row; the recorded rank order not.
+  for (const char* held_out : {"leave-one-out", "leave-shape-out"})
+    EXPECT_NE(res.output.find(fmt::format("| fitted, {} | {} | 0.0% |", held_out, n)), std::string::npos) << res.output;
+  EXPECT_NE(res.output.find(fmt::format("| {0}/{0} | 0 | 0 |", n)), std::string::npos) << res.output;
+  EXPECT_NE(res.output.find(fmt::format("| auto as recorded | {} |", n)), std::string::npos) << res.output;
+  EXPECT_NE(res.output.find(fmt::format("| {}/{} | 0 | 0 |", n - 16, n)), std::string::npos) << res.output;
+  // mma alone beats the recorded auto on the 16 short rows of the 34 it ran.
+  EXPECT_NE(res.output.find(fmt::format("| mma | {0} | 0.0% (0/{0}) | 0.0% (0/{0}) | 0.0% (0/{0}) | 47.1% (16/{0}) |", n)),
+            std::string::npos)
+      << res.output;
+  const std::string rep = slurp(dir.path + "/rep.md");
+  EXPECT_NE(rep.find("## auto's dispatch"), std::string::npos) << rep;
+  EXPECT_NE(rep.find("| B4 H32/8 S1 Sk32768 D128 G=0 | mma-decode |"), std::string::npos) << rep;
+}
+
+TEST(CmdFit, OnePathsTimingsFitGAndWriteNoDispatchTableWithANote) {
+  const test::TempDir dir;
+  write_model_results(dir.path + "/g.csv", ModelParams{{3e-4, 1e-4, 2e-3, 1e-3, 5e-3}, 0});
+  const auto res = run_cli(fmt::format("fit {0}/g.csv -o {0}/fit.csv --params {0}/sm_test.json", dir.path));
+  ASSERT_EQ(res.status, 0) << res.output;
+  EXPECT_NE(res.output.find("no dispatch table is written (auto keeps the rank order)"), std::string::npos) << res.output;
+  const HeuristicFile h = load_heuristic_file(dir.path + "/sm_test.json");
+  EXPECT_EQ(h.problems, 16);
+  EXPECT_FALSE(h.dispatch);
+  EXPECT_EQ(make_dispatch_choice(dir.path + "/sm_test.json", "").describe(),
+            fmt::format("rank order: file {}/sm_test.json has no dispatch table (fitted on one path's timings)", dir.path));
+}
+
+TEST(CmdFit, AutoOnTheCpuBuildSaysWhatItDispatchesByAndRuns) {
+  const test::TempDir dir;
+  const std::string sweep = test::temp_file(".csv", "B,H,S,Sk,D\n1,2,1,256,32\n");
+  auto res = run_cli(fmt::format("sweep {} --paths auto --no-timing -o {}/a.csv", sweep, dir.path));
+  ASSERT_EQ(res.status, 0) << res.output;
+  if (res.output.find("no GPU") == std::string::npos) GTEST_SKIP() << "a GPU answered: the CPU build's case does not apply";
+  EXPECT_NE(res.output.find("auto: rank order: no GPU (CPU paths)"), std::string::npos) << res.output;
+  EXPECT_EQ(test::read_csv(dir.path + "/a.csv").at(0).at("ran_path"), "cpu-flash");
+  EXPECT_NE(run_cli("list").output.find("auto dispatches by: rank order: no GPU (CPU paths)"), std::string::npos);
+
+  // A table from --heuristic-file is read (and by the --isolate child too); of the CPU rows only
+  // cpu-flash is a candidate, so it runs whatever the table timed.
+  write_model_results(dir.path + "/g.csv", ModelParams{{3e-4, 1e-4, 2e-3, 1e-3, 5e-3}, 0});
+  write_path_results(dir.path + "/paths.csv");
+  ASSERT_EQ(run_cli(fmt::format("fit {0}/g.csv --dispatch-from {0}/paths.csv -o {0}/fit.csv --params {0}/p.json", dir.path)).status, 0);
+  for (const char* isolate : {"", " --isolate"}) {
+    res = run_cli(fmt::format("sweep {} --paths auto --no-timing --heuristic-file {}/p.json -o {}/b.csv{}", sweep, dir.path,
+                              dir.path, isolate));
+    ASSERT_EQ(res.status, 0) << res.output;
+    EXPECT_NE(res.output.find(fmt::format("auto: fitted sm_test, {} problems (file {}/p.json)", path_shapes().size(), dir.path)),
+              std::string::npos)
+        << res.output;
+    const auto rows = test::read_csv(dir.path + "/b.csv");
+    EXPECT_EQ(rows.at(0).at("status"), "pass") << isolate;
+    EXPECT_EQ(rows.at(0).at("ran_path"), "cpu-flash") << isolate;
+  }
 }

@@ -225,10 +225,10 @@ TEST(SplitRules, ParameterFilesRoundTripAndBadOnesNameTheField) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.field, "params.work_ms");
   }
-  std::ofstream(dir.path + "/v2.json") << R"({"version": 2})";
+  std::ofstream(dir.path + "/v3.json") << R"({"version": 3})";
   try {
-    load_heuristic_file(dir.path + "/v2.json");
-    FAIL() << "a version-2 file loaded";
+    load_heuristic_file(dir.path + "/v3.json");
+    FAIL() << "a version-3 file loaded";
   } catch (const InputError& e) {
     EXPECT_EQ(e.field, "version");
   }

@@ -1,0 +1,203 @@
+// `fa-bench fit`'s dispatch data, table and scores.
+#include "fit/dispatch_fit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "fit/split_fit.hpp"
+
+namespace fa {
+namespace {
+
+struct Timed {
+  double ms = 0, band = 0;
+  int g_used = 0;
+};
+
+std::string pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
+
+DispatchOutcome outcome(const DispatchRow& r, const std::string& pick, double ms, double band) {
+  DispatchOutcome o;
+  o.pick = pick, o.ms = ms, o.band = band;
+  const std::string best = r.best();
+  const double tb = r.entry.ms.at(best);
+  o.regret = ms / tb - 1;
+  o.tie = ms - tb <= band + r.band.at(best);
+  return o;
+}
+
+bool meets_bar(const DispatchOutcome& o) { return o.regret <= kDispatchBar || o.tie; }
+
+std::string cell(const std::optional<DispatchOutcome>& o) {
+  if (!o) return "-";
+  return fmt::format("{}{} {}{}", o->pick, o->fallback ? " (rank order)" : "", pct(o->regret), o->tie && o->regret > 0 ? " (tie)" : "");
+}
+
+}  // namespace
+
+std::string DispatchRow::best() const {
+  return std::min_element(entry.ms.begin(), entry.ms.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+}
+
+DispatchData collect_dispatch_data(const std::vector<Record>& records, const std::set<std::string>& exclude) {
+  struct Group {
+    const Record* first = nullptr;
+    std::map<std::string, Timed> paths;
+    std::optional<std::pair<std::string, Timed>> auto_run;
+  };
+  std::map<std::string, Group> groups;  // problem key + requested G, in key order
+  std::vector<std::string> order;       // first-seen order, so the table reads as the sweeps did
+  DispatchData d;
+  for (const auto& r : records) {
+    if (r.status != Status::pass || !r.timing || exclude.count(r.path)) continue;
+    const std::string key = r.problem.key() + "|G=" + r.g_req.str();
+    Group& g = groups[key];
+    if (!g.first) g.first = &r, order.push_back(key);
+    const Timed t{r.timing->median_ms, noise_band_ms(*r.timing), r.g_used};
+    if (r.path == "auto") {
+      if (!g.auto_run && !r.ran_path.empty()) g.auto_run.emplace(r.ran_path, t);
+      continue;
+    }
+    if (!g.paths.emplace(r.path, t).second)
+      d.notes.push_back(fmt::format("{} G={} {}: a second timed record (the first is kept)", r.problem.label(), r.g_req.str(), r.path));
+  }
+  size_t single = 0;
+  for (const auto& key : order) {
+    const Group& g = groups.at(key);
+    const Record& r = *g.first;
+    if (g.paths.size() < 2) {
+      ++single;
+      continue;
+    }
+    DispatchRow row;
+    row.label = fmt::format("{} G={}", r.problem.label(), r.g_req.str());
+    row.entry.name = r.problem.label();
+    for (const auto& [path, t] : g.paths) {
+      row.entry.ms[path] = t.ms;
+      row.band[path] = t.band;
+      d.paths.insert(path);
+    }
+    // G=auto rows: each path ran at the G the rule chose for its tile; the key takes the fastest
+    // path's, the G auto would run with had it picked that path.
+    row.entry.key = dispatch_key(r.problem, r.g_req.is_auto ? g.paths.at(row.best()).g_used : r.g_req.value);
+    if (g.auto_run) row.auto_ran = g.auto_run->first, row.auto_ms = g.auto_run->second.ms, row.auto_band = g.auto_run->second.band;
+    d.rows.push_back(std::move(row));
+  }
+  if (single > 0)
+    d.notes.push_back(fmt::format("{} problem(s) timed on fewer than two paths: not in the dispatch table", single));
+  return d;
+}
+
+DispatchTable dispatch_table(const DispatchData& d) {
+  DispatchTable t;
+  for (const auto& r : d.rows) t.problems.push_back(r.entry);
+  return t;
+}
+
+std::vector<DispatchOutcome> dispatch_picks(const DispatchData& d, const DispatchTable& t, Holdout holdout,
+                                            const std::function<int(const std::string&)>& rank) {
+  std::vector<DispatchOutcome> out;
+  for (size_t i = 0; i < d.rows.size(); ++i) {
+    const DispatchRow& r = d.rows[i];
+    auto admitted = [&](const std::string& p) { return r.entry.ms.count(p) > 0; };
+    auto left_out = [&](size_t j) {
+      return (holdout == Holdout::row && j == i) || (holdout == Holdout::shape && same_shape(t.problems[j].key, r.entry.key));
+    };
+    const auto pick = dispatch_pick(t, r.entry.key, admitted, left_out);
+    std::string path;
+    if (pick) {
+      path = pick->path;
+    } else {
+      int top = 0;
+      for (const auto& [p, ms] : r.entry.ms)
+        if (rank(p) > top) top = rank(p), path = p;
+      if (path.empty())
+        path = std::max_element(r.entry.ms.begin(), r.entry.ms.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+    }
+    DispatchOutcome o = outcome(r, path, r.entry.ms.at(path), r.band.at(path));
+    o.fallback = !pick;
+    out.push_back(o);
+  }
+  return out;
+}
+
+std::vector<std::optional<DispatchOutcome>> recorded_auto(const DispatchData& d) {
+  std::vector<std::optional<DispatchOutcome>> out;
+  for (const auto& r : d.rows)
+    out.push_back(r.auto_ran ? std::optional<DispatchOutcome>(outcome(r, *r.auto_ran, r.auto_ms, r.auto_band)) : std::nullopt);
+  return out;
+}
+
+std::string dispatch_summary(const DispatchData& d, const std::vector<DispatchScoreSet>& sets) {
+  std::string out =
+      "| picks | rows | geomean regret | worst regret (row) | within 3% or noise | ties (regret > 0, within noise) | "
+      "rank-order fallbacks |\n|---|---|---|---|---|---|---|\n";
+  for (const auto& s : sets) {
+    size_t n = 0, ok = 0, ties = 0, fallbacks = 0, worst = 0;
+    double log_r = 0, worst_r = -1;
+    for (size_t i = 0; i < s.outcomes.size(); ++i) {
+      const auto& o = s.outcomes[i];
+      if (!o) continue;
+      ++n;
+      log_r += std::log1p(std::max(o->regret, 0.0));
+      ok += meets_bar(*o), ties += o->tie && o->regret > 0, fallbacks += o->fallback;
+      if (o->regret > worst_r) worst_r = o->regret, worst = i;
+    }
+    if (n == 0) continue;
+    out += fmt::format("| {} | {} | {} | {} ({}) | {}/{} | {} | {} |\n", s.name, n, pct(std::expm1(log_r / double(n))),
+                       pct(worst_r), d.rows[worst].label, ok, n, ties, fallbacks);
+  }
+  return out;
+}
+
+std::string dispatch_losses(const DispatchData& d, const std::vector<DispatchScoreSet>& sets) {
+  std::string out = "| fixed path | rows it ran |";
+  std::string rule = "|---|---|";
+  for (const auto& s : sets) out += fmt::format(" faster than {} |", s.name), rule += "---|";
+  out += "\n" + rule + "\n";
+  for (const auto& path : d.paths) {
+    size_t ran = 0;
+    std::vector<size_t> beats(sets.size(), 0), of(sets.size(), 0);
+    for (size_t i = 0; i < d.rows.size(); ++i) {
+      const DispatchRow& r = d.rows[i];
+      const auto at = r.entry.ms.find(path);
+      if (at == r.entry.ms.end()) continue;
+      ++ran;
+      for (size_t k = 0; k < sets.size(); ++k) {
+        const auto& o = sets[k].outcomes[i];
+        if (!o) continue;
+        ++of[k];
+        beats[k] += at->second < o->ms - (r.band.at(path) + o->band);  // beyond both noise bands
+      }
+    }
+    out += fmt::format("| {} | {} |", path, ran);
+    for (size_t k = 0; k < sets.size(); ++k)
+      out += of[k] ? fmt::format(" {} ({}/{}) |", pct(double(beats[k]) / double(of[k])), beats[k], of[k]) : " - |";
+    out += "\n";
+  }
+  return out;
+}
+
+std::string dispatch_rows(const DispatchData& d, const std::vector<DispatchScoreSet>& sets, bool only_behind) {
+  std::string out = "| problem | best path | best ms |";
+  std::string rule = "|---|---|---|";
+  for (const auto& s : sets) out += fmt::format(" {} |", s.name), rule += "---|";
+  out += "\n" + rule + "\n";
+  size_t shown = 0;
+  for (size_t i = 0; i < d.rows.size(); ++i) {
+    const DispatchRow& r = d.rows[i];
+    const bool behind = std::any_of(sets.begin(), sets.end(), [&](const auto& s) { return s.outcomes[i] && !meets_bar(*s.outcomes[i]); });
+    if (only_behind && !behind) continue;
+    ++shown;
+    const std::string best = r.best();
+    out += fmt::format("| {} | {} | {:.4g} |", r.label, best, r.entry.ms.at(best));
+    for (const auto& s : sets) out += fmt::format(" {} |", cell(s.outcomes[i]));
+    out += "\n";
+  }
+  return shown ? out : std::string("(none)\n");
+}
+
+}  // namespace fa
