@@ -23,8 +23,10 @@ Without --verify a record is `pass` "timed only"; with it the output is checked 
 reference under a fixed tolerance. --check judges instead by fa-bench's own rule: each backend (or
 any --callable) runs on the tensors `fa-bench sweep --save-tensors DIR` wrote, its O goes beside
 them as o.npy, and `fa-bench check` applies exactly what a built-in path gets (low-precision
-reference, cosine, NaN, rounding bias). Beside it: peer_problems.py (sweeps, problems, records;
-stdlib), peer_serving.py (the serving fields) and peer_check.py (the --check flow).
+reference, cosine, NaN, rounding bias). Every timed record carries schema 10's clock columns (SM/GFX
+clock, power, throttling, cycles) read during its samples, as fa-bench's own (peer_telemetry.py).
+Beside it also: peer_problems.py (sweeps, problems, records; stdlib), peer_serving.py (the serving
+fields) and peer_check.py (the --check flow).
 Exit status as fa-bench's: 0, 1 a fail or error record, 2 a usage or input error (a flag, a file,
 an invalid row; the records are still written), `--check` check's worst.
 """
@@ -41,6 +43,7 @@ import time
 import warnings
 
 import peer_check
+import peer_telemetry
 import peer_serving as ps  # serving fields: lengths, pages, window, ALiBi, softcap (beside this script)
 from peer_check import import_callable
 # The problems and records live in peer_problems.py; the names tests and plot.py read stay here too.
@@ -294,22 +297,33 @@ LAUNCH_COVER_CYCLES = 1 << 20
 
 
 def time_call(torch, fn, flush, policy):
-    for _ in range(policy.warmup):
-        fn()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    samples, t0 = [], time.perf_counter()
-    while True:
-        flush()
-        if hasattr(torch.cuda, "_sleep"):
-            torch.cuda._sleep(LAUNCH_COVER_CYCLES)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end))
-        why = stop_reason(samples, time.perf_counter() - t0, policy)
-        if why:
-            return {**timing_stats(samples), "mode": policy.mode, "stopped_by": why}
+    """Samples of fn under the policy; with policy.clocks, its reader polls from before the warm-up
+    to the last sample, and each sample's host window (from its launch to its synchronize, which
+    holds the GPU's work) is joined to the readings (peer_telemetry.clock_stats)."""
+    monitor = policy.clocks.start() if policy.clocks else None
+    try:
+        for _ in range(policy.warmup):
+            fn()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        samples, windows, t0 = [], [], time.perf_counter()
+        while True:
+            flush()
+            if hasattr(torch.cuda, "_sleep"):
+                torch.cuda._sleep(LAUNCH_COVER_CYCLES)
+            w0 = time.time()
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            windows.append((w0, time.time()))
+            samples.append(start.elapsed_time(end))
+            why = stop_reason(samples, time.perf_counter() - t0, policy)
+            if why:
+                break
+    finally:  # an out-of-memory error too: the poller's thread or nvidia-smi ends with the loop
+        readings = monitor.stop() if monitor else None
+    clocks = monitor and peer_telemetry.clock_stats(windows, samples, readings, monitor.name)
+    return {**timing_stats(samples), "mode": policy.mode, "stopped_by": why, "clocks": clocks}
 
 
 def first_try(fn, compile_errors=False):
@@ -613,6 +627,10 @@ def main(argv=None):
     ap.add_argument("--min-samples", type=int, default=10)
     ap.add_argument("--max-samples", type=int, default=1000)
     ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--clocks", choices=("auto",) + peer_telemetry.READERS + ("off",), default="auto",
+                    help="reader of the clock, power and throttle reasons during the samples (schema 10's clock "
+                         "columns): auto is NVML (libnvidia-ml, no package needed), else nvidia-smi on NVIDIA, the "
+                         "amdsmi package on AMD; off (or FABENCH_CLOCKS=off) reads none (default auto)")
     args = ap.parse_args(argv)
     check_arguments(ap, args)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
@@ -642,6 +660,7 @@ def main(argv=None):
         torch = import_torch()
         meta = device_meta(torch)
         flush = ColdL2(torch, 0, args.timing)
+        args.policy.clocks = peer_telemetry.open_reader(torch, args.clocks)
     else:  # every backend asked for is a library that does not import: its skips need no device
         meta = no_device_meta()
 
