@@ -2,12 +2,15 @@
 """scripts/peer_telemetry.py without a GPU: the join of samples to clock readings gives fa-bench's
 clock columns (harness/timing.cpp's rule, worked out here by hand on made-up readings), the
 nvidia-smi line parser and the NVML / AMD throttle bits, a stand-in nvidia-smi read through the
-pseudo-terminal while it runs, the polled reader's readings at both ends, and a timed call whose
+pseudo-terminal while it runs, a stand-in libnvidia-ml read through ctypes (built here with cc), the
+polled reader's readings at both ends, and a timed call whose
 record carries the columns and fa-bench's throttle note.
 Run: python3 tests/scripts/test_peer_telemetry.py (ctest does this)."""
 import datetime
 import os
+import shutil
 import stat
+import subprocess
 import sys
 import tempfile
 import time
@@ -195,6 +198,59 @@ class PolledReaders(unittest.TestCase):
         lines.clear()
         self.assertIsNone(pt.open_reader(torch, "off", warn=SimpleNamespace(write=lines.append, flush=lambda: 0)))
         self.assertEqual(lines, [])
+
+
+# A stand-in libnvidia-ml: one device at PCI 00000000:19:00.0 whose clock steps 1400, 1410, ... MHz
+# and power 500.25 W, with SW power cap and idle as its clock-event reasons; only the older
+# ...ThrottleReasons name, as drivers before 535 export it.
+FAKE_NVML = r"""
+#include <string.h>
+static unsigned mhz = 1400;
+int nvmlInit_v2(void) { return 0; }
+int nvmlDeviceGetHandleByPciBusId_v2(const char* bus, void** dev) {
+  if (strcmp(bus, "00000000:19:00.0") != 0) return 2;
+  *dev = (void*)&mhz; return 0;
+}
+int nvmlDeviceGetClockInfo(void* dev, int type, unsigned* out) {
+  if (dev != &mhz || type != 1) return 2;
+  *out = mhz; mhz += 10; return 0;
+}
+int nvmlDeviceGetPowerUsage(void* dev, unsigned* mw) { *mw = 500250; return 0; }
+int nvmlDeviceGetCurrentClocksThrottleReasons(void* dev, unsigned long long* r) { *r = 0x5; return 0; }
+"""
+
+
+@unittest.skipUnless(shutil.which("cc"), "no C compiler for the stand-in NVML")
+class ReadsNvmlThroughCtypes(unittest.TestCase):
+    def setUp(self):
+        tmp = tempfile.mkdtemp(prefix="nvml-test-")
+        src, self.lib = os.path.join(tmp, "nvml.c"), os.path.join(tmp, "libfake-nvml.so")
+        with open(src, "w") as f:
+            f.write(FAKE_NVML)
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", self.lib, src], check=True)
+        self.saved = os.environ.get("FABENCH_NVML_LIB")
+        os.environ["FABENCH_NVML_LIB"] = self.lib
+
+    def tearDown(self):
+        if self.saved is None:
+            os.environ.pop("FABENCH_NVML_LIB")
+        else:
+            os.environ["FABENCH_NVML_LIB"] = self.saved
+
+    def test_the_device_at_torchs_pci_address_gives_clock_power_and_throttle_bits(self):
+        reader, why = pt.open_nvml((0, 0x19, 0))
+        self.assertIsNone(why)
+        readings = reader.start().stop()
+        self.assertEqual(readings[0].mhz - readings[-1].mhz, -10 * (len(readings) - 1), "a fresh reading each time")
+        self.assertEqual((readings[0].power_w, readings[0].reasons), (500.25, POWER_CAP), "idle 0x1 is not throttling")
+        self.assertEqual(reader.name, "nvml")
+
+    def test_another_pci_address_or_library_is_refused_with_the_reason(self):
+        self.assertEqual(pt.open_nvml((0, 0x1a, 0)), (None, "NVML has no device at PCI 00000000:1a:00.0"))
+        os.environ["FABENCH_NVML_LIB"] = self.lib + ".missing"
+        reader, why = pt.open_nvml((0, 0x19, 0))
+        self.assertIsNone(reader)
+        self.assertIn("libfake-nvml.so.missing does not load", why)
 
 
 class TimedCallsCarryTheColumns(unittest.TestCase):
