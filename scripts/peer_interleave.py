@@ -24,6 +24,10 @@ PROBLEM_COLUMNS = COLUMNS[COLUMNS.index("name"):COLUMNS.index("seed") + 1]
 NEEDED = ("schema", "path", "G_req", "status", "median_ms", "flops") + tuple(PROBLEM_COLUMNS)
 # fa-bench loops this long at most in a round (--time-cap, --time-limit): the sample count decides.
 NO_CAP_S = 3600
+# Query rows fa-bench checks each A round (--check-rows): the record was validated when RESULTS.csv
+# was written; a round re-checks a sample, so that its CPU reference (seconds for a big problem under
+# the default --cpu-budget, every round) leaves the GPU idle no longer than B's set-up does.
+CHECK_ROWS = 16
 # Untimed launches before each round, on both sides: enough for ~0.2 s of the kernel (by the record's
 # median), so that neither side starts its samples from the idle clock that fa-bench's set-up (inputs,
 # reference) or the previous round's end leaves; at most WARM_MAX launches.
@@ -131,10 +135,11 @@ def warmup_launches(record, floor):
 
 def fabench_command(binary, target, samples, warmup, spread, timing, out_csv):
     """One A round: the record's one-row sweep on its path, exactly `samples` samples (min = max;
-    the spread decides only whether the record calls itself noisy), fa-bench's validation as usual."""
-    return [binary, "sweep", target.sweep, "--paths", target.path, "--min-samples", str(samples),
-            "--max-samples", str(samples), "--spread", str(spread), "--time-cap", str(NO_CAP_S),
-            "--time-limit", str(NO_CAP_S), "--warmup", str(warmup), "--timing", timing, "-o", out_csv, "--no-table"]
+    the spread decides only whether the record calls itself noisy), CHECK_ROWS rows validated."""
+    return [binary, "sweep", target.sweep, "--paths", target.path, "--check-rows", str(CHECK_ROWS),
+            "--min-samples", str(samples), "--max-samples", str(samples), "--spread", str(spread),
+            "--time-cap", str(NO_CAP_S), "--time-limit", str(NO_CAP_S), "--warmup", str(warmup), "--timing", timing,
+            "-o", out_csv, "--no-table"]
 
 
 def run_fabench(cmd, out_csv):
