@@ -235,7 +235,8 @@ def clock_cell(r):
 
 def table_row(target, a, b, ratio):
     p = target.problem
-    problem = f"{p.label()} {p.dtype}" + (f" G={target.record['G_req']}" if target.record["G_req"] not in ("", "0") else "")
+    problem = f"{p.label()}{' causal' if p.causal else ''} {p.dtype}" + \
+        (f" G={target.record['G_req']}" if target.record["G_req"] not in ("", "0") else "")
     ms = (lambda r: r["median_ms"] if timed(r) else (r or {}).get("status", "-"))
     rat = f"{ratio[0]:.3f} ({ratio[1]:.3f}..{ratio[2]:.3f})" if ratio else "-"
     return (f"| {problem} | {target.path} | {ms(a)} | {clock_cell(a)} | {b['path'] if b else '-'} | {ms(b) if b else '-'} "
@@ -246,6 +247,14 @@ TABLE_HEADER = ("| problem | fa-bench path | ms | MHz | peer | ms | MHz | peer/f
                 "|---|---|---|---|---|---|---|---|")
 TABLE_LEGEND = ("ms: each side's median of its rounds' medians; MHz: its median SM/GFX clock during the samples, "
                 "* where some ran throttled (a power, thermal or other clock-event reason)")
+
+
+def progress(target, rec):
+    """A round's line on stderr: where, the path, and its time and clock, or its status and reason."""
+    if not timed(rec):
+        return f"{target.where} {rec['path']}: {rec['status']} {rec['reason']}"
+    clock = f" at {rec['clock_mhz_median']} MHz" if rec.get("clock_mhz_median") else ""
+    return f"{target.where} {rec['path']}: {rec['median_ms']} ms{clock}"
 
 
 def from_results(rec, target):
@@ -301,16 +310,14 @@ def interleave(ap, args, backends, recorder):
         out = os.path.join(scratch, f"round-{next(counter)}.csv")
         cmd = fabench_command(binary, t, n, warmup_launches(t.record, args.warmup), args.spread, args.timing, out)
         rec = run_fabench(cmd, out)
-        print(f"{t.where} {t.path}: {rec['status']} {rec['median_ms']} ms {rec['clock_mhz_median']} MHz",
-              file=sys.stderr)
+        print(progress(t, rec), file=sys.stderr)
         return rec
 
     def run_b(t, b):
         args.policy = TimingPolicy(warmup_launches(t.record, args.warmup), n, n, args.spread, NO_CAP_S,
                                    args.timing, args.policy.clocks)
         rec = record(t.problem, b)
-        print(f"{t.where} {rec['path']}: {rec['status']} {rec['median_ms']} ms {rec['clock_mhz_median']} MHz "
-              f"{rec['reason']}", file=sys.stderr)
+        print(progress(t, rec), file=sys.stderr)
         return rec
 
     with open(args.output, "w", newline="") as f:

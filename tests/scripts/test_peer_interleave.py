@@ -189,6 +189,45 @@ class WithFaBench(unittest.TestCase):
         self.assertNotIn("Traceback", res.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "o.csv")), "nothing written")
 
+    def test_a_whole_interleave_writes_both_sides_records_and_prints_the_table(self):
+        import contextlib
+        import io
+        import sdpa_baseline as sb
+        calls = []
+
+        def recorder(problems):  # a stand-in peer: 3 ms, at 1600 MHz, noting the policy it was given
+            def record(p, b):
+                calls.append((b, sb_args.policy.min_samples, sb_args.policy.max_samples))
+                stats = {"median_ms": 3.0, "min_ms": 2.9, "max_ms": 3.1, "spread": 0.01, "samples": 4, "mode": "hot",
+                         "stopped_by": "max-samples", "clocks": {"mhz_min": 1600, "mhz_median": 1600,
+                                                                 "power_w_max": 500, "throttled_samples": 0,
+                                                                 "throttle_reasons": "", "cycles_median": 4.8e6,
+                                                                 "source": "nvml", "samples": 4}}
+                return sb.record_fields(p, sb.record_path(b), "pass", "timed only", {
+                    "run_id": "t", "device": "d", "arch": "sm_90", "git_commit": "c"}, stats)
+            return record
+        out = os.path.join(self.tmp, "side.csv")
+        ap = sb.argparse.ArgumentParser()
+        sb_args = sb.argparse.Namespace(fabench=BINARY, interleave=self.results, output=out, round_samples=4, rounds=3,
+                                        warmup=1, spread=0.005, timing="hot",
+                                        policy=sb.TimingPolicy(1, 4, 4, 0.005, 0.5, "hot"))
+        said = io.StringIO()
+        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(io.StringIO()):
+            code = pi.interleave(ap, sb_args, ["flash"], recorder)
+        self.assertEqual(code, 0)
+        self.assertEqual([c[1:] for c in calls], [(4, 4)] * 3, "B: the round's sample count, exactly, each round")
+        with open(out, newline="") as f:
+            reader = csv.DictReader(f)
+            rows = list(reader)
+        self.assertEqual(tuple(reader.fieldnames), tuple(peer_problems.COLUMNS))
+        self.assertEqual([r["path"] for r in rows], ["cpu-flash", "torch-flash"])
+        self.assertEqual([r["samples"] for r in rows], ["12", "12"], "3 rounds of 4 samples a side")
+        self.assertEqual({r["sweep_file"] for r in rows}, {self.results})
+        self.assertIn("interleaved with torch-flash: 3 rounds", rows[0]["timing_note"])
+        table = [x for x in said.getvalue().splitlines() if "| cpu-flash |" in x]
+        self.assertEqual(len(table), 1, said.getvalue())
+        self.assertIn("| torch-flash | 3 | 1600 |", table[0])
+
     def test_flag_and_file_errors_exit_2_naming_them(self):
         script = [sys.executable, os.path.join(SOURCE, "scripts", "sdpa_baseline.py")]
         out = os.path.join(self.tmp, "o2.csv")
