@@ -17,10 +17,12 @@ import subprocess
 from dataclasses import dataclass
 
 import peer_serving as ps  # the serving fields' names and lengths (beside this script)
+import peer_telemetry  # the clock columns (beside this script)
 
+SCHEMA = "10"  # harness/results/results.hpp's kSchemaVersion: 10 added the clock columns
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# harness/results/results.cpp's columns, in its order (schema 9; tests check them against the binary).
+# harness/results/results.cpp's columns, in its order (schema 10; tests check them against the binary).
 COLUMNS = (
     "schema run_id time name B H Hk S Sk D causal dtype layout kv_cache scale seqlens_q seqlens_k page_size window alibi "
     "softcap seed path ran_path plugin plugin_version "
@@ -29,7 +31,8 @@ COLUMNS = (
     "status reason rule tol max_abs_err mean_abs_err rel_l2 cosine lse_max_err nan_inf unwritten cache_mismatch "
     "rows_checked rows_total lowprec_max_err bias_ulp bias_bound repeat_runs repeat_diffs timed_check "
     "median_ms min_ms max_ms spread samples timing_mode flush_bytes stopped_by "
-    "batch timing_note tflops gbps pct_peak bound flops bytes device arch sm_clock_mhz mem_clock_mhz shard "
+    "batch timing_note clock_mhz_min clock_mhz_median power_w_max throttled_samples throttle_reasons cycles_median "
+    "clock_source tflops gbps pct_peak bound flops bytes device arch sm_clock_mhz mem_clock_mhz shard "
     "device_index git_commit sweep_file sweep_line"
 ).split()
 
@@ -253,6 +256,7 @@ class TimingPolicy:
     target_spread: float = 0.005
     time_cap_s: float = 0.5
     mode: str = "cold"
+    clocks: object = None  # a peer_telemetry reader polled during the samples, or None
 
 
 def timing_stats(samples_ms):
@@ -287,9 +291,10 @@ def no_device_meta():
 
 
 def record_fields(p, path, status, reason, meta, stats=None, metrics=None):
-    """One fa-bench results row (column -> text) for a problem run on a backend."""
+    """One fa-bench results row (column -> text) for a problem run on a backend; stats may carry
+    "clocks" (peer_telemetry.clock_stats), whose throttling goes to timing_note as fa-bench writes it."""
     r = dict.fromkeys(COLUMNS, "")
-    r.update(schema="9", run_id=meta["run_id"], time=utc_now(), name=p.name, B=p.B, H=p.H, Hk=p.Hk, S=p.S, Sk=p.Sk,
+    r.update(schema=SCHEMA, run_id=meta["run_id"], time=utc_now(), name=p.name, B=p.B, H=p.H, Hk=p.Hk, S=p.S, Sk=p.Sk,
              D=p.D, causal=int(p.causal), dtype=p.dtype, layout=p.layout, kv_cache=int(p.kv_cache),
              scale=format(p.scale, ".9g"), seqlens_q=p.seqlens_q, seqlens_k=p.seqlens_k, page_size=p.page_size,
              window=p.window, alibi=p.alibi, softcap=format(p.softcap, ".9g"), seed=p.seed, path=path, ran_path=path,
@@ -305,7 +310,8 @@ def record_fields(p, path, status, reason, meta, stats=None, metrics=None):
         s = stats["median_ms"] * 1e-3
         r.update(median_ms=g6(stats["median_ms"]), min_ms=g6(stats["min_ms"]), max_ms=g6(stats["max_ms"]),
                  spread=g6(stats["spread"]), samples=stats["samples"], timing_mode=stats["mode"],
-                 stopped_by=stats["stopped_by"], tflops=g6(p.flops() / s / 1e12 if s > 0 else 0),
+                 stopped_by=stats["stopped_by"], timing_note=peer_telemetry.throttle_note(stats.get("clocks")),
+                 **peer_telemetry.clock_columns(stats.get("clocks"), g6), tflops=g6(p.flops() / s / 1e12 if s > 0 else 0),
                  gbps=g6(p.bytes() / s / 1e9 if s > 0 else 0))
     return {k: str(v) for k, v in r.items()}
 

@@ -10,6 +10,7 @@ events around the call only. A library that does not import makes every record o
   scripts/sdpa_baseline.py sweeps/whisper.csv [--backends flash,efficient,cudnn,math,flex,fa2,aiter] [-o out.csv] [--verify]
   scripts/sdpa_baseline.py sweeps/serving.yaml --backends flash,cudnn,flex -o peers.csv
   scripts/sdpa_baseline.py --check SAVED_DIR... [--backends flex,math] [--callable mod:fn] [--check-out DIR]
+  scripts/sdpa_baseline.py --interleave fa-results.csv --backends flash,cudnn [--rounds 5] [--round-samples 50] -o side.csv
 
 Sweeps are expanded by `fa-bench expand` (--fa-bench, $FABENCH_BINARY, PATH or build/*/fa-bench);
 without a binary a dense CSV sweep is read here. Inputs are seeded standard normals from torch's
@@ -23,8 +24,12 @@ Without --verify a record is `pass` "timed only"; with it the output is checked 
 reference under a fixed tolerance. --check judges instead by fa-bench's own rule: each backend (or
 any --callable) runs on the tensors `fa-bench sweep --save-tensors DIR` wrote, its O goes beside
 them as o.npy, and `fa-bench check` applies exactly what a built-in path gets (low-precision
-reference, cosine, NaN, rounding bias). Beside it: peer_problems.py (sweeps, problems, records;
-stdlib), peer_serving.py (the serving fields) and peer_check.py (the --check flow).
+reference, cosine, NaN, rounding bias). Every timed record carries schema 10's clock columns (SM/GFX
+clock, power, throttling, cycles) read during its samples, as fa-bench's own (peer_telemetry.py).
+--interleave times a results file's records on fa-bench's path and the peers in alternation, A B A
+B, so that their ratio is taken under one power state (peer_interleave.py). Beside it also:
+peer_problems.py (sweeps, problems, records; stdlib), peer_serving.py (the serving fields) and
+peer_check.py (the --check flow).
 Exit status as fa-bench's: 0, 1 a fail or error record, 2 a usage or input error (a flag, a file,
 an invalid row; the records are still written), `--check` check's worst.
 """
@@ -41,6 +46,8 @@ import time
 import warnings
 
 import peer_check
+import peer_interleave as pi  # --interleave's rounds, records and table (beside this script)
+import peer_telemetry
 import peer_serving as ps  # serving fields: lengths, pages, window, ALiBi, softcap (beside this script)
 from peer_check import import_callable
 # The problems and records live in peer_problems.py; the names tests and plot.py read stay here too.
@@ -120,10 +127,13 @@ def import_torch():
 
 def check_arguments(ap, args):
     """fa-bench's flag rules (cli/flag_checks.hpp) and output policy (harness/results/output_file.hpp),
-    before any work: finite, non-negative numbers; min samples <= max; -o not a folder, in a folder
-    that exists, and not the sweep it reads, which is a file of a known format; --check's folders
+    before any work: finite, non-negative numbers; min samples <= max; --interleave without a sweep,
+    with whole --rounds and --round-samples; -o not a folder, in a folder that exists, and not the
+    sweep or results file it reads; the sweep a file of a known format; --check's folders
     hold records; --callable imports; --check-out a folder (new, or existing), not a file and not a
     record folder being checked. ap.error exits 2 naming the flag (a usage error is 2, as in fa-bench)."""
+    if args.check and args.interleave is not None:
+        ap.error("--check and --interleave are two runs: give one")
     for flag, v in (("--time-cap", args.time_cap), ("--spread", args.spread)):
         if not math.isfinite(v) or v < 0:
             ap.error(f"{flag} {v}: not a finite number >= 0")
@@ -165,6 +175,12 @@ def check_arguments(ap, args):
             except Exception as e:  # the user's module: ImportError, SyntaxError, AttributeError, its own raise
                 ap.error(f"--callable '{args.callable}': {type(e).__name__}: {e}")
         return
+    if args.interleave is not None:
+        if args.sweep:
+            ap.error(f"--interleave reads its problems from '{args.interleave}': give no sweep file ('{args.sweep}')")
+        for flag, v in (("--rounds", args.rounds), ("--round-samples", args.round_samples)):
+            if v < 1:
+                ap.error(f"{flag} {v}: must be a whole number >= 1")
     if args.sweep and not os.path.isfile(args.sweep):
         ap.error(f"'{args.sweep}' is not a file" if os.path.exists(args.sweep) else f"'{args.sweep}' does not exist")
     if args.sweep and os.path.splitext(args.sweep)[1] not in (".csv", ".yaml", ".yml"):
@@ -177,8 +193,9 @@ def check_arguments(ap, args):
     folder = os.path.dirname(out) or "."
     if not os.path.isdir(folder):
         ap.error(f"-o: cannot write '{out}': directory '{folder}' does not exist")
-    if args.sweep and os.path.exists(out) and os.path.exists(args.sweep) and os.path.samefile(out, args.sweep):
-        ap.error(f"-o: '{out}' is the input '{args.sweep}'; refusing to overwrite it")
+    for given in (args.sweep, args.interleave):
+        if given and os.path.exists(out) and os.path.exists(given) and os.path.samefile(out, given):
+            ap.error(f"-o: '{out}' is the input '{given}'; refusing to overwrite it")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -294,22 +311,33 @@ LAUNCH_COVER_CYCLES = 1 << 20
 
 
 def time_call(torch, fn, flush, policy):
-    for _ in range(policy.warmup):
-        fn()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    samples, t0 = [], time.perf_counter()
-    while True:
-        flush()
-        if hasattr(torch.cuda, "_sleep"):
-            torch.cuda._sleep(LAUNCH_COVER_CYCLES)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end))
-        why = stop_reason(samples, time.perf_counter() - t0, policy)
-        if why:
-            return {**timing_stats(samples), "mode": policy.mode, "stopped_by": why}
+    """Samples of fn under the policy; with policy.clocks, its reader polls from before the warm-up
+    to the last sample, and each sample's host window (from its launch to its synchronize, which
+    holds the GPU's work) is joined to the readings (peer_telemetry.clock_stats)."""
+    monitor = policy.clocks.start() if policy.clocks else None
+    try:
+        for _ in range(policy.warmup):
+            fn()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        samples, windows, t0 = [], [], time.perf_counter()
+        while True:
+            flush()
+            if hasattr(torch.cuda, "_sleep"):
+                torch.cuda._sleep(LAUNCH_COVER_CYCLES)
+            w0 = time.time()
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            windows.append((w0, time.time()))
+            samples.append(start.elapsed_time(end))
+            why = stop_reason(samples, time.perf_counter() - t0, policy)
+            if why:
+                break
+    finally:  # an out-of-memory error too: the poller's thread or nvidia-smi ends with the loop
+        readings = monitor.stop() if monitor else None
+    clocks = monitor and peer_telemetry.clock_stats(windows, samples, readings, monitor.name)
+    return {**timing_stats(samples), "mode": policy.mode, "stopped_by": why, "clocks": clocks}
 
 
 def first_try(fn, compile_errors=False):
@@ -583,9 +611,47 @@ def packed_output(torch, p, backend, fn, q, k, v):
     return o.float().cpu().numpy(), None if lse is None else lse.float().cpu().numpy()
 
 
+def peer_recorder(args, backends, problems):
+    """record(p, backend) for the problems: torch, the device's metadata, the cold-L2 flush and the
+    clock reader set up where some backend will run; without them (every backend a library that does
+    not import, every problem invalid or FP8) the records are skips that need no device."""
+    external = {b: import_external(b) for b in backends if b in EXTERNAL_BACKENDS}
+    varlen = {b: import_external(b, EXTERNAL_VARLEN) for b in external if any(map(ps.is_serving, problems))}
+    torch = flush = None
+    runnable = any(not p.invalid and not is_fp8(p.dtype) for p in problems)  # else every record is a skip
+    if runnable and (any(b in TORCH_BACKENDS + (FLEX,) for b in backends) or
+                     any(fn for fn, _ in [*external.values(), *varlen.values()])):
+        torch = import_torch()
+        meta = device_meta(torch)
+        flush = ColdL2(torch, 0, args.timing)
+        args.policy.clocks = peer_telemetry.open_reader(torch, args.clocks)
+    else:
+        meta = no_device_meta()
+
+    def record(p, b):
+        if p.invalid:
+            return record_fields(p, record_path(b), "invalid", p.invalid, meta)
+        if is_fp8(p.dtype):
+            return record_fields(p, record_path(b), "skip", FP8_SKIP, meta)
+        if b == FLEX or ps.is_serving(p):
+            return run_serving(torch, p, b, varlen.get(b), args, flush, meta)
+        if b not in external:
+            return run_backend(torch, p, b, args, flush, meta)
+        fn, why = external[b]
+        return record_fields(p, b, "skip", why, meta) if why else run_external(torch, p, b, fn, args, flush, meta)
+    return record
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("sweep", nargs="?", help="sweep file (.csv, .yaml) to time the backends on")
+    ap.add_argument("--interleave", metavar="RESULTS.csv",
+                    help="instead of a sweep: for each timed record of a fa-bench results file, time its path "
+                         "(fa-bench, the record's problem and G) and the backends in alternation, A B A B ..., "
+                         "and write both sides' records (median of round medians) and a ratio table")
+    ap.add_argument("--rounds", type=int, default=5, help="with --interleave: rounds a side (default 5)")
+    ap.add_argument("--round-samples", type=int, default=50,
+                    help="with --interleave: samples each side takes a round, exactly (default 50)")
     ap.add_argument("--check", nargs="+", metavar="DIR",
                     help="instead of timing: run the backends (or --callable) on the q/k/v that fa-bench "
                          "--save-tensors wrote under each DIR, and judge every output with `fa-bench check` "
@@ -606,13 +672,17 @@ def main(argv=None):
                          "not import (default: all)")
     ap.add_argument("-o", "--output", default="sdpa-results.csv", help="results CSV (fa-bench schema)")
     ap.add_argument("--verify", action="store_true", help="check each output against an fp32 reference")
-    ap.add_argument("--fa-bench", dest="fabench", help="fa-bench binary for YAML expansion")
+    ap.add_argument("--fa-bench", dest="fabench", help="fa-bench binary: YAML expansion, --interleave's fa-bench side")
     ap.add_argument("--timing", choices=("cold", "hot"), default="cold")
     ap.add_argument("--time-cap", type=float, default=0.5, help="seconds of samples per record (default 0.5)")
     ap.add_argument("--spread", type=float, default=0.005, help="stop at this relative spread (default 0.005)")
     ap.add_argument("--min-samples", type=int, default=10)
     ap.add_argument("--max-samples", type=int, default=1000)
     ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--clocks", choices=("auto",) + peer_telemetry.READERS + ("off",), default="auto",
+                    help="reader of the clock, power and throttle reasons during the samples (schema 10's clock "
+                         "columns): auto is NVML (libnvidia-ml, no package needed), else nvidia-smi on NVIDIA, the "
+                         "amdsmi package on AMD; off (or FABENCH_CLOCKS=off) reads none (default auto)")
     args = ap.parse_args(argv)
     check_arguments(ap, args)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
@@ -623,39 +693,18 @@ def main(argv=None):
             ap.error(f"unknown backend '{b}' (known: {', '.join(BACKENDS)})")
     if args.check:
         sys.exit(peer_check.check_saved(args, check_runners(args, backends)))
-    if not args.sweep:
-        ap.error("a sweep file is needed unless --check is given")
+    if not args.sweep and not args.interleave:
+        ap.error("a sweep file is needed unless --check or --interleave is given")
     args.policy = TimingPolicy(args.warmup, args.min_samples, args.max_samples, args.spread, args.time_cap, args.timing)
+    if args.interleave:
+        return pi.interleave(ap, args, backends, lambda problems: peer_recorder(args, backends, problems))
     try:
         problems = load_sweep(args.sweep, args.fabench)
     except SystemExit as e:  # the sweep's own error (fa-bench expand's file:line: field, a bad cell): an input error
         if not isinstance(e.code, str):
             raise
         ap.error(e.code)
-
-    external = {b: import_external(b) for b in backends if b in EXTERNAL_BACKENDS}
-    varlen = {b: import_external(b, EXTERNAL_VARLEN) for b in external if any(map(ps.is_serving, problems))}
-    torch = flush = None
-    runnable = any(not p.invalid and not is_fp8(p.dtype) for p in problems)  # else every record is a skip
-    if runnable and (any(b in TORCH_BACKENDS + (FLEX,) for b in backends) or
-                     any(fn for fn, _ in [*external.values(), *varlen.values()])):
-        torch = import_torch()
-        meta = device_meta(torch)
-        flush = ColdL2(torch, 0, args.timing)
-    else:  # every backend asked for is a library that does not import: its skips need no device
-        meta = no_device_meta()
-
-    def record(p, b):
-        if p.invalid:
-            return record_fields(p, record_path(b), "invalid", p.invalid, meta)
-        if is_fp8(p.dtype):
-            return record_fields(p, record_path(b), "skip", FP8_SKIP, meta)
-        if b == FLEX or ps.is_serving(p):
-            return run_serving(torch, p, b, varlen.get(b), args, flush, meta)
-        if b not in external:
-            return run_backend(torch, p, b, args, flush, meta)
-        fn, why = external[b]
-        return record_fields(p, b, "skip", why, meta) if why else run_external(torch, p, b, fn, args, flush, meta)
+    record = peer_recorder(args, backends, problems)
 
     statuses = set()
     with open(args.output, "w", newline="") as f:
