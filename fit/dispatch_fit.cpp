@@ -81,8 +81,9 @@ DispatchData collect_dispatch_data(const std::vector<Record>& records, const std
       d.paths.insert(path);
     }
     // G=auto rows: each path ran at the G the rule chose for its tile; the key takes the fastest
-    // path's, the G auto would run with had it picked that path.
-    row.entry.key = dispatch_key(r.problem, r.g_req.is_auto ? g.paths.at(row.best()).g_used : r.g_req.value);
+    // path's, the G auto would run with had it picked that path, snapped to the split set: a path
+    // that sizes its own split (decode's chunk count, 1 to hundreds) records that count instead.
+    row.entry.key = dispatch_key(r.problem, r.g_req.is_auto ? snap_split(g.paths.at(row.best()).g_used) : r.g_req.value);
     if (g.auto_run) row.auto_ran = g.auto_run->first, row.auto_ms = g.auto_run->second.ms, row.auto_band = g.auto_run->second.band;
     d.rows.push_back(std::move(row));
   }

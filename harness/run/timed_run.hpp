@@ -1,4 +1,4 @@
-// Times one prepared Execution: a probe call after the warm-up decides between single calls and
+// Times one prepared Execution: three probe calls after the warm-up (their median) decide between single calls and
 // batches (a call under kBatchBelowMs is timed as n back-to-back launches with n chosen so one
 // batch lasts at least kBatchTargetMs; per-call time = batch time / n, recorded as `batch`), then
 // the noise-driven sampling loop of harness/timing.hpp runs over those samples.

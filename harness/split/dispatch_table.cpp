@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "harness/input_error.hpp"
+#include "harness/problem_fields.hpp"
 #include "harness/split_set.hpp"
 
 namespace fa {
@@ -25,7 +26,9 @@ namespace {
 //   by its spread over the training set (z-scores) was rejected: a sweep that only has D 64 and 128
 //   would make that one step outweigh three doublings of Sk, and one added problem would move every
 //   weight.
-// - The categorical features (causal, S == 1, the dtype's class, kv_cache, serving fields present)
+// - The categorical features (causal, S == 1, the dtype's class, kv_cache, the serving fields and
+//   their values: on the H200 the shipped serving rows named kvcache-paged share B, H, S, Sk and D
+//   and differ in page size and lengths, and their fastest path differs, mma-decode or mma by 13-24%)
 //   select different kernels or gate outcomes outright, so a mismatch costs kClassGap doublings: a
 //   neighbour of another class is taken only when no problem of the query's class is within a
 //   factor of 2^8 in every continuous feature at once.
@@ -43,8 +46,14 @@ std::array<double, 6> continuous(const DispatchKey& k) {
           lg(double(k.H) / double(std::max<int64_t>(k.Hk, 1))), lg(double(k.G))};
 }
 
-std::array<int, 5> categorical(const DispatchKey& k) {
-  return {k.causal, k.S == 1, dtype_bytes(k.dtype), k.kv_cache, k.serving};
+std::array<int, 4> categorical(const DispatchKey& k) { return {k.causal, k.S == 1, dtype_bytes(k.dtype), k.kv_cache}; }
+
+std::string serving_signature(const Problem& p) {
+  const std::vector<std::string> set = p.serving_fields();
+  std::string s;
+  for (const ProblemField& f : problem_field_table())
+    if (std::find(set.begin(), set.end(), f.name) != set.end()) s += (s.empty() ? "" : ";") + std::string(f.name) + "=" + f.cell(p);
+  return s;
 }
 
 }  // namespace
@@ -55,7 +64,7 @@ DispatchKey dispatch_key(const Problem& p, int G) {
   k.causal = p.causal;
   k.dtype = p.dtype;
   k.kv_cache = p.kv_cache;
-  k.serving = !p.serving_set().empty();
+  k.serving = serving_signature(p);
   k.G = G;
   return k;
 }
@@ -66,6 +75,7 @@ double dispatch_distance(const DispatchKey& a, const DispatchKey& b) {
   for (size_t i = 0; i < ca.size(); ++i) d2 += (ca[i] - cb[i]) * (ca[i] - cb[i]);
   const auto ka = categorical(a), kb = categorical(b);
   for (size_t i = 0; i < ka.size(); ++i) d2 += ka[i] != kb[i] ? kClassGap * kClassGap : 0;
+  if (a.serving != b.serving) d2 += kClassGap * kClassGap;
   if (a.dtype != b.dtype && dtype_bytes(a.dtype) == dtype_bytes(b.dtype)) d2 += kDtypeGap * kDtypeGap;
   return std::sqrt(d2);
 }
@@ -149,7 +159,9 @@ DispatchTable parse_dispatch_json(const nlohmann::json& j, const std::string& so
     DispatchKey& k = e.key;
     k.B = count("B"), k.H = count("H"), k.Hk = count("Hk"), k.S = count("S"), k.Sk = count("Sk"), k.D = count("D");
     if (k.H % k.Hk != 0) throw InputError(at, where + ".Hk", fmt::format("{} does not divide H = {}", k.Hk, k.H));
-    k.causal = flag("causal"), k.kv_cache = flag("kv_cache"), k.serving = flag("serving");
+    k.causal = flag("causal"), k.kv_cache = flag("kv_cache");
+    if (!field("serving").is_string()) throw InputError(at, where + ".serving", "must be a string (empty: no serving field)");
+    k.serving = field("serving").get<std::string>();
     const auto& dt = field("dtype");
     const auto dtype = dt.is_string() ? parse_dtype(dt.get<std::string>()) : std::nullopt;
     if (!dtype) throw InputError(at, where + ".dtype", fmt::format("must be one of {}", kDtypeNames));

@@ -23,7 +23,10 @@ struct DispatchKey {
   bool causal = false;
   DType dtype = DType::fp16;  // counts by its class (its size: FP8, 16-bit, fp32), then itself
   bool kv_cache = false;
-  bool serving = false;  // any serving field set (seqlens, page_size, window, alibi, softcap)
+  // The serving fields set, with their values ("page_size=16;seqlens_k=100|128"); empty: none. Two
+  // problems that differ here run different kernel work (paged gathers, windows, softcap), so they
+  // are of different classes.
+  std::string serving;
   int G = 0;             // the G the paths ran at
 };
 DispatchKey dispatch_key(const Problem& p, int G);

@@ -71,7 +71,7 @@ TEST(TimedRun, AMicrosecondKernelIsTimedInBatchesAndReportedPerLaunch) {
   pol.max_samples = 10;
   const TimingStats st = time_execution(ex, pol);
   EXPECT_EQ(st.batch, 10);
-  EXPECT_EQ(ex.singles, 3) << "two warm-ups and the probe run singly";
+  EXPECT_EQ(ex.singles, 5) << "two warm-ups and the three probes run singly";
   ASSERT_EQ(ex.batches.size(), 10u);
   for (int n : ex.batches) EXPECT_EQ(n, 10);
   EXPECT_NEAR(st.median_ms, 0.0051, 1e-12) << "the batch's time divided by its size";
@@ -158,6 +158,23 @@ struct LoggingExecution : FakeExecution {
 
 }  // namespace
 
+// One slow probe (a 10 us call that took 25 us once) does not decide the batch: the median of
+// three does, so the record is batched like its neighbours.
+TEST(TimedRun, OneSlowProbeDoesNotLeaveAFastCallUnbatched) {
+  struct SlowFirstProbe : FakeExecution {
+    double timed_sample_ms(TimingMode m) override {
+      const double ms = FakeExecution::timed_sample_ms(m);
+      return singles == 2 ? 0.025 : ms;  // the warm-up is call 1, the first probe call 2
+    }
+  } ex;
+  ex.call_ms = 0.010;
+  TimingPolicy pol;
+  pol.warmup = 1, pol.min_samples = 4, pol.max_samples = 4;
+  const TimingStats st = time_execution(ex, pol);
+  EXPECT_EQ(st.batch, 5) << "sized from 10 us (the median probe), not 25 us";
+  EXPECT_NEAR(st.median_ms, 0.010, 1e-12);
+}
+
 TEST(TimedRun, PoisoningEachSampleLeavesTheLastTimedLaunchsOwnOutput) {
   for (double call_ms : {1.0, 0.001}) {  // one launch a sample, and batches
     LoggingExecution ex;
@@ -166,8 +183,8 @@ TEST(TimedRun, PoisoningEachSampleLeavesTheLastTimedLaunchsOwnOutput) {
     pol.warmup = 1, pol.min_samples = 5, pol.max_samples = 5;
     const TimingStats st = time_execution(ex, pol, true);
     const char launch = call_ms < kBatchBelowMs ? 'b' : 's';
-    // Warm-up and probe untouched, then every sample right after its own poison.
-    std::string want = "ss";
+    // Warm-up and probes untouched, then every sample right after its own poison.
+    std::string want = "ssss";
     for (int i = 0; i < st.samples; ++i) want += std::string("p") + launch;
     EXPECT_EQ(ex.log, want) << "call_ms " << call_ms;
     LoggingExecution quiet;

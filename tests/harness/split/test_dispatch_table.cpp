@@ -60,7 +60,7 @@ std::string v2_with_problem(const std::string& problem) {
 
 const char* kGoodProblem =
     R"({"name": "a", "B": 1, "H": 8, "Hk": 8, "S": 1, "Sk": 4096, "D": 128, "causal": false, "dtype": "fp16",
-        "kv_cache": false, "serving": false, "G": 0, "ms": {"mma": 0.1, "mma-decode": 0.05}})";
+        "kv_cache": false, "serving": "", "G": 0, "ms": {"mma": 0.1, "mma-decode": 0.05}})";
 
 }  // namespace
 
@@ -135,10 +135,13 @@ TEST(DispatchTable, KeyReadsTheProblemsClassFields) {
   const DispatchKey k = dispatch_key(p, 4);
   EXPECT_EQ(k.dtype, DType::fp8_e4m3);
   EXPECT_TRUE(k.kv_cache);
-  EXPECT_FALSE(k.serving);
+  EXPECT_EQ(k.serving, "");
   EXPECT_EQ(k.G, 4);
   p.page_size = 16;
-  EXPECT_TRUE(dispatch_key(p, 0).serving);
+  EXPECT_EQ(dispatch_key(p, 0).serving, "page_size=16");
+  Problem q = p;
+  q.page_size = 64;
+  EXPECT_GT(dispatch_distance(dispatch_key(p, 0), dispatch_key(q, 0)), 7.9) << "another page size is another class";
 }
 
 TEST(DispatchTable, SectionRoundTripsThroughAVersion2File) {
