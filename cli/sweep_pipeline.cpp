@@ -352,7 +352,7 @@ std::vector<Record> run_stage(const Sweep& sweep, const CommonOptions& o, const 
   size_t ran = 0;
   for (const Record& r : records)
     if (r.timing) timed += r.timing->total_ms * 1e-3, ++ran;
-  if (ran)
+  if (ran && s.devices.size() <= 1)  // with several devices the launches overlap in wall time
     spdlog::info("time: {:.1f} s wall, {:.1f} s of it in {} records' timed launches; {:.2f} s a record beyond them",
                  wall, timed, ran, (wall - timed) / double(ran));
   return records;

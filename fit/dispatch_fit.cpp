@@ -52,7 +52,9 @@ DispatchData collect_dispatch_data(const std::vector<Record>& records, const std
   std::vector<std::string> order;       // first-seen order, so the table reads as the sweeps did
   DispatchData d;
   for (const auto& r : records) {
-    if (r.status != Status::pass || !r.timing || exclude.count(r.path)) continue;
+    // A zero median (a record timed below the clock's resolution) would write a table its own
+    // parser refuses (ms must be > 0): left out.
+    if (r.status != Status::pass || !r.timing || !(r.timing->median_ms > 0) || exclude.count(r.path)) continue;
     const std::string key = r.problem.key() + "|G=" + r.g_req.str();
     Group& g = groups[key];
     if (!g.first) g.first = &r, order.push_back(key);

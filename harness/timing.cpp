@@ -51,13 +51,18 @@ class ClockPoller {
   }
 
  private:
-  void take() {
-    const double t0 = steady_s();
-    std::optional<ClockReading> r = src_->read();
-    if (!r) return;
-    r->t = 0.5 * (t0 + steady_s());
-    std::lock_guard<std::mutex> lock(read_mu_);
-    readings_.push_back(*r);
+  // A reader that throws loses that reading, never the process (this runs on the poller's thread
+  // and in the destructor during unwinding).
+  void take() noexcept {
+    try {
+      const double t0 = steady_s();
+      std::optional<ClockReading> r = src_->read();
+      if (!r) return;
+      r->t = 0.5 * (t0 + steady_s());
+      std::lock_guard<std::mutex> lock(read_mu_);
+      readings_.push_back(*r);
+    } catch (...) {
+    }
   }
   ClockSource* src_;
   std::thread thread_;

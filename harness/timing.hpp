@@ -46,7 +46,9 @@ struct ClockReading {
   unsigned reasons = 0;
 };
 
-// A live clock reader for one device; read() is called from the polling thread only.
+// A live clock reader for one device. read() may be called from several threads (one poller a
+// timed record, the retry wait; under --devices each worker has its own device's reader), so a
+// reader with state guards it.
 class ClockSource {
  public:
   virtual ~ClockSource() = default;

@@ -10,6 +10,7 @@ import csv
 import math
 import os
 import statistics
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -298,39 +299,42 @@ def interleave(ap, args, backends, recorder):
     if res.returncode != 0:
         ap.error(f"--fa-bench: '{binary} list --names all' failed: {res.stderr.strip()}")
     scratch = tempfile.mkdtemp(prefix="sdpa-interleave-")
-    try:
-        todo = targets(args.interleave, binary, set(res.stdout.split()), scratch)
-    except InputError as e:
-        ap.error(str(e))
-    record = recorder([t.problem for t in todo])
-    n = args.round_samples
-    counter = iter(range(1 << 62))
-
-    def run_a(t):
-        out = os.path.join(scratch, f"round-{next(counter)}.csv")
-        cmd = fabench_command(binary, t, n, warmup_launches(t.record, args.warmup), args.spread, args.timing, out)
-        rec = run_fabench(cmd, out)
-        print(progress(t, rec), file=sys.stderr)
-        return rec
-
-    def run_b(t, b):
-        args.policy = TimingPolicy(warmup_launches(t.record, args.warmup), n, n, args.spread, NO_CAP_S,
-                                   args.timing, args.policy.clocks)
-        rec = record(t.problem, b)
-        print(progress(t, rec), file=sys.stderr)
-        return rec
-
-    with open(args.output, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
-        w.writeheader()
-
-        def write(rec):
-            w.writerow(rec)
-            f.flush()
+    try:  # the rounds' CSVs and one-row sweeps go with the scratch folder, whatever ends the run
         try:
-            statuses = run(todo, backends, args.rounds, run_a, run_b, write, print)
-        except RuntimeError as e:  # fa-bench wrote no record (a crash, a build of other columns): the rest waits
-            print(f"sdpa_baseline.py: {e}; the records so far are in {args.output}", file=sys.stderr)
-            return 1
+            todo = targets(args.interleave, binary, set(res.stdout.split()), scratch)
+        except InputError as e:
+            ap.error(str(e))
+        record = recorder([t.problem for t in todo])
+        n = args.round_samples
+        counter = iter(range(1 << 62))
+
+        def run_a(t):
+            out = os.path.join(scratch, f"round-{next(counter)}.csv")
+            cmd = fabench_command(binary, t, n, warmup_launches(t.record, args.warmup), args.spread, args.timing, out)
+            rec = run_fabench(cmd, out)
+            print(progress(t, rec), file=sys.stderr)
+            return rec
+
+        def run_b(t, b):
+            args.policy = TimingPolicy(warmup_launches(t.record, args.warmup), n, n, args.spread, NO_CAP_S,
+                                       args.timing, args.policy.clocks)
+            rec = record(t.problem, b)
+            print(progress(t, rec), file=sys.stderr)
+            return rec
+
+        with open(args.output, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+            w.writeheader()
+
+            def write(rec):
+                w.writerow(rec)
+                f.flush()
+            try:
+                statuses = run(todo, backends, args.rounds, run_a, run_b, write, print)
+            except RuntimeError as e:  # fa-bench wrote no record (a crash, a build of other columns): the rest waits
+                print(f"sdpa_baseline.py: {e}; the records so far are in {args.output}", file=sys.stderr)
+                return 1
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     print(f"wrote {args.output}", file=sys.stderr)
     return 1 if statuses & {"fail", "error"} else 0

@@ -122,6 +122,7 @@ class AmdSmiSource : public ClockSource {
   std::string name() const override { return "amdsmi"; }
 
   std::optional<ClockReading> read() override {
+    std::lock_guard<std::mutex> lock(read_mu_);  // buf_ and the residency state are this reader's own
     if (metrics_(dev_, buf_.data()) != 0) return std::nullopt;
     ClockReading r;
     uint16_t mhz = u16(kOffCurrentGfxclk);
@@ -184,10 +185,14 @@ class AmdSmiSource : public ClockSource {
     if (const amdsmi_status_t rc = metrics_(dev_, buf_.data()); rc != 0)
       return fail(why, fmt::format("AMD SMI reads no GPU metrics at PCI {} (error {})", where, rc));
     if (layout_.residency) residency_reasons();  // the baseline the first reading's deltas start from
+    const uint16_t gfx = u16(kOffCurrentGfxclk), avg = u16(kOffAverageGfxclk);
+    if ((gfx == 0 || gfx == kNa16) && (avg == 0 || avg == kNa16))  // read() would never answer: say so now
+      return fail(why, fmt::format("AMD SMI's metrics give no GFX clock at PCI {}", where));
     return true;
   }
 
  private:
+  std::mutex read_mu_;
   static constexpr uint16_t kNa16 = std::numeric_limits<uint16_t>::max();
   static constexpr uint64_t kNa64 = std::numeric_limits<uint64_t>::max();
   static constexpr std::chrono::milliseconds kStaleBaseline{500};  // 50 polls of 10 ms

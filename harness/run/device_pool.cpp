@@ -69,9 +69,10 @@ std::vector<Record> run_on_devices(const Sweep& sweep, const RunOptions& opt, co
   for (size_t w = 0; w < n; ++w)
     workers.emplace_back([&, w] {
       try {
-        select(devices[w]);
+        GateContext mine = ctx;
+        mine.device.pci = select(devices[w]);
         TaggingSink sink(devices[w], mu, sinks);
-        results[w] = run_sweep(parts[w], opt, reg, ctx, {&sink}, [&](size_t, size_t, const Record& last) {
+        results[w] = run_sweep(parts[w], opt, reg, mine, {&sink}, [&](size_t, size_t, const Record& last) {
           const std::lock_guard<std::mutex> lock(mu);
           ++done;
           if (progress) progress(done, total, last);

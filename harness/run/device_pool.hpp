@@ -16,7 +16,9 @@ namespace fa {
 // "0,1,3" -> {0, 1, 3}: distinct non-negative integers; anything else throws InputError naming flag.
 std::vector<int> parse_devices(const std::string& text, const std::string& flag);
 
-using SelectDevice = std::function<void(int ordinal)>;
+// Makes the ordinal the calling thread's device; returns its PCI address, which the worker's records
+// read their clocks by (harness/run/clock_source.hpp): each device's own, not the probed one's.
+using SelectDevice = std::function<DeviceFacts::Pci(int ordinal)>;
 
 std::vector<Record> run_on_devices(const Sweep& sweep, const RunOptions& opt, const Registry& reg,
                                    const GateContext& ctx, const std::vector<RecordSink*>& sinks,

@@ -203,7 +203,11 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
     r.status = Status::error;
     r.reason = e.what();
   }
-  if (written) data.watch.reset(), data.inputs.reset();
+  // A record that did not pass may have written the inputs where nothing checked (it threw, or
+  // failed before its timed launches were checked): look now, so the next path is not blamed.
+  if (!written && r.status != Status::pass && data.watch) written = !data.watch->check().empty();
+  // Written inputs are made again, and a reference computed from them is dropped with them.
+  if (written) data.watch.reset(), data.inputs.reset(), data.refs.clear();
   clock.lap("end");
   spdlog::debug("{} {} G={}: seconds: {}", p.label(), path, G, clock.text());
 }

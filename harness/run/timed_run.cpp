@@ -39,10 +39,14 @@ TimingStats time_execution(Execution& exec, const TimingPolicy& policy, bool poi
   // The batch is sized from the median of three probes, not one: on the H200 one slow probe of a
   // 10.5 us decode call (0.020 ms or more) left its record unbatched at 12.8 us, 22% over the same
   // kernel's batched records beside it (whisper-cross-b5-1500, session 24's call 13).
-  double probes[3];
-  for (double& x : probes) x = exec.timed_sample_ms(policy.mode);
-  std::sort(probes, probes + 3);
-  const int n = batch_size_for(probes[1]);
+  // A call far above the threshold (a 200 ms kernel) needs no second look.
+  double probes[3] = {exec.timed_sample_ms(policy.mode), 0, 0};
+  int n = 1;
+  if (probes[0] < 2 * kBatchBelowMs) {
+    probes[1] = exec.timed_sample_ms(policy.mode), probes[2] = exec.timed_sample_ms(policy.mode);
+    std::sort(probes, probes + 3);
+    n = batch_size_for(probes[1]);
+  }
   const auto undelayed = [&] {
     if (poison_each_sample) exec.poison();  // a batch is poisoned once: its last launch's output stays
     return n == 1 ? exec.timed_sample_ms(policy.mode) : exec.timed_batch_ms(policy.mode, n) / n;

@@ -167,8 +167,10 @@ DispatchTable parse_dispatch_json(const nlohmann::json& j, const std::string& so
     if (!dtype) throw InputError(at, where + ".dtype", fmt::format("must be one of {}", kDtypeNames));
     k.dtype = *dtype;
     const auto& g = field("G");
-    if (!g.is_number_integer() || !split_count_allowed(g.get<int>())) throw InputError(at, where + ".G", "must be one of 0, 2, 4, 8, 16");
-    k.G = g.get<int>();
+    // Read as 64 bits first: get<int>() would wrap 4294967298 to 2.
+    if (!g.is_number_integer() || g.get<int64_t>() < 0 || g.get<int64_t>() > 16 || !split_count_allowed(int(g.get<int64_t>())))
+      throw InputError(at, where + ".G", "must be one of 0, 2, 4, 8, 16");
+    k.G = int(g.get<int64_t>());
     const auto& ms = field("ms");
     if (!ms.is_object() || ms.empty()) throw InputError(at, where + ".ms", "must be a non-empty object: path -> median ms");
     for (const auto& [path, v] : ms.items()) {

@@ -4,6 +4,16 @@
 
 namespace fa::gpu {
 
-void select_device(int ordinal) { FA_GPU_CHECK(set_device(ordinal)); }
+DeviceFacts::Pci select_device(int ordinal) {
+  FA_GPU_CHECK(set_device(ordinal));
+#if FA_HIP
+  hipDeviceProp_t pr;
+  FA_GPU_CHECK(hipGetDeviceProperties(&pr, ordinal));
+#else
+  cudaDeviceProp pr;
+  FA_GPU_CHECK(cudaGetDeviceProperties(&pr, ordinal));
+#endif
+  return {pr.pciDomainID, pr.pciBusID, pr.pciDeviceID};
+}
 
 }  // namespace fa::gpu

@@ -45,6 +45,7 @@ TEST(DevicePool, EachDeviceGetsItsWorkerAndItsShareOfProblems) {
   const auto records = run_on_devices(sweep, opt, reg, ctx, {&sink}, {3, 1}, [&](int d) {
     const std::lock_guard<std::mutex> lock(mu);
     selected_on[d] = std::this_thread::get_id();
+    return DeviceFacts::Pci{0, 0x10 + d, 0};
   });
   ASSERT_EQ(selected_on.size(), 2u);
   EXPECT_NE(selected_on[3], selected_on[1]) << "one worker thread per device";

@@ -299,3 +299,35 @@ TEST(Runner, ARowRepeatingThePreviousProblemReusesItsInputsAndReference) {
   for (const Record& r : recs) EXPECT_EQ(r.status, Status::pass) << r.reason;
   EXPECT_EQ(calls, 2) << "rows 1-2 share one reference (three records), row 3 has its own";
 }
+
+// A path that writes its host inputs fails naming them, and the row's next path is judged on inputs
+// made again and a reference made from those: whether the writer validated first (the reference is
+// then built from written inputs and must go) or threw before anything checked.
+TEST(Runner, APathThatWritesItsInputsFailsAloneAndTheNextPathIsJudgedOnCleanOnes) {
+  const GateContext ctx = cpu_ctx(2);
+  Registry reg = builtin_registry(ctx.device);
+  const PathRow flash = *reg.find("cpu-flash");
+  auto ok = [](const Problem&, int, const GateContext&) { return std::optional<std::string>(); };
+  reg.add(PathRow{"writes-q", "cpu", "", "", false, ok,
+                  [flash](const Problem& p, const HostInputs& in, int G, const GateContext& c) {
+                    const_cast<HostInputs&>(in).q[0] += 8.f;  // the adversary: a write to an input
+                    return flash.prepare(p, in, G, c);
+                  }});
+  reg.add(PathRow{"writes-then-throws", "cpu", "", "", false, ok,
+                  [](const Problem&, const HostInputs& in, int, const GateContext&) -> std::unique_ptr<Execution> {
+                    const_cast<HostInputs&>(in).k[3] = 100.f;
+                    throw std::runtime_error("launch failed after a stray write");
+                  }});
+  Sweep s;
+  s.rows = {row(7, 9, {SplitRequest{}}, 2)};
+  RunOptions o = opts({"writes-q", "cpu-flash", "writes-then-throws", "cpu-flash"});
+  o.time_paths = false;
+  Capture sink;
+  const auto recs = run_sweep(s, o, reg, ctx, {&sink});
+  ASSERT_EQ(recs.size(), 4u);
+  EXPECT_EQ(recs[0].status, Status::fail);
+  EXPECT_NE(recs[0].reason.find("the path wrote its inputs (Q"), std::string::npos) << recs[0].reason;
+  EXPECT_EQ(recs[1].status, Status::pass) << "cpu-flash after the writer: " << recs[1].reason;
+  EXPECT_EQ(recs[2].status, Status::error);
+  EXPECT_EQ(recs[3].status, Status::pass) << "cpu-flash after the throwing writer: " << recs[3].reason;
+}

@@ -159,7 +159,8 @@ struct LoggingExecution : FakeExecution {
 }  // namespace
 
 // One slow probe (a 10 us call that took 25 us once) does not decide the batch: the median of
-// three does, so the record is batched like its neighbours.
+// three does, so the record is batched like its neighbours. A call far above the threshold is
+// probed once.
 TEST(TimedRun, OneSlowProbeDoesNotLeaveAFastCallUnbatched) {
   struct SlowFirstProbe : FakeExecution {
     double timed_sample_ms(TimingMode m) override {
@@ -173,6 +174,10 @@ TEST(TimedRun, OneSlowProbeDoesNotLeaveAFastCallUnbatched) {
   const TimingStats st = time_execution(ex, pol);
   EXPECT_EQ(st.batch, 5) << "sized from 10 us (the median probe), not 25 us";
   EXPECT_NEAR(st.median_ms, 0.010, 1e-12);
+  FakeExecution slow;
+  slow.call_ms = 1.0;
+  time_execution(slow, pol);
+  EXPECT_EQ(slow.singles, 1 + 1 + 4) << "warm-up, one probe, four samples";
 }
 
 TEST(TimedRun, PoisoningEachSampleLeavesTheLastTimedLaunchsOwnOutput) {
@@ -183,8 +188,9 @@ TEST(TimedRun, PoisoningEachSampleLeavesTheLastTimedLaunchsOwnOutput) {
     pol.warmup = 1, pol.min_samples = 5, pol.max_samples = 5;
     const TimingStats st = time_execution(ex, pol, true);
     const char launch = call_ms < kBatchBelowMs ? 'b' : 's';
-    // Warm-up and probes untouched, then every sample right after its own poison.
-    std::string want = "ssss";
+    // Warm-up and probes (three near the batch threshold, else one) untouched, then every sample
+    // right after its own poison.
+    std::string want = call_ms < 2 * kBatchBelowMs ? "ssss" : "ss";
     for (int i = 0; i < st.samples; ++i) want += std::string("p") + launch;
     EXPECT_EQ(ex.log, want) << "call_ms " << call_ms;
     LoggingExecution quiet;
