@@ -25,6 +25,9 @@ name,B,H,S,D,causal,dtype
 tiny,1,2,32,64,1,fp16
 tiny-bf16,1,2,48,64,0,bf16
 CSV
+# One OpenMP thread: two threads of a microsecond row on a machine busy with other tests wait out
+# scheduler ticks at their barrier, 5-16x a record (two cpu-ref/cpu-flash records seen SLOW so).
+export OMP_NUM_THREADS=1
 export ROCM_ARCH=gfx942 FA_BENCH=$bin SWEEP=$work/small.csv BASELINE_DIR=$work/baselines OUT=$work
 mkdir -p "$work/baselines"
 scripts/rocm-gate.sh sweep >"$work/sweep.log" 2>&1 || fail "sweep step: $(tail -5 "$work/sweep.log")"
