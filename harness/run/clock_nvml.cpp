@@ -71,12 +71,9 @@ class NvmlSource : public ClockSource {
  private:
   template <class F>
   F sym(const char* name) {
-    return reinterpret_cast<F>(dlsym(lib_, name));
+    return library_symbol<F>(lib_, name);
   }
-  static bool fail(std::string* why, std::string s) {
-    if (why) *why = std::move(s);
-    return false;
-  }
+  static bool fail(std::string* why, std::string s) { return open_failed(why, std::move(s)); }
   void* lib_ = nullptr;
   nvmlDevice_t dev_ = nullptr;
   nvmlReturn_t (*shutdown_)() = nullptr;

@@ -6,6 +6,8 @@
 // FABENCH_CLOCKS=off reads none. Where no reader opens, records carry no clock columns and the
 // log says why, once.
 #pragma once
+#include <dlfcn.h>
+
 #include <memory>
 #include <string>
 
@@ -13,6 +15,17 @@
 #include "harness/timing.hpp"
 
 namespace fa {
+
+// The readers' shared pieces: a library symbol as a typed function pointer (nullptr if absent), and
+// a failed open that sets *why and returns false.
+template <class F>
+F library_symbol(void* lib, const char* name) {
+  return reinterpret_cast<F>(dlsym(lib, name));
+}
+inline bool open_failed(std::string* why, std::string reason) {
+  if (why) *why = std::move(reason);
+  return false;
+}
 
 // nullptr, with *why set, when the library or the device cannot be opened.
 std::shared_ptr<ClockSource> open_nvml(const DeviceFacts::Pci& pci, std::string* why);

@@ -67,6 +67,7 @@ void add_fault(RunOutputs& out, const std::string& fault) {
 class StageClock {
  public:
   void lap(const char* stage) {
+    if (!on_) return;  // formatted only when -v will print it
     const auto now = std::chrono::steady_clock::now();
     text_ += fmt::format("{}{} {:.3f}", text_.empty() ? "" : ", ", stage, std::chrono::duration<double>(now - at_).count());
     at_ = now;
@@ -74,6 +75,7 @@ class StageClock {
   const std::string& text() const { return text_; }
 
  private:
+  bool on_ = spdlog::should_log(spdlog::level::debug);
   std::chrono::steady_clock::time_point at_ = std::chrono::steady_clock::now();
   std::string text_;
 };
@@ -209,7 +211,7 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
   // Written inputs are made again, and a reference computed from them is dropped with them.
   if (written) data.watch.reset(), data.inputs.reset(), data.refs.clear();
   clock.lap("end");
-  spdlog::debug("{} {} G={}: seconds: {}", p.label(), path, G, clock.text());
+  if (!clock.text().empty()) spdlog::debug("{} {} G={}: seconds: {}", p.label(), path, G, clock.text());
 }
 
 }  // namespace fa
