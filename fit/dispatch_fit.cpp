@@ -13,27 +13,28 @@ namespace fa {
 namespace {
 
 struct Timed {
-  double ms = 0, band = 0;
+  double ms = 0, band = 0, spread = 0;
   int g_used = 0;
 };
 
 std::string pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
 
-DispatchOutcome outcome(const DispatchRow& r, const std::string& pick, double ms, double band) {
+DispatchOutcome outcome(const DispatchRow& r, const std::string& pick, double ms, double band, double spread) {
   DispatchOutcome o;
   o.pick = pick, o.ms = ms, o.band = band;
   const std::string best = r.best();
   const double tb = r.entry.ms.at(best);
   o.regret = ms / tb - 1;
-  o.tie = ms - tb <= band + r.band.at(best);
+  o.tie = ms - tb <= std::max(band + r.band.at(best), ms * spread + tb * r.spread.at(best));
   return o;
 }
 
-bool meets_bar(const DispatchOutcome& o) { return o.regret <= kDispatchBar || o.tie; }
+bool meets_bar(const DispatchOutcome& o) { return o.regret <= kDispatchBar || o.tie || o.same_kernel; }
 
 std::string cell(const std::optional<DispatchOutcome>& o) {
   if (!o) return "-";
-  return fmt::format("{}{} {}{}", o->pick, o->fallback ? " (rank order)" : "", pct(o->regret), o->tie && o->regret > 0 ? " (tie)" : "");
+  const char* why = o->regret <= 0 ? "" : o->tie ? " (tie)" : o->same_kernel ? " (same kernel)" : "";
+  return fmt::format("{}{} {}{}", o->pick, o->fallback ? " (rank order)" : "", pct(o->regret), why);
 }
 
 }  // namespace
@@ -58,7 +59,7 @@ DispatchData collect_dispatch_data(const std::vector<Record>& records, const std
     const std::string key = r.problem.key() + "|G=" + r.g_req.str();
     Group& g = groups[key];
     if (!g.first) g.first = &r, order.push_back(key);
-    const Timed t{r.timing->median_ms, noise_band_ms(*r.timing), r.g_used};
+    const Timed t{r.timing->median_ms, noise_band_ms(*r.timing), r.timing->spread, r.g_used};
     if (r.path == "auto") {
       if (!g.auto_run && !r.ran_path.empty()) g.auto_run.emplace(r.ran_path, t);
       continue;
@@ -80,13 +81,19 @@ DispatchData collect_dispatch_data(const std::vector<Record>& records, const std
     for (const auto& [path, t] : g.paths) {
       row.entry.ms[path] = t.ms;
       row.band[path] = t.band;
+      row.spread[path] = t.spread;
+      row.g_used[path] = t.g_used;
       d.paths.insert(path);
     }
     // G=auto rows: each path ran at the G the rule chose for its tile; the key takes the fastest
     // path's, the G auto would run with had it picked that path, snapped to the split set: a path
     // that sizes its own split (decode's chunk count, 1 to hundreds) records that count instead.
     row.entry.key = dispatch_key(r.problem, r.g_req.is_auto ? snap_split(g.paths.at(row.best()).g_used) : r.g_req.value);
-    if (g.auto_run) row.auto_ran = g.auto_run->first, row.auto_ms = g.auto_run->second.ms, row.auto_band = g.auto_run->second.band;
+    if (g.auto_run) {
+      const Timed& a = g.auto_run->second;
+      row.auto_ran = g.auto_run->first, row.auto_ms = a.ms, row.auto_band = a.band, row.auto_spread = a.spread;
+      row.auto_g_used = a.g_used;
+    }
     d.rows.push_back(std::move(row));
   }
   if (single > 0)
@@ -120,7 +127,7 @@ std::vector<DispatchOutcome> dispatch_picks(const DispatchData& d, const Dispatc
       if (path.empty())
         path = std::max_element(r.entry.ms.begin(), r.entry.ms.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
     }
-    DispatchOutcome o = outcome(r, path, r.entry.ms.at(path), r.band.at(path));
+    DispatchOutcome o = outcome(r, path, r.entry.ms.at(path), r.band.at(path), r.spread.at(path));
     o.fallback = !pick;
     out.push_back(o);
   }
@@ -129,14 +136,21 @@ std::vector<DispatchOutcome> dispatch_picks(const DispatchData& d, const Dispatc
 
 std::vector<std::optional<DispatchOutcome>> recorded_auto(const DispatchData& d) {
   std::vector<std::optional<DispatchOutcome>> out;
-  for (const auto& r : d.rows)
-    out.push_back(r.auto_ran ? std::optional<DispatchOutcome>(outcome(r, *r.auto_ran, r.auto_ms, r.auto_band)) : std::nullopt);
+  for (const auto& r : d.rows) {
+    if (!r.auto_ran) {
+      out.push_back(std::nullopt);
+      continue;
+    }
+    DispatchOutcome o = outcome(r, *r.auto_ran, r.auto_ms, r.auto_band, r.auto_spread);
+    o.same_kernel = *r.auto_ran == r.best() && r.auto_g_used == r.g_used.at(*r.auto_ran);
+    out.push_back(o);
+  }
   return out;
 }
 
 std::string dispatch_summary(const DispatchData& d, const std::vector<DispatchScoreSet>& sets) {
   std::string out =
-      "| picks | rows | geomean regret | worst regret (row) | within 3% or noise | ties (regret > 0, within noise) | "
+      "| picks | rows | geomean regret | worst regret (row) | within 3% or noise | ties (regret > 0, within noise or the same kernel) | "
       "rank-order fallbacks |\n|---|---|---|---|---|---|---|\n";
   for (const auto& s : sets) {
     size_t n = 0, ok = 0, ties = 0, fallbacks = 0, worst = 0;
@@ -146,7 +160,7 @@ std::string dispatch_summary(const DispatchData& d, const std::vector<DispatchSc
       if (!o) continue;
       ++n;
       log_r += std::log1p(std::max(o->regret, 0.0));
-      ok += meets_bar(*o), ties += o->tie && o->regret > 0, fallbacks += o->fallback;
+      ok += meets_bar(*o), ties += o->regret > 0 && (o->tie || o->same_kernel), fallbacks += o->fallback;
       if (o->regret > worst_r) worst_r = o->regret, worst = i;
     }
     if (n == 0) continue;

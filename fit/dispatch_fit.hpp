@@ -20,9 +20,13 @@ namespace fa {
 struct DispatchRow {
   DispatchEntry entry;                   // the table's row: key and each path's median ms
   std::map<std::string, double> band;    // each path's noise half-width, ms (fit/split_fit.hpp: noise_band_ms)
+  std::map<std::string, double> spread;  // each path's record's spread (stddev / mean of its samples)
+  std::map<std::string, int> g_used;     // the split count each path's record ran
   std::string label;                     // "whisper-dec-self-448 G=0"
   std::optional<std::string> auto_ran;   // the path an `auto` record of this row ran
   double auto_ms = 0, auto_band = 0;     // that record's median and band
+  double auto_spread = 0;
+  int auto_g_used = 0;
 
   std::string best() const;  // the fastest path
 };
@@ -45,7 +49,12 @@ struct DispatchOutcome {
   double ms = 0, band = 0;
   bool fallback = false;  // no neighbour timed an admitted path: rank order
   double regret = 0;      // t(pick) / t(best) - 1
-  bool tie = false;       // t(pick) - t(best) within the two records' noise bands
+  // t(pick) - t(best) within the two records' noise: their noise bands, or their spreads (the sum
+  // of each median times its record's stddev / mean), whichever is wider.
+  bool tie = false;
+  // An `auto` record that ran the best path at its G: the same kernel as the best record, so what
+  // separates them is the two measurements, not the choice (it meets the bar whatever the regret).
+  bool same_kernel = false;
 };
 // What a row's pick may not see of the table: nothing (in-sample), the row itself (leave-one-out),
 // or every row of its shape in any dtype (leave-shape-out: the fp16 and bf16 twins of shipped
@@ -59,7 +68,7 @@ std::vector<DispatchOutcome> dispatch_picks(const DispatchData& d, const Dispatc
 // The `auto` records' own outcomes (rows without one: nullopt).
 std::vector<std::optional<DispatchOutcome>> recorded_auto(const DispatchData& d);
 
-// Within the bar: regret <= 3%, or a tie.
+// Within the bar: regret <= 3%, a tie, or the best path's own kernel.
 inline constexpr double kDispatchBar = 0.03;
 
 // The markdown tables: a summary per pick set, how often each fixed path beats each pick set (beyond

@@ -140,3 +140,38 @@ TEST(DispatchFit, TablesCountLossesToFixedPathsBeyondTheNoise) {
   EXPECT_NE(behind.find("Sk256 "), std::string::npos) << behind;
   EXPECT_EQ(behind.find("Sk65536"), std::string::npos) << behind;
 }
+
+TEST(DispatchFit, RecordsSpreadsWidenTheTieAndTheBestPathsOwnKernelMeetsTheBar) {
+  // 6% apart: beyond the 0.5% bands; with spreads of 4% on both records the noise they show is
+  // 0.106 * 0.04 + 0.100 * 0.04 = 8.24 us > 6 us: a tie.
+  auto noisy = [](Record r) {
+    r.timing->spread = 0.04;
+    r.timing->samples = 1000000;  // band: the 0.5% floor, so only the spreads can make the tie
+    return r;
+  };
+  std::vector<Record> rs{noisy(rec(256, "mma", 0.100)), noisy(rec(256, "mma-decode", 0.106)), rec(512, "mma", 0.106),
+                         rec(512, "mma-decode", 0.100)};
+  const DispatchData d = collect_dispatch_data(rs, {});
+  const auto loo = dispatch_picks(d, dispatch_table(d), Holdout::row, no_rank);
+  EXPECT_EQ(loo[0].pick, "mma-decode");
+  EXPECT_TRUE(loo[0].tie);
+  EXPECT_EQ(loo[1].pick, "mma");
+  EXPECT_FALSE(loo[1].tie) << "quiet records (0.1% spread) 6% apart are no tie";
+
+  // auto ran mma, the best path, at its G, 20% slower than mma's own record: the choice was right
+  // (same kernel); at another G, or on another path, the same 20% misses the bar.
+  std::vector<Record> same{rec(256, "mma", 0.100, 4), rec(256, "mma-decode", 0.150, 4), rec(256, "auto", 0.120, 4, "mma"),
+                           rec(512, "mma", 0.100, 4), rec(512, "mma-decode", 0.150, 4), rec(512, "auto", 0.120, 4, "mma"),
+                           rec(1024, "mma", 0.100, 4), rec(1024, "mma-decode", 0.150, 4), rec(1024, "auto", 0.12, 4, "mma-decode")};
+  same[5].g_used = 8;
+  const DispatchData s = collect_dispatch_data(same, {});
+  const auto ran = recorded_auto(s);
+  ASSERT_TRUE(ran[0] && ran[1] && ran[2]);
+  EXPECT_TRUE(ran[0]->same_kernel);
+  EXPECT_NEAR(ran[0]->regret, 0.2, 1e-12);
+  EXPECT_FALSE(ran[1]->same_kernel) << "auto ran mma at G=8, the best record G=4";
+  EXPECT_FALSE(ran[2]->same_kernel);
+  const std::string summary = dispatch_summary(s, {{"auto as recorded", ran}});
+  EXPECT_NE(summary.find("| 1/3 | 1 |"), std::string::npos) << summary;
+  EXPECT_NE(dispatch_rows(s, {{"auto as recorded", ran}}, false).find("mma 20.0% (same kernel)"), std::string::npos);
+}
