@@ -5,11 +5,17 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 
 namespace fa {
+namespace {
+std::atomic<bool> reasons_logged_elsewhere{false};
+}  // namespace
+
+void clock_reasons_logged_elsewhere() { reasons_logged_elsewhere = true; }
 
 std::shared_ptr<ClockSource> clock_source_for(const DeviceFacts& d) {
   if (!d.gpu) return nullptr;
@@ -29,7 +35,8 @@ std::shared_ptr<ClockSource> clock_source_for(const DeviceFacts& d) {
   else
     src = amd ? open_amdsmi(d.pci, &why) : open_nvml(d.pci, &why);
   if (!src)
-    spdlog::warn("clocks: not read on {} ({}): records have no clock, power or throttling columns", d.name, why);
+    spdlog::log(reasons_logged_elsewhere ? spdlog::level::debug : spdlog::level::warn,
+                "clocks: not read on {} ({}): records have no clock, power or throttling columns", d.name, why);
   opened[key] = src;
   return src;
 }

@@ -34,5 +34,9 @@ std::shared_ptr<ClockSource> open_amdsmi(const DeviceFacts::Pci& pci, std::strin
 // The reader for `d` (NVML for sm_* archs, AMD SMI for gfx*), opened once per device and process;
 // nullptr without a GPU, and where none opens (logged once with the reason).
 std::shared_ptr<ClockSource> clock_source_for(const DeviceFacts& d);
+// From now on in this process, why no reader opened is logged at debug level, not as a warning: an
+// --isolate child's parent has opened the same device's reader first and warned (runner.cpp), so
+// a sweep of N isolated records says it once, not N + 1 times.
+void clock_reasons_logged_elsewhere();
 
 }  // namespace fa

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "harness/problem_fields.hpp"
+#include "harness/run/clock_source.hpp"
 #include "harness/run/tensor_hooks.hpp"
 #include "harness/results/text_escape.hpp"
 
@@ -317,6 +318,7 @@ int run_isolated_child(const std::string& job_text, int result_fd, const std::fu
   RunOptions& opt = job.options;
   const int G = job.G;
   spdlog::set_level(spdlog::level::level_enum(job.log_level));
+  clock_reasons_logged_elsewhere();  // the parent warned (runner.cpp)
   GateContext ctx;
   ctx.device = probe();
   ctx.cpu_budget_flops = job.cpu_budget_flops;

@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 
+#include "harness/run/clock_source.hpp"
 #include "harness/run/isolate.hpp"
 #include "harness/run/run_record.hpp"
 #include "harness/split/split_rules.hpp"
@@ -89,6 +90,8 @@ std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const R
         }
         r.tile = pr->tile_for(p, G, ctx.device);
         if (opt.isolate) {
+          // The child opens its own reader; this one says once, here, why none opens (the child is quiet).
+          if (pr->kind == "gpu") clock_source_for(ctx.device);
           run_isolated(r, G, opt, ctx);
           if (r.status == Status::skip) r.reason = skip_reason(r.reason);
         } else {

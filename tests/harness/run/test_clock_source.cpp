@@ -6,6 +6,8 @@
 // Run: ctest --test-dir build/cpu -R ClockSource
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
@@ -308,4 +310,31 @@ TEST_F(NvmlClockSource, MeasureTimeRecordsTheFakesClockThrottlingAndCycles) {
   EXPECT_EQ(st.clocks->throttled_samples, 5);
   EXPECT_EQ(st.clocks->throttle_reasons, "sw_power_cap");
   EXPECT_NEAR(st.clocks->cycles_median, 1.1 * 1350 * 1e3, 1e-6);  // median ms 1.1
+}
+
+// --isolate: the parent opens the device's reader first and warns why none opens; its children, told
+// so, log the same reason at debug level. A device without a PCI address opens no reader anywhere.
+TEST(ClockSourceFor, WarnsOnceADeviceAndOnlyAtDebugLevelWhereTheParentWarned) {
+  auto ring = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(16);
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("ring", ring));
+  spdlog::set_level(spdlog::level::debug);
+  auto facts = [](int bus) {
+    DeviceFacts d;
+    d.gpu = true, d.arch = "sm_90", d.name = "GPU " + std::to_string(bus), d.pci.bus = -1, d.pci.device = bus;
+    return d;
+  };
+  auto levels = [&ring] {
+    std::vector<spdlog::level::level_enum> out;
+    for (const auto& m : ring->last_raw()) out.push_back(m.level);
+    return out;
+  };
+  EXPECT_FALSE(clock_source_for(facts(1)));
+  EXPECT_FALSE(clock_source_for(facts(1)));  // cached: no second line
+  ASSERT_EQ(levels(), std::vector<spdlog::level::level_enum>{spdlog::level::warn});
+  EXPECT_NE(ring->last_formatted().back().find("the runtime gave no PCI address"), std::string::npos);
+  clock_reasons_logged_elsewhere();
+  EXPECT_FALSE(clock_source_for(facts(2)));
+  EXPECT_EQ(levels(), (std::vector<spdlog::level::level_enum>{spdlog::level::warn, spdlog::level::debug}));
+  spdlog::set_default_logger(previous);
 }
