@@ -142,7 +142,11 @@ std::vector<std::optional<DispatchOutcome>> recorded_auto(const DispatchData& d)
       continue;
     }
     DispatchOutcome o = outcome(r, *r.auto_ran, r.auto_ms, r.auto_band, r.auto_spread);
-    o.same_kernel = *r.auto_ran == r.best() && r.auto_g_used == r.g_used.at(*r.auto_ran);
+    const auto own = r.entry.ms.find(*r.auto_ran);
+    if (own != r.entry.ms.end() && r.auto_g_used == r.g_used.at(own->first)) {
+      const DispatchOutcome choice = outcome(r, own->first, own->second, r.band.at(own->first), r.spread.at(own->first));
+      o.same_kernel = choice.regret <= kDispatchBar || choice.tie;
+    }
     out.push_back(o);
   }
   return out;

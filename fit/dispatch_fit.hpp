@@ -52,8 +52,10 @@ struct DispatchOutcome {
   // t(pick) - t(best) within the two records' noise: their noise bands, or their spreads (the sum
   // of each median times its record's stddev / mean), whichever is wider.
   bool tie = false;
-  // An `auto` record that ran the best path at its G: the same kernel as the best record, so what
-  // separates them is the two measurements, not the choice (it meets the bar whatever the regret).
+  // An `auto` record that ran a path at the G of that path's own record, and that record meets the
+  // bar: auto launched the same kernel as a record within the bar, so what separates the auto
+  // record from the best is two measurements of one launch, not the choice (it meets the bar
+  // whatever its own regret). The best path's own kernel is the plain case.
   bool same_kernel = false;
 };
 // What a row's pick may not see of the table: nothing (in-sample), the row itself (leave-one-out),
@@ -68,7 +70,7 @@ std::vector<DispatchOutcome> dispatch_picks(const DispatchData& d, const Dispatc
 // The `auto` records' own outcomes (rows without one: nullopt).
 std::vector<std::optional<DispatchOutcome>> recorded_auto(const DispatchData& d);
 
-// Within the bar: regret <= 3%, a tie, or the best path's own kernel.
+// Within the bar: regret <= 3%, a tie, or the kernel of a path record within the bar.
 inline constexpr double kDispatchBar = 0.03;
 
 // The markdown tables: a summary per pick set, how often each fixed path beats each pick set (beyond

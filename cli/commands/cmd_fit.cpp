@@ -97,7 +97,8 @@ DispatchFit fit_dispatch(const std::vector<Record>& records) {
       "auto's dispatch on {} problems timed on {} paths ({}). Regret is t(pick) / t(best path) - 1 on the measured medians; "
       "a tie is a regret within the two records' noise: their noise bands (2 x stddev / sqrt(samples), at least 0.5%) or "
       "their spreads (each median x its stddev / mean), whichever is wider; the bar is 3%, a tie, or (for `auto` as "
-      "recorded) the best path's own kernel at its G, where only the two measurements differ. Leave-one-out picks each row from the table without it, leave-shape-out without any row of its "
+      "recorded, `same kernel`) the kernel of a path record that meets the bar, run at that record's G: only the "
+      "measurements differ. Leave-one-out picks each row from the table without it, leave-shape-out without any row of its "
       "shape in any dtype (its fp16/bf16 twin could answer for it otherwise): the held-out scores. In-sample is the "
       "table on its own rows; `auto as recorded` is what the input's `auto` records ran (the first per row).\n\n{}\nHow often a fixed path "
       "alone is faster than the pick, beyond both noise bands (share of the rows it ran):\n\n{}\n",
