@@ -56,6 +56,18 @@ std::string dtype_list(const std::vector<DType>& ts) {
   return out;
 }
 
+// The FP8 family a dtype list keeps to, where it takes FP8 of one family only: said beside the list
+// and in the refusal of the other family's dtypes, so `list` and the skip reason state what a path's
+// kernels were not built for (Hopper's tensor cores and RDNA4's WMMA multiply OCP FP8; MI300's MFMA
+// the FNUZ encodings, which differ in bias and in NaN/zero).
+std::string fp8_family_note(const std::vector<DType>& ts) {
+  bool ocp = false, fnuz = false;
+  for (DType t : ts) (is_fnuz(t) ? fnuz : ocp) |= is_fp8(t);
+  if (ocp == fnuz) return "";
+  return ocp ? "OCP FP8 only, not MI300's FNUZ fp8_e4m3fnuz, fp8_e5m2fnuz"
+             : "FNUZ FP8 only, MI300's: not OCP fp8_e4m3, fp8_e5m2";
+}
+
 std::string split_words(const SplitSet& s) { return s == SplitSet::none_split() ? "G = 0" : "G in " + s.str(); }
 
 // Why the device's matrix cores cannot multiply FP8 dtype t, or nothing.
@@ -77,8 +89,11 @@ std::optional<std::string> capability_gate(const std::string& name, const Capabi
   if (c.device != DeviceNeed::cpu && !d.gpu) return d.gpu_absent_why.empty() ? "no GPU" : d.gpu_absent_why;
   if (!device_meets(c.device, d))
     return fmt::format("{} needs {} (this device: {})", name, device_need_words(c.device), d.arch);
-  if (!c.takes_dtype(p.dtype))
-    return fmt::format("{} takes {} inputs, not {}", name, dtype_list(c.dtypes), dtype_name(p.dtype));
+  if (!c.takes_dtype(p.dtype)) {
+    const std::string family = is_fp8(p.dtype) ? fp8_family_note(c.dtypes) : "";
+    return fmt::format("{} takes {} inputs, not {}{}", name, dtype_list(c.dtypes), dtype_name(p.dtype),
+                       family.empty() ? "" : " (" + family + ")");
+  }
   if (c.fp8_on_matrix_cores && is_fp8(p.dtype))
     if (auto no = matrix_fp8_refusal(name, p.dtype, d)) return no;
   if (!c.head_dims.takes(p.D)) return fmt::format("{} has kernels for D in {} (got D={})", name, c.head_dims.str(), p.D);
@@ -111,8 +126,9 @@ std::string PathRow::gate_words() const {
 CapabilityCells capability_cells(const Capabilities& c) {
   if (!c.declared()) return {"-", "-", "-", "-", "-", "-"};
   constexpr const char* kKv[] = {"no", "yes", "only"};
-  const std::string fp8_where = c.fp8_on_matrix_cores ? " (FP8 where the arch's matrix cores multiply it)" : "";
-  return {device_need_words(c.device), dtype_list(c.dtypes) + fp8_where, c.head_dims.str(), c.splits.str(), c.serving.str(),
+  std::string notes = fp8_family_note(c.dtypes);
+  if (c.fp8_on_matrix_cores) notes += std::string(notes.empty() ? "" : "; ") + "FP8 where the arch's matrix cores multiply it";
+  return {device_need_words(c.device), dtype_list(c.dtypes) + (notes.empty() ? "" : " (" + notes + ")"), c.head_dims.str(), c.splits.str(), c.serving.str(),
           kKv[int(c.kv_cache)]};
 }
 

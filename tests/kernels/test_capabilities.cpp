@@ -230,3 +230,33 @@ TEST(Capabilities, AnFp8FormatTheArchsMatrixCoresLackIsRefusedByName) {
   c.fp8_on_matrix_cores = false;
   EXPECT_EQ(gate(DType::fp8_e4m3fnuz, gfx90a), std::nullopt) << "a path decoding FP8 itself runs it anywhere";
 }
+
+// A path that takes FP8 of one family says so: in its dtypes cell (`list`, the README's path table)
+// and in the refusal of the other family's dtypes, where FNUZ is named as MI300's.
+TEST(Capabilities, APathTakingOneFp8FamilySaysWhichAndRefusesTheOtherByName) {
+  Capabilities c;
+  c.dtypes = {DType::fp16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2};  // mma's: Hopper's OCP FP8
+  c.device = DeviceNeed::gpu;
+  c.splits = SplitSet::none_split();
+  EXPECT_EQ(capability_cells(c).dtypes,
+            "fp16, bf16, fp8_e4m3, fp8_e5m2 (OCP FP8 only, not MI300's FNUZ fp8_e4m3fnuz, fp8_e5m2fnuz)");
+  Problem p;
+  p.B = 1, p.H = p.Hk = 2, p.S = p.Sk = 128, p.D = 64, p.dtype = DType::fp8_e5m2fnuz;
+  const auto no = capability_gate("mma", c, p, 0, device_meeting(DeviceNeed::mma_sm80));
+  ASSERT_TRUE(no);
+  EXPECT_NE(no->find("not fp8_e5m2fnuz (OCP FP8 only, not MI300's FNUZ"), std::string::npos) << *no;
+  EXPECT_NE(no->find("MI300's"), std::string::npos) << *no;
+  p.dtype = DType::fp32;  // not FP8: no family note
+  const auto fp32 = capability_gate("mma", c, p, 0, device_meeting(DeviceNeed::mma_sm80));
+  ASSERT_TRUE(fp32);
+  EXPECT_EQ(fp32->find("OCP"), std::string::npos) << *fp32;
+
+  c.dtypes = {DType::fp16, DType::fp8_e4m3fnuz, DType::fp8_e5m2fnuz};  // mfma's
+  c.fp8_on_matrix_cores = true;
+  EXPECT_EQ(capability_cells(c).dtypes, "fp16, fp8_e4m3fnuz, fp8_e5m2fnuz (FNUZ FP8 only, MI300's: not OCP fp8_e4m3, fp8_e5m2; "
+                                        "FP8 where the arch's matrix cores multiply it)");
+  c.dtypes = {DType::fp16, DType::fp8_e4m3, DType::fp8_e4m3fnuz};  // both families, or none: no note
+  EXPECT_EQ(capability_cells(c).dtypes, "fp16, fp8_e4m3, fp8_e4m3fnuz (FP8 where the arch's matrix cores multiply it)");
+  c.dtypes = {DType::fp16, DType::bf16}, c.fp8_on_matrix_cores = false;
+  EXPECT_EQ(capability_cells(c).dtypes, "fp16, bf16");
+}
