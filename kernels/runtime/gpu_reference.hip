@@ -8,10 +8,10 @@
 //
 // Bound, per row, u = 2^-53, f = 2^-24 (eps_o, eps_lse below): products of fp32 values are exact in
 // fp64, so a score's absolute error (natural-log units) is at most
-//   e_s = ln2 * [(D + 4) u A + (transformed ? 8 f (A + T) : 0)] + 4 u (1 + |m|)
-// A = max over the row's keys of scale * sum_d |q_d k_d| (log2 units, >= |score|), T = max |transformed
-// score|; 8 f covers rounding the score to fp32 and transform_score's few fp32 operations (tanhf is
-// within 2 ulp). With p_j = exp(s_j - m) in fp64 and (Sk + 2) u for the fp64 sums and rescales,
+//   e_s = ln2 * [(D + 4) u A + (transformed ? 8 f T : 0)] + 4 u (1 + |m|)
+// A = max over the row's keys of scale * sum_d |q_d k_d| (log2 units, >= |score|), T = max over its
+// keys of |score| + |transformed score|; 8 f T covers rounding the score to fp32 and transform_score's
+// few fp32 operations, each within an ulp or two of its input or result (tanhf: 2 ulp). With p_j = exp(s_j - m) in fp64 and (Sk + 2) u for the fp64 sums and rescales,
 // each weight's relative error is within d = 1.01 e_s + (Sk + 4) u, and for O = sum p v / sum p
 //   |O~ - O| <= 2 d / (1 - d) * sum p |v| / sum p <= 2.2 d Vmax,   eps_o = 2.2 d Vmax + f Vmax (fp32 store)
 //   eps_lse = d + f (|lse| + 1),
@@ -29,8 +29,10 @@ namespace fa::gpu {
 namespace {
 
 constexpr int kWarps = 16;                // query rows a block, sharing each K/V tile
-constexpr int kKeyFloats = 32 * 129;      // a K tile: 32 keys of D <= 128 or 16 of D <= 256, row pad 1
-constexpr int kValFloats = 32 * 128;
+// A K or V tile: 32 keys of D <= 128, or 16 of D <= 256. Key jj's K row is rotated by jj (element d
+// at (d + jj) % D), so the 32 lanes reading one d each from their own key hit 32 banks; with Q's
+// 16 KB the block's shared memory is 48 KB, the static limit.
+constexpr int kTileFloats = 32 * 128;
 constexpr int kMaxChunks = 8;             // D / 32 accumulators a lane, D <= 256
 
 __device__ inline double lane_shfl(double v, int src) {
@@ -60,13 +62,13 @@ template <typename T>
 __global__ void __launch_bounds__(kWarps * 32) reference_rows(AttnArgs a, float* o, float* lse, float* eps_o,
                                                               float* eps_lse) {
   __shared__ float qs[kWarps][256];
-  __shared__ float ks[kKeyFloats];
-  __shared__ float vs[kValFloats];
+  __shared__ float ks[kTileFloats];
+  __shared__ float vs[kTileFloats];
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
   const int bh = blockIdx.y, b = bh / a.H, h = bh % a.H, hk = h / (a.H / a.Hk);
   const int s = int(blockIdx.x) * kWarps + warp;
   const bool row_ok = s < seq_q(a, b);
-  const int tk = a.D <= 128 ? 32 : 16, ld = a.D + 1, nk = seq_k(a, b);
+  const int tk = a.D <= 128 ? 32 : 16, nk = seq_k(a, b);
   const KeyRange kr = row_ok ? keys_of(a, b, s) : KeyRange{0, 0};
   if (row_ok)
     for (int d = lane; d < a.D; d += 32) qs[warp][d] = T::load(T::get(a.q, q_at(a, b, s, h) + d));
@@ -84,7 +86,7 @@ __global__ void __launch_bounds__(kWarps * 32) reference_rows(AttnArgs a, float*
         const int64_t r = k_at(a, b, j, hk);
         kx = T::load(T::get(a.k, r + d)), vx = T::load(T::get(a.v, r + d));
       }
-      ks[jj * ld + d] = kx, vs[jj * a.D + d] = vx;
+      ks[jj * a.D + (d + jj) % a.D] = kx, vs[jj * a.D + d] = vx;
     }
     __syncthreads();
     if (mine) {
@@ -92,15 +94,18 @@ __global__ void __launch_bounds__(kWarps * 32) reference_rows(AttnArgs a, float*
       double sc = -INFINITY;  // natural-log units
       if (lane < tk && j >= kr.begin && j < kr.end) {
         double dot = 0, dabs = 0;
-        for (int d = 0; d < a.D; ++d) {
-          const double x = double(qs[warp][d]) * double(ks[lane * ld + d]);
+        const float* krow = ks + lane * a.D;
+        for (int d = 0, c = lane % a.D; d < a.D; ++d) {
+          const double x = double(qs[warp][d]) * double(krow[c]);
           dot += x, dabs += fabs(x);
+          if (++c == a.D) c = 0;
         }
         double x2 = dot * scale;
         amax = fmax(amax, dabs * fabs(scale));
         if (transforms_scores(a)) {
-          x2 = double(transform_score(a, float(x2), b, h, s, j));
-          tmax = fmax(tmax, fabs(x2));
+          const double t = double(transform_score(a, float(x2), b, h, s, j));
+          tmax = fmax(tmax, fabs(x2) + fabs(t));
+          x2 = t;
         }
         sc = x2 * ln2;
       }
@@ -136,7 +141,7 @@ __global__ void __launch_bounds__(kWarps * 32) reference_rows(AttnArgs a, float*
   if (lane != 0) return;
   constexpr double u = 0x1p-53, f = 0x1p-24;
   const double lse_v = l > 0 ? m + log(l) : -INFINITY;
-  const double e_s = ln2 * ((a.D + 4) * u * amax + (transforms_scores(a) ? 8 * f * (amax + tmax) : 0.0)) +
+  const double e_s = ln2 * ((a.D + 4) * u * amax + (transforms_scores(a) ? 8 * f * tmax : 0.0)) +
                      4 * u * (1 + (l > 0 ? fabs(m) : 0.0));
   const double dw = 1.01 * e_s + (double(a.Sk) + 4) * u;
   lse[row] = float(lse_v);

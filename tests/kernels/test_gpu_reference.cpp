@@ -9,6 +9,7 @@
 
 #include "harness/check/full_check.hpp"
 #include "harness/check/row_sample.hpp"
+#include "harness/check/tolerance.hpp"
 #include "harness/run/run_record.hpp"
 #include "paths/builtin.hpp"
 #include "reference/cpu_ref.hpp"
@@ -65,7 +66,7 @@ TEST(GpuReference, AgreesWithTheCpuOracleOnEveryRowWithinItsBound) {
   window.window_left = 16, window.window_right = 0, window.alibi = "1";
   ps.push_back(window);
   Problem softcap = dense(2, 2, 1, 20, 60, 128, false, DType::fp16);
-  softcap.softcap = 30, softcap.scale = 1.0;  // large scores, so that the cap matters
+  softcap.softcap = 2;  // below the largest scores of unit-variance inputs, so that the cap matters
   ps.push_back(softcap);
   for (const Problem& p : ps) {
     SCOPED_TRACE(p.label() + " " + std::string(dtype_name(p.dtype)));
@@ -74,9 +75,9 @@ TEST(GpuReference, AgreesWithTheCpuOracleOnEveryRowWithinItsBound) {
     ASSERT_TRUE(g.ref) << g.not_taken;
     const Reference all = compute_reference(p, in, every_row(p), false);
     EXPECT_EQ(gpu_reference_disagreement(p, *g.ref, all), "");
-    // The bound is a small fraction of the narrowest tolerance floor it widens (fp32's 1e-5 where
-    // scores stay in fp64; fp16's 1e-3 where ALiBi/softcap pass through fp32), so it costs the rule nothing.
-    const double limit = p.has_alibi() || p.softcap > 0 ? 1e-4 : 1e-6;
+    // The bound is a small fraction of the tolerance floor it widens (fp32's is 1e-5; scores stay in
+    // fp64 but where ALiBi/softcap pass through fp32), so it costs the rule next to nothing.
+    const double limit = p.has_alibi() || p.softcap > 0 ? 0.1 * rule_constants(p.dtype).atol : 1e-6;
     for (float e : g.ref->eps_o) EXPECT_LT(e, limit);
   }
 }
