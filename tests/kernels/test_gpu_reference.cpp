@@ -52,7 +52,7 @@ TEST(GpuReference, AgreesWithTheCpuOracleOnEveryRowWithinItsBound) {
       dense(2, 4, 2, 70, 90, 64, true, DType::fp16),     // causal, GQA 2, S < Sk
       dense(1, 2, 2, 70, 20, 64, true, DType::bf16),     // rows that see no key: LSE -inf
       dense(1, 3, 1, 33, 257, 128, false, DType::bf16),  // MQA, a partial last key tile
-      dense(1, 2, 2, 17, 40, 256, true, DType::fp32),    // 16-key tiles, fp32 inputs
+      dense(1, 2, 2, 17, 40, 256, true, DType::bf16),    // 16-key tiles
       dense(2, 2, 2, 9, 33, 40, false, DType::fp16),     // D not a multiple of 32
       dense(1, 4, 2, 31, 64, 64, true, DType::fp8_e4m3),
       dense(1, 2, 1, 12, 50, 128, false, DType::fp8_e5m2),
@@ -144,9 +144,14 @@ TEST(GpuReference, TheCorrectPathPassesAndAProblemItDoesNotTakeIsSaid) {
   run_record(r, *reg.find("tiled"), 0, opt, context(), data);
   EXPECT_EQ(r.status, Status::pass) << r.reason;
   ASSERT_TRUE(data.gpu_ref);
-  // B * H past the grid's y: the one refusal, which leaves the record to the sampled check.
+  // B * H past the grid's y: a refusal, which leaves the record to the sampled check.
   const Problem wide = dense(1, 65536, 1, 1, 2, 8, false, DType::fp16);
   const GpuReferenceResult g = gpu_reference_fn()(wide, make_inputs(wide), context());
   EXPECT_FALSE(g.ref);
   EXPECT_NE(g.not_taken.find("B * H"), std::string::npos) << g.not_taken;
+  // fp32 inputs: read by no loader of the reference (nor of a built-in GPU path).
+  const Problem f32 = dense(1, 2, 2, 17, 40, 64, false, DType::fp32);
+  const GpuReferenceResult h = gpu_reference_fn()(f32, make_inputs(f32), context());
+  EXPECT_FALSE(h.ref);
+  EXPECT_NE(h.not_taken.find("fp32"), std::string::npos) << h.not_taken;
 }
