@@ -81,6 +81,11 @@ void add_common_options(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("--check-rows", o.check_rows, "Validate this many sampled query rows (0: as --cpu-budget allows)")
       ->check(whole_in(0, std::numeric_limits<int64_t>::max()))
       ->capture_default_str();
+  cmd.add_option("--gpu-reference", o.gpu_reference,
+                 "on: check every query row of a GPU record against a GPU reference (the CPU oracle checks it "
+                 "on the sampled rows); off: the sampled rows only")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   cmd.add_option("--cpu-budget", o.cpu_budget_gflop,
                  "GFLOP a CPU path or the reference may spend on one problem; beyond it CPU paths skip and "
                  "validation samples rows")

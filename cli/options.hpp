@@ -13,6 +13,7 @@ struct CommonOptions {
   std::string paths, G, dtype, filter, baseline;
   uint64_t seed = 1;
   int64_t check_rows = 0;
+  std::string gpu_reference = "on";  // on: GPU records are checked on every row (harness/check/full_check.hpp)
   double cpu_budget_gflop = 50;
   double max_err = -1, min_cosine = -1;  // -1: not given (the flags accept only values >= 0)
   size_t max_rows = 100000;

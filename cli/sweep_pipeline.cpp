@@ -265,6 +265,7 @@ Setup set_up(const Sweep& sweep, const CommonOptions& o) {
   if (o.max_err >= 0) ro.thresholds.max_err = o.max_err;
   if (o.min_cosine >= 0) ro.thresholds.cosine = o.min_cosine;
   ro.check_rows = o.check_rows;
+  ro.gpu_reference = o.gpu_reference == "on";
   ro.reference = run_oracle();
   ro.repeat_check = o.repeat_check;
   ro.check_timed = !o.no_check_timed;

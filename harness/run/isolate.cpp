@@ -112,7 +112,7 @@ void visit_options(IO& io, O& o) {
   io("planted_slowdown", o.timing.planted_slowdown), io("time_paths", o.time_paths), io("check_rows", o.check_rows);
   io("repeat_check", o.repeat_check), io("load_tensors", o.load_tensors), io("save_tensors", o.save_tensors);
   io("throttle_policy", o.throttle.policy), io("throttle_retries", o.throttle.retries);
-  io("throttle_wait_s", o.throttle.wait_s);
+  io("throttle_wait_s", o.throttle.wait_s), io("gpu_reference", o.gpu_reference);
 }
 
 std::string self_exe() {

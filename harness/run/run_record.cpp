@@ -12,6 +12,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "harness/check/full_check.hpp"
 #include "harness/check/peaks.hpp"
 #include "harness/check/row_sample.hpp"
 #include "harness/check/tolerance.hpp"
@@ -80,6 +81,41 @@ class StageClock {
   std::string text_;
 };
 
+// Every query row of a GPU record against the GPU reference, which must first agree with the CPU
+// oracle on the sampled rows (else the record is an error: a checker that disagrees passes nothing).
+// The sampled verdict stands where it failed; a problem the GPU reference does not take keeps it,
+// and the log says so.
+void check_full_output(Record& r, const Problem& p, const RunOutputs& out, const Reference& ref, double tol,
+                       const Metrics& m, RowData& data, const GateContext& ctx, StageClock& clock) {
+  const GpuReferenceFn fn = gpu_reference_fn();
+  if (!fn) return;
+  if (!data.gpu_ref_tried) {
+    data.gpu_ref_tried = true;
+    GpuReferenceResult g = fn(p, *data.inputs, ctx);
+    clock.lap("gpu-reference");
+    if (g.ref) data.gpu_ref = std::make_unique<GpuReference>(std::move(*g.ref));
+    else data.gpu_ref_not_taken = g.not_taken;
+  }
+  if (!data.gpu_ref) {
+    spdlog::warn("{} {}: the GPU reference does not take this problem ({}): validated on the {} sampled rows only",
+                 p.label(), r.path, data.gpu_ref_not_taken, ref.rows.size());
+    return;
+  }
+  if (std::string bad = gpu_reference_disagreement(p, *data.gpu_ref, ref); !bad.empty()) {
+    r.status = Status::error;
+    r.reason = bad;
+    return;
+  }
+  if (r.status != Status::pass) return;
+  const RuleConstants c = rule_constants(p.dtype);
+  const double lse_tol = c.k * m.lp_lse_err + c.lse_atol;
+  if (std::string bad = full_output_failure(p, *data.gpu_ref, out, tol, lse_tol); !bad.empty()) {
+    r.status = Status::fail;
+    r.reason = bad;
+  }
+  clock.lap("full-check");
+}
+
 std::string check_inputs(const InputWatch& w, bool& written) {
   std::string fault = w.check();
   written |= !fault.empty();
@@ -138,6 +174,7 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
         r.status = Status::fail;
         r.reason = out.fault + (v.pass ? "" : "; " + v.reason);
       }
+      if (opt.gpu_reference && pr.kind == "gpu" && ctx.device.gpu) check_full_output(r, p, out, *ref, v.tol, m, data, ctx, clock);
     }
     if (opt.repeat_check > 0) {
       r.repeat_runs = opt.repeat_check;
@@ -209,7 +246,10 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
   // failed before its timed launches were checked): look now, so the next path is not blamed.
   if (!written && r.status != Status::pass && data.watch) written = !data.watch->check().empty();
   // Written inputs are made again, and a reference computed from them is dropped with them.
-  if (written) data.watch.reset(), data.inputs.reset(), data.refs.clear();
+  if (written) {
+    data.watch.reset(), data.inputs.reset(), data.refs.clear();
+    data.gpu_ref.reset(), data.gpu_ref_tried = false;
+  }
   clock.lap("end");
   if (!clock.text().empty()) spdlog::debug("{} {} G={}: seconds: {}", p.label(), path, G, clock.text());
 }

@@ -26,6 +26,9 @@ struct RunOptions {
   bool time_paths = true;          // false: validate only
   Thresholds thresholds;           // fixed rule when any is set
   int64_t check_rows = 0;          // > 0: validate this many sampled rows; 0: as the CPU budget allows
+  // GPU records: check every query row against the GPU reference (harness/check/full_check.hpp),
+  // where the build has one; false (--gpu-reference off): the sampled rows only.
+  bool gpu_reference = true;
   std::set<std::string> done;      // resume keys to skip
   ReferenceFn reference = nullptr; // the oracle validation compares with (required)
   int repeat_check = 0;            // > 0: rerun each record this many times and compare bit for bit
@@ -48,6 +51,7 @@ struct RunOptions {
 };
 
 struct Reference;
+struct GpuReference;
 class InputWatch;
 // The inputs and reference of one sweep row, built on first use and shared by its records.
 struct RowData {
@@ -60,6 +64,11 @@ struct RowData {
   // By the low-precision reference's P rounding: one entry, or two on an FP8 row whose paths
   // declare e4m3 and bf16 (each computed once, however the row's paths alternate).
   std::map<DType, std::unique_ptr<Reference>> refs;
+  // The GPU reference of every row (its O does not depend on the P rounding), computed at the
+  // row's first GPU record; gpu_ref_tried with no gpu_ref: it does not take the problem (the reason).
+  std::unique_ptr<GpuReference> gpu_ref;
+  bool gpu_ref_tried = false;
+  std::string gpu_ref_not_taken;
 };
 
 // Runs one record whose gate said yes, in this process: prepare, poison, run, read back,
