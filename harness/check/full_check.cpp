@@ -65,18 +65,26 @@ std::string full_output_failure(const Problem& p, const GpuReference& g, const R
                                 double lse_tol) {
   const ServingShape& sh = p.serving();
   const Strides qs = q_strides(p);
-  int64_t bad_rows = 0, rows = 0, wb = 0, wh = 0, ws = 0;
-  // The failing row named is the one whose error passes its bound by the largest ratio.
-  double worst = 0, worst_bound = 0, worst_ratio = -1;
-  bool worst_lse = false;
-  auto note = [&](double err, double bound, int64_t b, int64_t h, int64_t s, bool lse) {
-    const double ratio = std::isfinite(err) ? err / bound : std::numeric_limits<double>::infinity();
-    if (ratio > worst_ratio) worst_ratio = ratio, worst = err, worst_bound = bound, wb = b, wh = h, ws = s, worst_lse = lse;
+  // The failing row named is the one whose error passes its bound by the largest ratio (the first in
+  // (b, h, s) order among equals, whichever thread saw it).
+  struct Worst {
+    double ratio = -1, err = 0, bound = 0;
+    int64_t row = -1, b = 0, h = 0, s = 0;
+    bool lse = false;
+    bool beats(const Worst& o) const { return ratio > o.ratio || (ratio == o.ratio && row >= 0 && (o.row < 0 || row < o.row)); }
   };
-  for (int64_t b = 0; b < p.B; ++b)
-    for (int64_t h = 0; h < p.H; ++h)
+  int64_t bad_rows = 0, rows = 0;
+  Worst worst;
+  // Parallel over (b, h): on (8,16,16,8192,8192,64) one thread took 1.7 s a record (H200, 16 cores).
+#pragma omp parallel
+  {
+    int64_t my_bad = 0, my_rows = 0;
+    Worst mine;
+#pragma omp for schedule(dynamic) nowait
+    for (int64_t bh = 0; bh < p.B * p.H; ++bh) {
+      const int64_t b = bh / p.H, h = bh % p.H;
       for (int64_t s = 0; s < sh.q_len[size_t(b)]; ++s) {
-        ++rows;
+        ++my_rows;
         const size_t gi = size_t(lse_index(p, b, h, s));
         const double bound = tol + g.eps_o[gi];
         double row_err = 0;
@@ -85,16 +93,24 @@ std::string full_output_failure(const Problem& p, const GpuReference& g, const R
           if (!(e <= row_err)) row_err = e;
         }
         const double lse_bound = lse_tol + g.eps_lse[gi];
-        const double lse_err = diff(out.lse[size_t(lse_index(p, b, h, s))], g.lse[gi]);
+        const double lse_err = diff(out.lse[gi], g.lse[gi]);
         const bool o_bad = !(row_err <= bound), l_bad = !(lse_err <= lse_bound);
         if (!o_bad && !l_bad) continue;
-        ++bad_rows;
-        if (o_bad) note(row_err, bound, b, h, s, false);
-        else note(lse_err, lse_bound, b, h, s, true);
+        ++my_bad;
+        const double err = o_bad ? row_err : lse_err, bnd = o_bad ? bound : lse_bound;
+        const Worst w{std::isfinite(err) ? err / bnd : std::numeric_limits<double>::infinity(), err, bnd, int64_t(gi), b, h, s, !o_bad};
+        if (w.beats(mine)) mine = w;
       }
+    }
+#pragma omp critical
+    {
+      bad_rows += my_bad, rows += my_rows;
+      if (mine.beats(worst)) worst = mine;
+    }
+  }
   if (bad_rows == 0) return {};
   return fmt::format("{} of {} rows fail against the GPU reference; worst (b={}, h={}, s={}): {} |err| {:.3g} > {:.3g}",
-                     bad_rows, rows, wb, wh, ws, worst_lse ? "LSE" : "max", worst, worst_bound);
+                     bad_rows, rows, worst.b, worst.h, worst.s, worst.lse ? "LSE" : "max", worst.err, worst.bound);
 }
 
 }  // namespace fa

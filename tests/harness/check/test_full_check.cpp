@@ -102,3 +102,19 @@ TEST(FullCheck, AWrongLseFailsAndANanElementCountsAsInfinite) {
   why = full_output_failure(c.p, c.g, c.out, 2e-3, 1e-3);
   EXPECT_NE(why.find("(b=1, h=0, s=0)"), std::string::npos) << why;
 }
+
+// Several wrong rows (the check runs over (b, h) in parallel): the count is every one of them, the
+// row named the one furthest past its bound, and among rows equally far the first in (b, h, s) order.
+TEST(FullCheck, OfManyWrongRowsTheFurthestIsNamedAndTheFirstAmongEquals) {
+  Case c = make_case(small(false), 0.f);
+  const Strides qs = q_strides(c.p);
+  const int64_t at[][3] = {{0, 0, 5}, {1, 3, 30}, {0, 2, 17}, {1, 1, 2}};
+  const float by[] = {0.125f, 0.25f, 0.5f, 0.5f};
+  for (int k = 0; k < 4; ++k) {  // the reference moved, so that each error is exactly by[k]
+    const int64_t i = qs.at(at[k][0], at[k][2], at[k][1]);
+    c.g.o[size_t(lse_index(c.p, at[k][0], at[k][1], at[k][2]) * c.p.D)] = c.out.o.at(i) - by[k];
+  }
+  const std::string why = full_output_failure(c.p, c.g, c.out, 2e-3, 1e-3);
+  EXPECT_NE(why.find("4 of 320 rows"), std::string::npos) << why;
+  EXPECT_NE(why.find("(b=0, h=2, s=17)"), std::string::npos) << why;  // 0.5, before (1, 1, 2)'s 0.5
+}
