@@ -11,19 +11,14 @@
 #include <cmath>
 #include <limits>
 
+#include "harness/check/metrics.hpp"
+
 namespace fa {
 namespace {
 
 GpuReferenceFn& hook() {
   static GpuReferenceFn fn = nullptr;
   return fn;
-}
-
-// |a - b| with matching infinities as 0 (a masked row's -inf LSE) and NaN as infinite.
-double diff(double a, double b) {
-  if (std::isinf(a) && std::isinf(b) && (a < 0) == (b < 0)) return 0.0;
-  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::infinity();
-  return std::fabs(a - b);
 }
 
 constexpr double kOracleRel = 1e-9;  // the fp64 oracle's own error, relative to |ref|, with room
@@ -47,13 +42,13 @@ std::string gpu_reference_disagreement(const Problem& p, const GpuReference& g, 
         for (int64_t d = 0; d < p.D; ++d) {
           const double y = ref.o[ri * size_t(p.D) + size_t(d)], x = g.o[gi * size_t(p.D) + size_t(d)];
           const double bound = g.eps_o[gi] + kOracleRel * (std::fabs(y) + 1e-30);
-          if (!(diff(x, y) <= bound))
+          if (!(checked_diff(x, y) <= bound))
             return fmt::format("the GPU reference disagrees with the CPU fp64 oracle at (b={}, h={}, s={}, d={}): "
                                "{:.9g} vs {:.9g}, |diff| {:.3g} > its bound {:.3g}",
-                               b, h, s, d, x, y, diff(x, y), bound);
+                               b, h, s, d, x, y, checked_diff(x, y), bound);
         }
         const double bound = g.eps_lse[gi] + kOracleRel * (std::isfinite(ref.lse[ri]) ? std::fabs(ref.lse[ri]) : 0.0);
-        if (!(diff(g.lse[gi], ref.lse[ri]) <= bound))
+        if (!(checked_diff(g.lse[gi], ref.lse[ri]) <= bound))
           return fmt::format("the GPU reference disagrees with the CPU fp64 oracle on the LSE of (b={}, h={}, s={}): "
                              "{:.9g} vs {:.9g}, bound {:.3g}",
                              b, h, s, g.lse[gi], ref.lse[ri], bound);
@@ -89,11 +84,11 @@ std::string full_output_failure(const Problem& p, const GpuReference& g, const R
         const double bound = tol + g.eps_o[gi];
         double row_err = 0;
         for (int64_t d = 0; d < p.D; ++d) {
-          const double e = diff(out.o.at(qs.at(b, s, h) + d), g.o[gi * size_t(p.D) + size_t(d)]);
+          const double e = checked_diff(out.o.at(qs.at(b, s, h) + d), g.o[gi * size_t(p.D) + size_t(d)]);
           if (!(e <= row_err)) row_err = e;
         }
         const double lse_bound = lse_tol + g.eps_lse[gi];
-        const double lse_err = diff(out.lse[gi], g.lse[gi]);
+        const double lse_err = checked_diff(out.lse[gi], g.lse[gi]);
         const bool o_bad = !(row_err <= bound), l_bad = !(lse_err <= lse_bound);
         if (!o_bad && !l_bad) continue;
         ++my_bad;

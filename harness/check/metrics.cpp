@@ -7,12 +7,6 @@
 namespace fa {
 namespace {
 
-double lse_diff(double a, double b) {
-  if (std::isinf(a) && std::isinf(b) && (a < 0) == (b < 0)) return 0.0;  // -inf == -inf: masked row
-  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::infinity();
-  return std::fabs(a - b);
-}
-
 int64_t cache_mismatches(const Problem& p, const std::vector<float>& truth, const TypedBuffer& cache) {
   if (cache.size() != int64_t(truth.size())) return int64_t(truth.size());
   int64_t bad = 0;
@@ -21,6 +15,12 @@ int64_t cache_mismatches(const Problem& p, const std::vector<float>& truth, cons
 }
 
 }  // namespace
+
+double checked_diff(double a, double b) {
+  if (std::isinf(a) && std::isinf(b) && (a < 0) == (b < 0)) return 0.0;  // -inf == -inf: masked row
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::infinity();
+  return std::fabs(a - b);
+}
 
 Metrics measure(const Problem& p, const HostInputs& in, const Reference& ref, const RunOutputs& out) {
   Metrics m;
@@ -74,8 +74,8 @@ Metrics measure(const Problem& p, const HostInputs& in, const Reference& ref, co
           if (have_lp) m.lp_max_abs = std::max(m.lp_max_abs, std::fabs(double(ref.o_lp[ri * size_t(p.D) + size_t(d)]) - y));
         }
         bias.end_row();
-        m.lse_max_err = std::max(m.lse_max_err, lse_diff(out.lse[size_t(lse_index(p, b, h, s))], ref.lse[ri]));
-        if (have_lp) m.lp_lse_err = std::max(m.lp_lse_err, lse_diff(ref.lse_lp[ri], ref.lse[ri]));
+        m.lse_max_err = std::max(m.lse_max_err, checked_diff(out.lse[size_t(lse_index(p, b, h, s))], ref.lse[ri]));
+        if (have_lp) m.lp_lse_err = std::max(m.lp_lse_err, checked_diff(ref.lse_lp[ri], ref.lse[ri]));
       }
   m.bias = bias.finish();
   m.mean_abs = n ? sum_abs / double(n) : 0.0;

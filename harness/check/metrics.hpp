@@ -23,4 +23,7 @@ struct Metrics {
 
 Metrics measure(const Problem& p, const HostInputs& in, const Reference& ref, const RunOutputs& out);
 
+// |a - b|, with infinities of one sign equal (a masked row's -inf LSE) and a NaN infinitely far.
+double checked_diff(double a, double b);
+
 }  // namespace fa

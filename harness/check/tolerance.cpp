@@ -63,7 +63,7 @@ Verdict judge(const Metrics& m, DType t, const Thresholds& fixed, double drift_u
     v.rule = "adaptive";
     v.tol = c.k * m.lp_max_abs + c.atol;
   }
-  const double lse_tol = c.k * m.lp_lse_err + c.lse_atol;
+  v.lse_tol = c.k * m.lp_lse_err + c.lse_atol;
   const double away = bias_bound(m.bias);  // away from zero; toward zero the drift is admitted too
   v.bias_drift = std::max(0.0, drift_ulp);
   v.bias_bound = away + v.bias_drift;
@@ -72,7 +72,7 @@ Verdict judge(const Metrics& m, DType t, const Thresholds& fixed, double drift_u
   else if (m.cache_mismatch > 0) v.reason = fmt::format("{} kv-cache elements differ from the appended K/V", m.cache_mismatch);
   else if (!(m.max_abs <= v.tol)) v.reason = fmt::format("max |err| {:.3g} > tolerance {:.3g}", m.max_abs, v.tol);
   else if (!(m.cosine >= cos_min)) v.reason = fmt::format("cosine {:.6f} < {:.6f}", m.cosine, cos_min);
-  else if (!(m.lse_max_err <= lse_tol)) v.reason = fmt::format("LSE error {:.3g} > {:.3g}", m.lse_max_err, lse_tol);
+  else if (!(m.lse_max_err <= v.lse_tol)) v.reason = fmt::format("LSE error {:.3g} > {:.3g}", m.lse_max_err, v.lse_tol);
   else if (!(m.bias.mean_ulp >= -v.bias_bound && m.bias.mean_ulp <= away))
     v.reason = v.bias_drift > 0
                    ? fmt::format("rounding bias {:+.3f} ulp (mean (o - ref)*sign(ref)) beyond [{:+.3f}, {:+.3f}] ulp "

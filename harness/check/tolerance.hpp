@@ -22,6 +22,7 @@ struct Verdict {
   bool pass = false;
   std::string rule;    // "adaptive" or "fixed"
   double tol = 0;      // the max |err| bound that applied
+  double lse_tol = 0;  // the LSE error bound that applied
   double bias_bound = 0;  // the bias had to stay within [-bias_bound, +bias_bound - bias_drift]
   double bias_drift = 0;  // the part of bias_bound that admits the path's accumulation drift
   std::string reason;  // first failed condition, empty on pass

@@ -85,8 +85,8 @@ class StageClock {
 // oracle on the sampled rows (else the record is an error: a checker that disagrees passes nothing).
 // The sampled verdict stands where it failed; a problem the GPU reference does not take keeps it,
 // and the log says so.
-void check_full_output(Record& r, const Problem& p, const RunOutputs& out, const Reference& ref, double tol,
-                       const Metrics& m, RowData& data, const GateContext& ctx, StageClock& clock) {
+void check_full_output(Record& r, const Problem& p, const RunOutputs& out, const Reference& ref, const Verdict& v,
+                       RowData& data, const GateContext& ctx, StageClock& clock) {
   const GpuReferenceFn fn = gpu_reference_fn();
   if (!fn) return;
   if (!data.gpu_ref_tried) {
@@ -107,9 +107,7 @@ void check_full_output(Record& r, const Problem& p, const RunOutputs& out, const
     return;
   }
   if (r.status != Status::pass) return;
-  const RuleConstants c = rule_constants(p.dtype);
-  const double lse_tol = c.k * m.lp_lse_err + c.lse_atol;
-  if (std::string bad = full_output_failure(p, *data.gpu_ref, out, tol, lse_tol); !bad.empty()) {
+  if (std::string bad = full_output_failure(p, *data.gpu_ref, out, v.tol, v.lse_tol); !bad.empty()) {
     r.status = Status::fail;
     r.reason = bad;
   }
@@ -174,7 +172,7 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
         r.status = Status::fail;
         r.reason = out.fault + (v.pass ? "" : "; " + v.reason);
       }
-      if (opt.gpu_reference && pr.kind == "gpu" && ctx.device.gpu) check_full_output(r, p, out, *ref, v.tol, m, data, ctx, clock);
+      if (opt.gpu_reference && pr.kind == "gpu" && ctx.device.gpu) check_full_output(r, p, out, *ref, v, data, ctx, clock);
     }
     if (opt.repeat_check > 0) {
       r.repeat_runs = opt.repeat_check;
