@@ -84,7 +84,8 @@ class StageClock {
 // Every query row of a GPU record against the GPU reference, which must first agree with the CPU
 // oracle on the sampled rows (else the record is an error: a checker that disagrees passes nothing).
 // The sampled verdict stands where it failed; a problem the GPU reference does not take keeps it,
-// and the log says so.
+// and the log says so. The reference, its check against the oracle and that warning come once a
+// row: the oracle's fp64 O and LSE are the same whichever P rounding the record's reference has.
 void check_full_output(Record& r, const Problem& p, const RunOutputs& out, const Reference& ref, const Verdict& v,
                        RowData& data, const GateContext& ctx, StageClock& clock) {
   const GpuReferenceFn fn = gpu_reference_fn();
@@ -93,17 +94,18 @@ void check_full_output(Record& r, const Problem& p, const RunOutputs& out, const
     data.gpu_ref_tried = true;
     GpuReferenceResult g = fn(p, *data.inputs, ctx);
     clock.lap("gpu-reference");
-    if (g.ref) data.gpu_ref = std::make_unique<GpuReference>(std::move(*g.ref));
-    else data.gpu_ref_not_taken = g.not_taken;
+    if (g.ref) {
+      data.gpu_ref_disagrees = gpu_reference_disagreement(p, *g.ref, ref);
+      data.gpu_ref = std::make_unique<GpuReference>(std::move(*g.ref));
+    } else {
+      spdlog::warn("{}: the GPU reference does not take this problem ({}): its GPU records are validated on the "
+                   "{} sampled rows only", p.label(), g.not_taken, ref.rows.size());
+    }
   }
-  if (!data.gpu_ref) {
-    spdlog::warn("{} {}: the GPU reference does not take this problem ({}): validated on the {} sampled rows only",
-                 p.label(), r.path, data.gpu_ref_not_taken, ref.rows.size());
-    return;
-  }
-  if (std::string bad = gpu_reference_disagreement(p, *data.gpu_ref, ref); !bad.empty()) {
+  if (!data.gpu_ref) return;
+  if (!data.gpu_ref_disagrees.empty()) {
     r.status = Status::error;
-    r.reason = bad;
+    r.reason = data.gpu_ref_disagrees;
     return;
   }
   if (r.status != Status::pass) return;
@@ -246,7 +248,7 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
   // Written inputs are made again, and a reference computed from them is dropped with them.
   if (written) {
     data.watch.reset(), data.inputs.reset(), data.refs.clear();
-    data.gpu_ref.reset(), data.gpu_ref_tried = false;
+    data.gpu_ref.reset(), data.gpu_ref_tried = false, data.gpu_ref_disagrees.clear();
   }
   clock.lap("end");
   if (!clock.text().empty()) spdlog::debug("{} {} G={}: seconds: {}", p.label(), path, G, clock.text());

@@ -65,10 +65,11 @@ struct RowData {
   // declare e4m3 and bf16 (each computed once, however the row's paths alternate).
   std::map<DType, std::unique_ptr<Reference>> refs;
   // The GPU reference of every row (its O does not depend on the P rounding), computed at the
-  // row's first GPU record; gpu_ref_tried with no gpu_ref: it does not take the problem (the reason).
+  // row's first GPU record; gpu_ref_tried with no gpu_ref: it does not take the problem. Where it
+  // disagrees with the CPU oracle on the sampled rows, why (every GPU record of the row is an error).
   std::unique_ptr<GpuReference> gpu_ref;
   bool gpu_ref_tried = false;
-  std::string gpu_ref_not_taken;
+  std::string gpu_ref_disagrees;
 };
 
 // Runs one record whose gate said yes, in this process: prepare, poison, run, read back,
