@@ -9,6 +9,17 @@
 namespace fa {
 namespace {
 
+// The normals of pairs [begin, end) into z (two a pair). The draw's arithmetic is explicit fma
+// (harness/normal_draw.hpp); where the build's baseline has no FMA (the portable x86-64 build that
+// travels to GPU machines), std::fma is a libm call and a pair took 168 ns against 47, so x86-64
+// gets an FMA clone chosen at load time. Same bits either way: fma rounds once in both.
+#if defined(__x86_64__) && !defined(__FMA__)
+__attribute__((target_clones("fma", "default")))
+#endif
+void draw_pairs(uint64_t seed, uint32_t stream, int64_t begin, int64_t end, float* z) {
+  for (int64_t pr = begin; pr < end; ++pr) rng::normal_pair(seed, stream, uint64_t(pr), z[2 * (pr - begin)], z[2 * (pr - begin) + 1]);
+}
+
 // Element e of the logical padded BSHD tensor [B][seq][heads][D] is normal_at(seed, stream, e),
 // whatever the layout; a row past its sequence's length (len_of) has no storage in a packed or paged
 // tensor and is skipped there. Storage no row maps to (a page's unused tail) stays 0.
@@ -19,14 +30,17 @@ void fill(std::vector<float>& out, const Problem& p, uint32_t stream, int64_t se
   const int64_t n = p.B * seq * heads * p.D;
   const int64_t pairs = (n + 1) / 2;
   const bool dense = st.affine();
+  constexpr int64_t kBlock = 512;  // pairs a draw_pairs call
 #pragma omp parallel for schedule(static)
-  for (int64_t pr = 0; pr < pairs; ++pr) {
-    const auto z = normal_pair(p.seed, stream, uint64_t(pr));
-    for (int64_t e = 2 * pr; e < std::min(n, 2 * pr + 2); ++e) {
+  for (int64_t p0 = 0; p0 < pairs; p0 += kBlock) {
+    float z[2 * kBlock];
+    const int64_t p1 = std::min(pairs, p0 + kBlock);
+    draw_pairs(p.seed, stream, p0, p1, z);
+    for (int64_t e = 2 * p0; e < std::min(n, 2 * p1); ++e) {
       // e is the logical BSHD index ((b*seq + s)*heads + h)*D + d.
       const int64_t d = e % p.D, h = (e / p.D) % heads, s = (e / (p.D * heads)) % seq, b = e / (p.D * heads * seq);
       if (!dense && s >= len_of(b)) continue;
-      out[size_t(st.at(b, s, h) + d)] = z[e & 1];
+      out[size_t(st.at(b, s, h) + d)] = z[e - 2 * p0];
     }
   }
 }
