@@ -84,6 +84,7 @@ HostInputs make_inputs(const Problem& p) {
   fill(in.k, p, 2, p.Sk, p.Hk, p.kv_elements(), ks, k_len);
   fill(in.v, p, 3, p.Sk, p.Hk, p.kv_elements(), ks, k_len);
   in.descale = {quantise(in.q, p.dtype), quantise(in.k, p.dtype), quantise(in.v, p.dtype)};
+  in.seeded = true;
   return in;
 }
 

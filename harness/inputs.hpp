@@ -21,6 +21,9 @@ struct Descales {
 struct HostInputs {
   std::vector<float> q, k, v;  // k, v hold all Sk keys (for kv_cache: cache + appended tokens)
   Descales descale;
+  // Drawn from the problem's seed by make_inputs (not loaded): a GPU execution may then draw the
+  // same bits on the device instead of converting and uploading these (kernels/runtime/device_inputs.hpp).
+  bool seeded = false;
 };
 HostInputs make_inputs(const Problem& p);
 

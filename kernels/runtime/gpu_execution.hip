@@ -8,6 +8,7 @@
 
 #include "harness/device_model.hpp"
 #include "kernels/runtime/gpu_execution.hpp"
+#include "kernels/runtime/device_inputs.hpp"
 
 namespace fa::gpu {
 
@@ -147,22 +148,48 @@ double events_ms(Event start, Event stop, Stream st, F&& enqueue) {
   return double(ms);
 }
 
+// A tensor drawn on the device against the host's draw of it, on four 4 KiB windows (its start,
+// thirds and end): a device whose arithmetic drew other bits fails its records here, by name, rather
+// than being validated against inputs it did not run on.
+void check_drawn(const char* name, const DeviceBuffer& d, const std::vector<float>& host, DType t) {
+  const size_t eb = size_t(dtype_bytes(t)), n = host.size(), w = std::min<size_t>(n, 4096 / eb);
+  std::vector<uint8_t> got(w * eb);
+  for (size_t at : {size_t(0), n / 3, 2 * n / 3, n - w}) {
+    FA_GPU_CHECK(copy_to_host(got.data(), d.as<uint8_t>() + at * eb, w * eb));
+    for (size_t i = 0; i < w; ++i) {
+      uint32_t bits = 0;
+      std::memcpy(&bits, got.data() + i * eb, eb);
+      if (const uint32_t want = to_bits(t, host[at + i]); bits != want)
+        throw std::runtime_error(fmt::format("the device drew other inputs than the host: {}, element {}: bits {:#x}, the host's {:#x}",
+                                             name, at + i, bits, want));
+    }
+  }
+}
+
 }  // namespace
 
 GpuExecution::GpuExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int partial_splits,
                            size_t guard_bytes)
     : p_(p), args_(make_args(p)), guard_bytes_(guard_bytes), flush_bytes_(cold_flush_bytes(ctx.device)) {
   const size_t eb = size_t(dtype_bytes(p.dtype));
-  // Converted once a tensor: uploaded from, then kept to name a changed element.
-  TypedBuffer typed = to_typed(p.dtype, in.q);
-  q_ = upload(typed);
-  watch("Q", q_, eb, std::move(typed.bytes));
-  typed = to_typed(p.dtype, in.k);
-  k_ = upload(typed);
-  watch("K", k_, eb, std::move(typed.bytes));
-  typed = to_typed(p.dtype, in.v);
-  v_ = upload(typed);
-  watch("V", v_, eb, std::move(typed.bytes));
+  if (in.seeded && draws_on_device(p)) {  // the seed's inputs, drawn here: nothing converted or uploaded
+    const Descales d{draw_tensor(p, 1, q_, stream_), draw_tensor(p, 2, k_, stream_), draw_tensor(p, 3, v_, stream_)};
+    if (d.q != in.descale.q || d.k != in.descale.k || d.v != in.descale.v)
+      throw std::runtime_error(fmt::format("the device drew other inputs than the host: FP8 descales {} {} {}, the host's {} {} {}",
+                                           d.q, d.k, d.v, in.descale.q, in.descale.k, in.descale.v));
+    check_drawn("Q", q_, in.q, p.dtype), check_drawn("K", k_, in.k, p.dtype), check_drawn("V", v_, in.v, p.dtype);
+    watch("Q", q_, eb, {}, 1), watch("K", k_, eb, {}, 2), watch("V", v_, eb, {}, 3);
+  } else {  // converted once a tensor: uploaded from, then kept to name a changed element
+    TypedBuffer typed = to_typed(p.dtype, in.q);
+    q_ = upload(typed);
+    watch("Q", q_, eb, std::move(typed.bytes));
+    typed = to_typed(p.dtype, in.k);
+    k_ = upload(typed);
+    watch("K", k_, eb, std::move(typed.bytes));
+    typed = to_typed(p.dtype, in.v);
+    v_ = upload(typed);
+    watch("V", v_, eb, std::move(typed.bytes));
+  }
   if (is_fp8(p.dtype)) {  // q's and k's descales fold into the scores' scale, v's into the epilogue
     args_.scale_log2 = float(p.softmax_scale() * double(in.descale.q) * double(in.descale.k)) * kLog2e;
     args_.v_descale = in.descale.v;
@@ -261,14 +288,16 @@ RunOutputs GpuExecution::read_back() {
 
 // Buffers that are empty (a serving array the problem does not use) are not watched. Small ones
 // (the serving arrays: B + 1 entries, the page table) keep their bytes from a copy back here;
-// Q, K and V keep the typed bytes they were uploaded from.
-void GpuExecution::watch(const char* name, const DeviceBuffer& b, size_t elem_bytes, std::vector<uint8_t> host) {
+// Q, K and V keep the typed bytes they were uploaded from, or, drawn on the device, none: they are
+// drawn again to name a changed element.
+void GpuExecution::watch(const char* name, const DeviceBuffer& b, size_t elem_bytes, std::vector<uint8_t> host,
+                         uint32_t drawn) {
   if (!b.bytes()) return;
-  if (host.empty()) {
+  if (host.empty() && !drawn) {
     host.resize(b.bytes());
     FA_GPU_CHECK(copy_to_host(host.data(), b.as<void>(), b.bytes()));
   }
-  watched_.push_back({name, &b, elem_bytes, device_checksum(b), std::move(host)});
+  watched_.push_back({name, &b, elem_bytes, device_checksum(b), std::move(host), drawn});
 }
 
 uint64_t GpuExecution::device_checksum(const DeviceBuffer& b) {
@@ -292,10 +321,12 @@ std::string GpuExecution::inputs_fault() {
     if (device_checksum(*w.buffer) == w.sum) continue;
     std::vector<uint8_t> now(w.buffer->bytes());
     FA_GPU_CHECK(copy_to_host(now.data(), w.buffer->as<void>(), now.size()));
+    const std::vector<uint8_t> was = w.drawn ? drawn_bytes(p_, w.drawn, stream_) : std::vector<uint8_t>();
+    const std::vector<uint8_t>& host = w.drawn ? was : w.host;
     const bool kv = w.buffer == &k_ || w.buffer == &v_;
     size_t first = 0, count = 0;
     for (size_t e = 0; e < now.size() / w.elem_bytes; ++e) {
-      if (std::memcmp(now.data() + e * w.elem_bytes, w.host.data() + e * w.elem_bytes, w.elem_bytes) == 0) continue;
+      if (std::memcmp(now.data() + e * w.elem_bytes, host.data() + e * w.elem_bytes, w.elem_bytes) == 0) continue;
       if (kv && e < kv_slot_.size() && kv_slot_[e]) continue;
       if (count++ == 0) first = e;
     }
