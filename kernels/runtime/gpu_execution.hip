@@ -149,12 +149,14 @@ double events_ms(Event start, Event stop, Stream st, F&& enqueue) {
 }
 
 // A tensor drawn on the device against the host's draw of it, on four 4 KiB windows (its start,
-// thirds and end): a device whose arithmetic drew other bits fails its records here, by name, rather
-// than being validated against inputs it did not run on.
+// thirds and end, each inside the tensor: a tensor under 4 KiB is one window): a device whose
+// arithmetic drew other bits fails its records here, by name, rather than being validated against
+// inputs it did not run on.
 void check_drawn(const char* name, const DeviceBuffer& d, const std::vector<float>& host, DType t) {
   const size_t eb = size_t(dtype_bytes(t)), n = host.size(), w = std::min<size_t>(n, 4096 / eb);
   std::vector<uint8_t> got(w * eb);
-  for (size_t at : {size_t(0), n / 3, 2 * n / 3, n - w}) {
+  for (size_t third : {size_t(0), n / 3, 2 * n / 3, n - w}) {
+    const size_t at = std::min(third, n - w);
     FA_GPU_CHECK(copy_to_host(got.data(), d.as<uint8_t>() + at * eb, w * eb));
     for (size_t i = 0; i < w; ++i) {
       uint32_t bits = 0;

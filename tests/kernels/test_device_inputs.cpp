@@ -4,6 +4,7 @@
 // drawn input is still named, element and all, with no host copy kept. Labelled `gpu`; skips with
 // the reason where no GPU answers.
 // Run: ctest --test-dir build/cuda90 -R DeviceInputs --output-on-failure
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "harness/inputs.hpp"
@@ -78,6 +79,20 @@ TEST(DeviceInputs, APathThatWritesADrawnInputIsNamedWithTheElement) {
     const Problem p = dense(1, 4, 2, 33, 65, 64, t, Layout::bshd);
     EXPECT_EQ(fa::gpu::drawn_input_written_for_test(p, 1234), "the path wrote its inputs (K, element 1234)")
         << dtype_name(t);
+  }
+#endif
+}
+
+// Tensors smaller than the four 4 KiB windows the execution checks against the host's draw (a
+// decode row's Q: B*H*D elements), and one just past a window: drawn, checked and run as any other.
+TEST(DeviceInputs, TensorsSmallerThanTheCheckedWindowsAreDrawnAndChecked) {
+  REQUIRE_GPU();
+#ifdef FABENCH_HAS_GPU
+  for (const Problem& p : {dense(1, 2, 1, 1, 3, 5, DType::fp16, Layout::bshd), dense(1, 8, 8, 1, 4096, 128, DType::bf16, Layout::bshd),
+                           dense(1, 1, 1, 33, 33, 64, DType::fp8_e4m3, Layout::bhsd)}) {
+    const int64_t at = p.kv_elements() - 1;
+    EXPECT_EQ(fa::gpu::drawn_input_written_for_test(p, at), fmt::format("the path wrote its inputs (K, element {})", at))
+        << p.label() << " " << dtype_name(p.dtype);
   }
 #endif
 }
