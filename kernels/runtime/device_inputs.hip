@@ -72,8 +72,6 @@ dim3 grid_for(const DrawShape& s) { return dim3(unsigned(std::clamp<int64_t>((s.
 
 }  // namespace
 
-bool draws_on_device(const Problem& p) { return q_strides(p).affine() && kv_strides(p).affine() && !p.kv_cache; }
-
 float draw_tensor(const Problem& p, uint32_t stream, DeviceBuffer& dst, Stream st) {
   const DrawShape s = shape_of(p, stream);
   const size_t elements = size_t(stream == 1 ? p.q_elements() : p.kv_elements());
@@ -105,7 +103,7 @@ float draw_tensor(const Problem& p, uint32_t stream, DeviceBuffer& dst, Stream s
 }
 
 std::vector<uint8_t> drawn_input_bytes(const Problem& p, uint32_t stream) {
-  return draws_on_device(p) ? drawn_bytes(p, stream, nullptr) : std::vector<uint8_t>();
+  return drawn_on_device(p) ? drawn_bytes(p, stream, nullptr) : std::vector<uint8_t>();
 }
 
 std::vector<uint8_t> drawn_bytes(const Problem& p, uint32_t stream, Stream st) {

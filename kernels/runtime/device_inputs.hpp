@@ -13,12 +13,11 @@
 
 namespace fa::gpu {
 
-// Dense layouts (bshd, bhsd) without a kv cache: Q's and K/V's storage is affine, every logical
-// element has a slot. Packed (thd) and paged layouts, and kv_cache problems, upload from the host.
-bool draws_on_device(const Problem& p);
+// Which problems are drawn here: harness/inputs.hpp's drawn_on_device (dense layouts without a kv
+// cache). Packed (thd) and paged layouts, and kv_cache problems, upload from the host.
 
 // Tensor `stream` of p (1: Q, 2: K, 3: V) into dst (allocated here, in p.dtype), on stream st;
-// returns its descale (1 unless FP8). Requires draws_on_device(p).
+// returns its descale (1 unless FP8). Requires drawn_on_device(p) (harness/inputs.hpp).
 float draw_tensor(const Problem& p, uint32_t stream, DeviceBuffer& dst, Stream st);
 
 // The same tensor's bytes on the host (for naming a changed element, and for tests).

@@ -152,20 +152,39 @@ double events_ms(Event start, Event stop, Stream st, F&& enqueue) {
 // thirds and end, each inside the tensor: a tensor under 4 KiB is one window): a device whose
 // arithmetic drew other bits fails its records here, by name, rather than being validated against
 // inputs it did not run on.
+// Elements [at, at + n) of the device's tensor against the host's values.
+void check_window(const char* name, const DeviceBuffer& d, size_t at, const float* host, size_t n, DType t) {
+  const size_t eb = size_t(dtype_bytes(t));
+  std::vector<uint8_t> got(n * eb);
+  FA_GPU_CHECK(copy_to_host(got.data(), d.as<uint8_t>() + at * eb, n * eb));
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, got.data() + i * eb, eb);
+    if (const uint32_t want = to_bits(t, host[i]); bits != want)
+      throw std::runtime_error(fmt::format("the device drew other inputs than the host: {}, element {}: bits {:#x}, the host's {:#x}",
+                                           name, at + i, bits, want));
+  }
+}
+
 void check_drawn(const char* name, const DeviceBuffer& d, const std::vector<float>& host, DType t) {
-  const size_t eb = size_t(dtype_bytes(t)), n = host.size(), w = std::min<size_t>(n, 4096 / eb);
-  std::vector<uint8_t> got(w * eb);
+  const size_t n = host.size(), w = std::min<size_t>(n, 4096 / size_t(dtype_bytes(t)));
   for (size_t third : {size_t(0), n / 3, 2 * n / 3, n - w}) {
     const size_t at = std::min(third, n - w);
-    FA_GPU_CHECK(copy_to_host(got.data(), d.as<uint8_t>() + at * eb, w * eb));
-    for (size_t i = 0; i < w; ++i) {
-      uint32_t bits = 0;
-      std::memcpy(&bits, got.data() + i * eb, eb);
-      if (const uint32_t want = to_bits(t, host[at + i]); bits != want)
-        throw std::runtime_error(fmt::format("the device drew other inputs than the host: {}, element {}: bits {:#x}, the host's {:#x}",
-                                             name, at + i, bits, want));
-    }
+    check_window(name, d, at, host.data() + at, w, t);
   }
+}
+
+// Q where the host drew only the oracle's rows: the first, third, two-thirds and last of them, in the
+// first and last sequence, first and last head.
+void check_drawn_rows(const Problem& p, const DeviceBuffer& q, const HostInputs& in) {
+  const Strides qs = q_strides(p);
+  const size_t R = in.q_rows.size();
+  for (size_t i : {size_t(0), R / 3, 2 * R / 3, R - 1})
+    for (int64_t b : {int64_t(0), p.B - 1})
+      for (int64_t h : {int64_t(0), p.H - 1}) {
+        const int64_t s = in.q_rows[i];
+        check_window("Q", q, size_t(qs.at(b, s, h)), in.q.data() + in.q_offset(qs, b, s, h), size_t(p.D), p.dtype);
+      }
 }
 
 }  // namespace
@@ -174,14 +193,17 @@ GpuExecution::GpuExecution(const Problem& p, const HostInputs& in, const GateCon
                            size_t guard_bytes)
     : p_(p), args_(make_args(p)), guard_bytes_(guard_bytes), flush_bytes_(cold_flush_bytes(ctx.device)) {
   const size_t eb = size_t(dtype_bytes(p.dtype));
-  if (in.seeded && draws_on_device(p)) {  // the seed's inputs, drawn here: nothing converted or uploaded
+  if (in.seeded && drawn_on_device(p)) {  // the seed's inputs, drawn here: nothing converted or uploaded
     const Descales d{draw_tensor(p, 1, q_, stream_), draw_tensor(p, 2, k_, stream_), draw_tensor(p, 3, v_, stream_)};
     if (d.q != in.descale.q || d.k != in.descale.k || d.v != in.descale.v)
       throw std::runtime_error(fmt::format("the device drew other inputs than the host: FP8 descales {} {} {}, the host's {} {} {}",
                                            d.q, d.k, d.v, in.descale.q, in.descale.k, in.descale.v));
-    check_drawn("Q", q_, in.q, p.dtype), check_drawn("K", k_, in.k, p.dtype), check_drawn("V", v_, in.v, p.dtype);
+    if (in.q_rows.empty()) check_drawn("Q", q_, in.q, p.dtype);
+    else check_drawn_rows(p, q_, in);
+    check_drawn("K", k_, in.k, p.dtype), check_drawn("V", v_, in.v, p.dtype);
     watch("Q", q_, eb, {}, 1), watch("K", k_, eb, {}, 2), watch("V", v_, eb, {}, 3);
   } else {  // converted once a tensor: uploaded from, then kept to name a changed element
+    in.require_every_q_row("a GPU execution that uploads its inputs");
     TypedBuffer typed = to_typed(p.dtype, in.q);
     q_ = upload(typed);
     watch("Q", q_, eb, std::move(typed.bytes));
