@@ -1,5 +1,5 @@
 // The dtype table and host rounding: fp16/bf16 through Eigen's round-to-nearest-even half types;
-// FP8 (the formats of harness/fp8.hpp, which also decodes them) by the arithmetic below, one
+// FP8 by harness/fp8.hpp's fp8_encode (host and device alike; it also decodes them), one
 // function for all four formats. Every property of a dtype is a column of kRows.
 #include "harness/dtype.hpp"
 
@@ -46,39 +46,6 @@ static_assert(rows_in_enum_order(), "kRows[i] is the row of DType i");
 
 Fp8Format fp8_of(const DTypeRow& r) { return {r.mant, r.bias, r.nan}; }
 
-// Round-to-nearest-even onto the format's grid, saturating finite values and +-inf to +-max
-// (satfinite, as __nv_cvt_float_to_fp8(x, __NV_SATFINITE, ...) and gfx942's v_cvt_pk_fp8_f32 with
-// clamping do); NaN -> the format's NaN. FNUZ has no -0: -0 and negatives that round to 0 encode
-// as 0x00 (+0), as torch's c10 Float8_e4m3fnuz/e5m2fnuz casts do, 0x80 being its NaN. (torch's cast
-// turns overflow into that NaN; inputs here are scaled onto +-max, so saturation only decides +-inf.)
-uint32_t fp8_bits(const DTypeRow& row, float x) {
-  const Fp8Format f = fp8_of(row);
-  const bool fnuz = f.nan == Fp8Nan::neg_zero;
-  const uint32_t sign = std::signbit(x) ? 0x80u : 0u;
-  if (std::isnan(x)) return fnuz ? 0x80u : sign | 0x7fu;  // OCP: S.1111.111 is a NaN in both
-  double a = std::fabs(double(x));
-  if (a >= row.max) a = row.max;
-  const uint32_t zero = fnuz ? 0u : sign;
-  if (a == 0) return zero;
-  // The spacing of the grid at a: 2^(e - mant) with e the exponent of a, floored at the subnormal
-  // exponent 1 - bias. rint rounds half to even, and a multiple of the spacing is exact in double.
-  int e = std::ilogb(a);
-  if (e < 1 - f.bias) e = 1 - f.bias;
-  const double step = std::ldexp(1.0, e - f.mant);
-  const double r = std::rint(a / step) * step;
-  if (r == 0) return zero;
-  const int re = std::ilogb(r);
-  uint32_t exp_field, mant_field;
-  if (re < 1 - f.bias) {  // subnormal: exponent field 0, mantissa r / 2^(1 - bias - mant)
-    exp_field = 0;
-    mant_field = uint32_t(std::ldexp(r, f.bias - 1 + f.mant));
-  } else {
-    exp_field = uint32_t(re + f.bias);
-    mant_field = uint32_t(std::ldexp(r, f.mant - re)) - (1u << f.mant);
-  }
-  return sign | (exp_field << f.mant) | mant_field;
-}
-
 }  // namespace
 
 const DTypeRow& dtype_row(DType t) {
@@ -115,7 +82,7 @@ uint32_t to_bits(DType t, float x) {
       std::memcpy(&b, &x, 4);
       return b;
     }
-    case Rounding::fp8_satfinite: return fp8_bits(r, x);
+    case Rounding::fp8_satfinite: return fp8_encode(x, fp8_of(r), float(r.max));
   }
   return 0;
 }

@@ -70,6 +70,32 @@ FA_HD inline uint32_t fp8_e4m3_from_unit(float x, int bias) {
   return ((u + 0x7ffffu + ((u >> 20) & 1u)) >> 20) - uint32_t(127 - bias) * 8u;
 }
 
+// x rounded onto format f's grid (largest finite value max), to nearest, ties to even; finite values
+// past max and +-inf saturate to +-max (satfinite, as __nv_cvt_float_to_fp8(x, __NV_SATFINITE, ...)
+// and gfx942's v_cvt_pk_fp8_f32 with clamping do); NaN -> the format's NaN. FNUZ has no -0: -0 and
+// negatives that round to 0 encode as 0x00 (+0), as torch's c10 Float8_e4m3fnuz/e5m2fnuz casts do,
+// 0x80 being its NaN. (torch's cast turns overflow into that NaN; inputs here are scaled onto
+// +-max, so saturation only decides +-inf.) fp32 bit moves, exact power-of-two scalings and one
+// rounding by the 2^23 trick: the host's rounding (harness/dtype.cpp) and a device's are one function.
+FA_HD inline uint32_t fp8_encode(float x, Fp8Format f, float max) {
+  const uint32_t xb = fp32_bits(x), sign = (xb >> 31) << 7;
+  const bool fnuz = f.nan == Fp8Nan::neg_zero;
+  if ((xb & 0x7fffffffu) > 0x7f800000u) return fnuz ? 0x80u : sign | 0x7fu;
+  float a = fp32_from_bits(xb & 0x7fffffffu);
+  if (a >= max) a = max;
+  const uint32_t zero = fnuz ? 0u : sign;
+  // The grid's spacing at a is 2^(e - mant), e a's exponent floored at the subnormal one, 1 - bias
+  // (an fp32 subnormal, e = -127, lies below every FP8 step and rounds to 0).
+  int e = int(fp32_bits(a) >> 23) - 127;
+  if (e < 1 - f.bias) e = 1 - f.bias;
+  const float steps = a * fp32_from_bits(uint32_t(127 + f.mant - e) << 23);  // exact: < 2^(mant + 1)
+  uint32_t q = uint32_t((steps + 8388608.f) - 8388608.f);                      // to nearest, ties to even
+  if (q == 0) return zero;
+  if (q >> (f.mant + 1)) q >>= 1, ++e;             // rounded up to 2^(mant + 1) steps: the next binade
+  if (q < (1u << f.mant)) return sign | q;          // subnormal: exponent field 0
+  return sign | (uint32_t(e + f.bias) << f.mant) | (q - (1u << f.mant));
+}
+
 // Whether the FP8 byte (the low 8 bits of b) is a NaN of format f.
 FA_HD inline bool fp8_is_nan(uint32_t b, Fp8Format f) {
   const uint32_t mag = b & 0x7fu, emax = 0x7fu >> f.mant;

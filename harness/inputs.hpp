@@ -21,8 +21,27 @@ struct Descales {
 struct HostInputs {
   std::vector<float> q, k, v;  // k, v hold all Sk keys (for kv_cache: cache + appended tokens)
   Descales descale;
+  // Drawn from the problem's seed by make_inputs (not loaded): a GPU execution may then draw the
+  // same bits on the device instead of converting and uploading these (kernels/runtime/device_inputs.hpp).
+  bool seeded = false;
+  // Empty: q holds every query row, in the problem's layout. Else only these positions s (ascending)
+  // were drawn, for every b and h, and q holds them compactly as [B][q_rows][H][D]: the rows the CPU
+  // oracle checks, on a row whose paths all draw their inputs on the device (RowData::oracle_rows_only).
+  std::vector<int64_t> q_rows;
+  Strides q_compact{0, 0, 0};  // with q_rows: [B][q_rows][H][D], indexed by a row's place in q_rows
+  // Where query row (b, s, h)'s D values start in q; qs is q_strides(p). With q_rows, s must be one of them.
+  int64_t q_offset(const Strides& qs, int64_t b, int64_t s, int64_t h) const;
+  bool has_q_row(int64_t s) const;
+  // Throws naming `who` where q holds only some rows (a reader of every element was handed them).
+  void require_every_q_row(const char* who) const;
 };
-HostInputs make_inputs(const Problem& p);
+// Every element of Q, K and V; or, with q_rows (ascending, within [0, S); 16-bit or fp32 dtypes on
+// a problem the device can draw), Q at those positions alone: an FP8 descale needs the whole tensor.
+HostInputs make_inputs(const Problem& p, std::vector<int64_t> q_rows = {});
+
+// Whether a GPU execution draws p's seeded inputs on the device rather than uploading the host's:
+// dense layouts (bshd, bhsd) without a kv cache, where every logical element has a storage slot.
+bool drawn_on_device(const Problem& p);
 
 // kv_cache problems: the slots the appended tokens fill. Token t, counted sequence by sequence
 // (keys [cache_begin(b), k_len(b)) of sequence b), puts kv head h, element d at

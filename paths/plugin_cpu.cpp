@@ -46,7 +46,7 @@ class CpuPluginExecution : public Execution {
  public:
   CpuPluginExecution(const PluginPathRef& ref, const Problem& p, const HostInputs& in, int G, const GateContext& ctx)
       : ref_(ref), p_(p), facts_(ctx.device), problem_(plugin_problem(p_, G)), device_(plugin_device(facts_)),
-        q_(to_typed(p.dtype, in.q)), k_(to_typed(p.dtype, in.k)), v_(to_typed(p.dtype, in.v)),
+        q_((in.require_every_q_row("a CPU plugin path"), to_typed(p.dtype, in.q))), k_(to_typed(p.dtype, in.k)), v_(to_typed(p.dtype, in.v)),
         o_(uint64_t(p.B * p.S * p.H * p.D) * uint64_t(dtype_bytes(p.dtype)), "O"),
         lse_(uint64_t(p.B * p.H * p.S) * 4, "LSE"), ws_(0), appended_(appended_slots(p)) {
     if (p.kv_cache) {  // the appended tokens, compact [B][S][Hk][D], as the ABI's kv_new strides say

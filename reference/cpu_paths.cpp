@@ -65,6 +65,7 @@ std::optional<std::string> within_budget(const Problem& p, int, const GateContex
 class CpuExecution : public Execution {
  public:
   CpuExecution(const Problem& p, const HostInputs& in) : p_(p), in_(in), o_(out_dtype(p.dtype), p.q_elements()) {
+    in.require_every_q_row("a CPU path");
     lse_.resize(size_t(p.B * p.H * p.S));
   }
   void poison() override {

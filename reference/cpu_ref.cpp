@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "harness/conventions.hpp"
 
@@ -38,6 +41,8 @@ Reference compute_reference(const Problem& p, const HostInputs& in, std::vector<
     ref.lse_lp.assign(ref.lse.size(), -std::numeric_limits<float>::infinity());
     ref.lp_p = *low_precision_p;
   }
+  for (const int64_t s : ref.rows)  // inputs made for the oracle's rows alone must hold these
+    if (!in.has_q_row(s)) throw std::logic_error(fmt::format("compute_reference: query row {} was not drawn on the host", s));
   const DType out_t = out_dtype(p.dtype);
   const Strides qs = q_strides(p), ks = kv_strides(p);
   // FP8 inputs mean their stored values times the descales (1 otherwise): q.k takes q's and k's,
@@ -87,7 +92,7 @@ Reference compute_reference(const Problem& p, const HostInputs& in, std::vector<
         RowMat<double> Q(nr, p.D);
         for (size_t r = 0; r < nr; ++r)
           for (int64_t d = 0; d < p.D; ++d)
-            Q(r, d) = ref.rows[r0 + r] < sq ? in.q[size_t(qs.at(b, ref.rows[r0 + r], h) + d)] : 0.0;
+            Q(r, d) = ref.rows[r0 + r] < sq ? in.q[size_t(in.q_offset(qs, b, ref.rows[r0 + r], h) + d)] : 0.0;
         RowMat<double> Sc = (Q * scale) * Kd.middleRows(k0, kv).transpose();
         Eigen::VectorXd inv_l(nr);
         for (size_t r = 0; r < nr; ++r) {

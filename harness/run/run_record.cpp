@@ -35,9 +35,9 @@ namespace {
 // against copies of the arrays (B + 1 entries, and the page table: small beside Q).
 InputWatch watch_host_inputs(const Problem& p, const HostInputs& in, const RunOptions& opt) {
   InputWatch w;
-  auto again = [&p, &opt](const std::vector<float> HostInputs::*t) {
-    return [p, make = opt.inputs, t] {
-      const HostInputs fresh = make ? make(p) : make_inputs(p);
+  auto again = [&p, &opt, &in](const std::vector<float> HostInputs::*t) {
+    return [p, make = opt.inputs, t, rows = in.q_rows] {
+      const HostInputs fresh = make ? make(p) : make_inputs(p, rows);
       const std::vector<float>& v = fresh.*t;
       return std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(v.data()),
                                   reinterpret_cast<const uint8_t*>(v.data() + v.size()));
@@ -124,6 +124,10 @@ std::string check_inputs(const InputWatch& w, bool& written) {
 
 }  // namespace
 
+std::vector<int64_t> oracle_rows(const Problem& p, const RunOptions& opt, const GateContext& ctx) {
+  return sample_rows(p, opt.check_rows > 0 ? opt.check_rows : rows_within_budget(p, ctx.cpu_budget_flops), p.seed);
+}
+
 void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, const GateContext& ctx, RowData& data) {
   const Problem& p = r.problem;
   const std::string& path = r.path;
@@ -131,7 +135,10 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
   StageClock clock;
   try {
     if (!data.inputs) {
-      data.inputs = std::make_unique<HostInputs>(opt.inputs ? opt.inputs(p) : make_inputs(p));
+      std::vector<int64_t> rows;  // empty: every row
+      if (data.oracle_rows_only && !opt.inputs)
+        if (rows = oracle_rows(p, opt, ctx); int64_t(rows.size()) >= p.S) rows.clear();
+      data.inputs = std::make_unique<HostInputs>(opt.inputs ? opt.inputs(p) : make_inputs(p, std::move(rows)));
       data.watch.reset();
     }
     // Inputs a caller put in (check's, from the files) are watched from here on, as made ones are.
@@ -158,8 +165,7 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
       r.reason = "oracle (not validated)";
     } else {
       if (!ref) {
-        const int64_t n = opt.check_rows > 0 ? opt.check_rows : rows_within_budget(p, ctx.cpu_budget_flops);
-        ref = std::make_unique<Reference>(opt.reference(p, *data.inputs, sample_rows(p, n, p.seed), lp_p));
+        ref = std::make_unique<Reference>(opt.reference(p, *data.inputs, oracle_rows(p, opt, ctx), lp_p));
         clock.lap("reference");
       }
       const Metrics m = measure(p, *data.inputs, *ref, out);

@@ -58,6 +58,9 @@ struct RowData {
   RowData();
   ~RowData();
   std::unique_ptr<HostInputs> inputs;
+  // Set by the runner where every path of the row draws its inputs on the device (row_draws_on_device):
+  // the host then draws only the query rows the CPU oracle checks (HostInputs::q_rows).
+  bool oracle_rows_only = false;
   // The inputs' checksums, taken once a row (GBs on long-context rows); a record whose path wrote
   // the inputs drops both, so the next record gets them made again.
   std::unique_ptr<InputWatch> watch;
@@ -71,6 +74,9 @@ struct RowData {
   bool gpu_ref_tried = false;
   std::string gpu_ref_disagrees;
 };
+
+// The query rows the CPU oracle checks on p: --check-rows, else as many as the CPU budget allows.
+std::vector<int64_t> oracle_rows(const Problem& p, const RunOptions& opt, const GateContext& ctx);
 
 // Runs one record whose gate said yes, in this process: prepare, poison, run, read back,
 // validate, repeat-check, time, check the timed launches. Fills r's outcome (status, reason, metrics, timing, ...).

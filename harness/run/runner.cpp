@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "harness/run/clock_source.hpp"
@@ -53,7 +54,10 @@ std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const R
     }
     // A row whose problem is the previous row's (the same shape under another name, a repeat) keeps
     // its inputs and reference: seeded inputs depend on nothing else (--load-tensors' may: per row).
-    if (opt.inputs || !data || p.key() != data_key) data = std::make_unique<RowData>(), data_key = p.key();
+    if (opt.inputs || !data || p.key() != data_key) {
+      data = std::make_unique<RowData>(), data_key = p.key();
+      data->oracle_rows_only = row_draws_on_device(p, opt, reg, ctx);
+    }
     for (const auto& path : opt.paths) {
       const PathRow* pr = reg.find(path);
       for (const auto& g : row.splits) {
@@ -104,6 +108,14 @@ std::vector<Record> run_sweep(const Sweep& sweep, const RunOptions& opt, const R
     }
   }
   return records;
+}
+
+bool row_draws_on_device(const Problem& p, const RunOptions& opt, const Registry& reg, const GateContext& ctx) {
+  if (!ctx.device.gpu || opt.inputs || opt.keep_outputs || opt.isolate || is_fp8(p.dtype) || !drawn_on_device(p)) return false;
+  return std::all_of(opt.paths.begin(), opt.paths.end(), [&](const std::string& name) {
+    const PathRow* pr = reg.find(name);
+    return pr && pr->kind == "gpu" && !pr->oracle;
+  });
 }
 
 int exit_status(const std::vector<Record>& records) {

@@ -8,6 +8,7 @@
 
 #include "harness/device_model.hpp"
 #include "kernels/runtime/gpu_execution.hpp"
+#include "kernels/runtime/device_inputs.hpp"
 
 namespace fa::gpu {
 
@@ -147,22 +148,72 @@ double events_ms(Event start, Event stop, Stream st, F&& enqueue) {
   return double(ms);
 }
 
+// A tensor drawn on the device against the host's draw of it, on four 4 KiB windows (its start,
+// thirds and end, each inside the tensor: a tensor under 4 KiB is one window): a device whose
+// arithmetic drew other bits fails its records here, by name, rather than being validated against
+// inputs it did not run on.
+// Elements [at, at + n) of the device's tensor against the host's values.
+void check_window(const char* name, const DeviceBuffer& d, size_t at, const float* host, size_t n, DType t) {
+  const size_t eb = size_t(dtype_bytes(t));
+  std::vector<uint8_t> got(n * eb);
+  FA_GPU_CHECK(copy_to_host(got.data(), d.as<uint8_t>() + at * eb, n * eb));
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, got.data() + i * eb, eb);
+    if (const uint32_t want = to_bits(t, host[i]); bits != want)
+      throw std::runtime_error(fmt::format("the device drew other inputs than the host: {}, element {}: bits {:#x}, the host's {:#x}",
+                                           name, at + i, bits, want));
+  }
+}
+
+void check_drawn(const char* name, const DeviceBuffer& d, const std::vector<float>& host, DType t) {
+  const size_t n = host.size(), w = std::min<size_t>(n, 4096 / size_t(dtype_bytes(t)));
+  for (size_t third : {size_t(0), n / 3, 2 * n / 3, n - w}) {
+    const size_t at = std::min(third, n - w);
+    check_window(name, d, at, host.data() + at, w, t);
+  }
+}
+
+// Q where the host drew only the oracle's rows: the first, third, two-thirds and last of them, in the
+// first and last sequence, first and last head.
+void check_drawn_rows(const Problem& p, const DeviceBuffer& q, const HostInputs& in) {
+  const Strides qs = q_strides(p);
+  const size_t R = in.q_rows.size();
+  for (size_t i : {size_t(0), R / 3, 2 * R / 3, R - 1})
+    for (int64_t b : {int64_t(0), p.B - 1})
+      for (int64_t h : {int64_t(0), p.H - 1}) {
+        const int64_t s = in.q_rows[i];
+        check_window("Q", q, size_t(qs.at(b, s, h)), in.q.data() + in.q_offset(qs, b, s, h), size_t(p.D), p.dtype);
+      }
+}
+
 }  // namespace
 
 GpuExecution::GpuExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int partial_splits,
                            size_t guard_bytes)
     : p_(p), args_(make_args(p)), guard_bytes_(guard_bytes), flush_bytes_(cold_flush_bytes(ctx.device)) {
   const size_t eb = size_t(dtype_bytes(p.dtype));
-  // Converted once a tensor: uploaded from, then kept to name a changed element.
-  TypedBuffer typed = to_typed(p.dtype, in.q);
-  q_ = upload(typed);
-  watch("Q", q_, eb, std::move(typed.bytes));
-  typed = to_typed(p.dtype, in.k);
-  k_ = upload(typed);
-  watch("K", k_, eb, std::move(typed.bytes));
-  typed = to_typed(p.dtype, in.v);
-  v_ = upload(typed);
-  watch("V", v_, eb, std::move(typed.bytes));
+  if (in.seeded && drawn_on_device(p)) {  // the seed's inputs, drawn here: nothing converted or uploaded
+    const Descales d{draw_tensor(p, 1, q_, stream_), draw_tensor(p, 2, k_, stream_), draw_tensor(p, 3, v_, stream_)};
+    if (d.q != in.descale.q || d.k != in.descale.k || d.v != in.descale.v)
+      throw std::runtime_error(fmt::format("the device drew other inputs than the host: FP8 descales {} {} {}, the host's {} {} {}",
+                                           d.q, d.k, d.v, in.descale.q, in.descale.k, in.descale.v));
+    if (in.q_rows.empty()) check_drawn("Q", q_, in.q, p.dtype);
+    else check_drawn_rows(p, q_, in);
+    check_drawn("K", k_, in.k, p.dtype), check_drawn("V", v_, in.v, p.dtype);
+    watch("Q", q_, eb, {}, 1), watch("K", k_, eb, {}, 2), watch("V", v_, eb, {}, 3);
+  } else {  // converted once a tensor: uploaded from, then kept to name a changed element
+    in.require_every_q_row("a GPU execution that uploads its inputs");
+    TypedBuffer typed = to_typed(p.dtype, in.q);
+    q_ = upload(typed);
+    watch("Q", q_, eb, std::move(typed.bytes));
+    typed = to_typed(p.dtype, in.k);
+    k_ = upload(typed);
+    watch("K", k_, eb, std::move(typed.bytes));
+    typed = to_typed(p.dtype, in.v);
+    v_ = upload(typed);
+    watch("V", v_, eb, std::move(typed.bytes));
+  }
   if (is_fp8(p.dtype)) {  // q's and k's descales fold into the scores' scale, v's into the epilogue
     args_.scale_log2 = float(p.softmax_scale() * double(in.descale.q) * double(in.descale.k)) * kLog2e;
     args_.v_descale = in.descale.v;
@@ -261,14 +312,16 @@ RunOutputs GpuExecution::read_back() {
 
 // Buffers that are empty (a serving array the problem does not use) are not watched. Small ones
 // (the serving arrays: B + 1 entries, the page table) keep their bytes from a copy back here;
-// Q, K and V keep the typed bytes they were uploaded from.
-void GpuExecution::watch(const char* name, const DeviceBuffer& b, size_t elem_bytes, std::vector<uint8_t> host) {
+// Q, K and V keep the typed bytes they were uploaded from, or, drawn on the device, none: they are
+// drawn again to name a changed element.
+void GpuExecution::watch(const char* name, const DeviceBuffer& b, size_t elem_bytes, std::vector<uint8_t> host,
+                         uint32_t drawn) {
   if (!b.bytes()) return;
-  if (host.empty()) {
+  if (host.empty() && !drawn) {
     host.resize(b.bytes());
     FA_GPU_CHECK(copy_to_host(host.data(), b.as<void>(), b.bytes()));
   }
-  watched_.push_back({name, &b, elem_bytes, device_checksum(b), std::move(host)});
+  watched_.push_back({name, &b, elem_bytes, device_checksum(b), std::move(host), drawn});
 }
 
 uint64_t GpuExecution::device_checksum(const DeviceBuffer& b) {
@@ -292,10 +345,12 @@ std::string GpuExecution::inputs_fault() {
     if (device_checksum(*w.buffer) == w.sum) continue;
     std::vector<uint8_t> now(w.buffer->bytes());
     FA_GPU_CHECK(copy_to_host(now.data(), w.buffer->as<void>(), now.size()));
+    const std::vector<uint8_t> was = w.drawn ? drawn_bytes(p_, w.drawn, stream_) : std::vector<uint8_t>();
+    const std::vector<uint8_t>& host = w.drawn ? was : w.host;
     const bool kv = w.buffer == &k_ || w.buffer == &v_;
     size_t first = 0, count = 0;
     for (size_t e = 0; e < now.size() / w.elem_bytes; ++e) {
-      if (std::memcmp(now.data() + e * w.elem_bytes, w.host.data() + e * w.elem_bytes, w.elem_bytes) == 0) continue;
+      if (std::memcmp(now.data() + e * w.elem_bytes, host.data() + e * w.elem_bytes, w.elem_bytes) == 0) continue;
       if (kv && e < kv_slot_.size() && kv_slot_[e]) continue;
       if (count++ == 0) first = e;
     }

@@ -78,11 +78,12 @@ class GpuExecution : public Execution {
     size_t elem_bytes;
     uint64_t sum;
     std::vector<uint8_t> host;  // the bytes uploaded: the first changed element is found against them
+    uint32_t drawn = 0;         // Q/K/V drawn on the device (stream 1-3): no host bytes; drawn again to compare
   };
   std::vector<Watched> watched_;
   DeviceBuffer sum_;                  // the checksum kernel's 8-byte result
   std::vector<uint8_t> kv_slot_;      // kv_cache: 1 for each K/V element an appended token owns
-  void watch(const char* name, const DeviceBuffer& b, size_t elem_bytes, std::vector<uint8_t> host);
+  void watch(const char* name, const DeviceBuffer& b, size_t elem_bytes, std::vector<uint8_t> host, uint32_t drawn = 0);
   uint64_t device_checksum(const DeviceBuffer& b);
   std::string inputs_fault();
 };

@@ -5,12 +5,31 @@
 
 #include "kernels/device/gpu.hpp"
 #include "kernels/runtime/gpu_device.hpp"
+#include "kernels/runtime/gpu_execution.hpp"
 
 namespace fa::gpu {
 namespace {
 
 __global__ void write_where_nothing_is(float* p) { p[threadIdx.x] = 1.f; }
 __global__ void do_nothing() {}
+__global__ void write_one(uint8_t* p, int64_t at, int bytes) {
+  for (int i = 0; i < bytes; ++i) p[at * bytes + i] ^= 0x01;
+}
+
+// A path that only flips the low bit of each byte of K's element `at`.
+class WritesK : public GpuExecution {
+ public:
+  WritesK(const Problem& p, const HostInputs& in, int64_t at) : GpuExecution(p, in, GateContext{}, 0), at_(at) {}
+
+ protected:
+  void launch() override {
+    write_one<<<1, 1, 0, stream_>>>(k_.as<uint8_t>(), at_, dtype_bytes(p_.dtype));
+    FA_GPU_CHECK_LAUNCH("write_one");
+  }
+
+ private:
+  int64_t at_;
+};
 
 }  // namespace
 
@@ -36,6 +55,13 @@ AfterFailedCall launch_after_failed_allocation_for_test() {
     r.launch = e.what();
   }
   return r;
+}
+
+std::string drawn_input_written_for_test(const Problem& p, int64_t at) {
+  WritesK e(p, make_inputs(p), at);
+  e.poison();
+  e.run();
+  return e.read_back().fault;
 }
 
 }  // namespace fa::gpu

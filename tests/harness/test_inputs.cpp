@@ -149,3 +149,36 @@ TEST(Inputs, AppendedTokensGatherCompactlyTokenByTokenThenHead) {
   // bhsd [1][2][3][2]: the new key (j = 2) of head 0 at 4, of head 1 at 10.
   EXPECT_EQ(appended_slots(p).gather(kv), (std::vector<float>{4, 5, 10, 11}));
 }
+
+// Only the query rows the CPU oracle checks, drawn for a row whose paths draw on the device: each
+// such row holds, for every b and h, the values the whole draw puts there (both layouts, an odd
+// H*D so runs start inside a pair), K and V whole; FP8 and layouts the device does not draw refuse.
+TEST(Inputs, SomeQueryRowsHoldTheWholeDrawsValuesThere) {
+  for (Layout l : {Layout::bshd, Layout::bhsd}) {
+    Problem p = prob(l, DType::bf16, 9);
+    p.D = 23;  // H * D = 92, and S * H * D odd per batch when combined with the row offsets below
+    const std::vector<int64_t> rows{0, 1, 7, 31, 32};
+    const HostInputs whole = make_inputs(p), some = make_inputs(p, rows);
+    ASSERT_EQ(some.q.size(), size_t(p.B) * rows.size() * size_t(p.H * p.D));
+    EXPECT_EQ(some.k, whole.k);
+    EXPECT_EQ(some.v, whole.v);
+    const Strides qs = q_strides(p);
+    for (int64_t b = 0; b < p.B; ++b)
+      for (int64_t s : rows)
+        for (int64_t h = 0; h < p.H; ++h)
+          for (int64_t d = 0; d < p.D; ++d)
+            ASSERT_EQ(some.q[size_t(some.q_offset(qs, b, s, h) + d)], whole.q[size_t(qs.at(b, s, h) + d)])
+                << layout_name(l) << " b " << b << " s " << s << " h " << h << " d " << d;
+    EXPECT_TRUE(some.has_q_row(31));
+    EXPECT_FALSE(some.has_q_row(30));
+    EXPECT_TRUE(whole.has_q_row(30));
+    EXPECT_THROW(some.require_every_q_row("a CPU path"), std::logic_error);
+    EXPECT_NO_THROW(whole.require_every_q_row("a CPU path"));
+  }
+  Problem fp8 = prob(Layout::bshd, DType::fp8_e4m3, 9);
+  EXPECT_THROW(make_inputs(fp8, {0, 1}), std::logic_error);  // its descale is the whole tensor's amax
+  Problem thd = prob(Layout::thd, DType::fp16, 9);
+  thd.seqlens_q = "33|20", thd.seqlens_k = "47|30";
+  EXPECT_THROW(make_inputs(thd, {0, 1}), std::logic_error);
+  EXPECT_THROW(make_inputs(prob(Layout::bshd, DType::fp16, 9), {5, 2}), std::logic_error);  // not ascending
+}

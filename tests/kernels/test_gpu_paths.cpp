@@ -208,6 +208,7 @@ TEST(GpuPaths, MmaDecodeNarrowRescalesWhenAScorePassesTheKeptMax) {
           for (int64_t j = 0; j < p.Sk; ++j)
             for (int64_t h = 0; h < p.Hk; ++h)
               for (int64_t d = 0; d < p.D; ++d) in.k[size_t(ks.at(b, j, h) + d)] *= float(1 << 2 * ((j / 97) % 4));
+        in.seeded = false;  // no longer the seed's draw: the execution uploads these rather than drawing its own
         const Reference ref = compute_reference(p, in, sample_rows(p, 0, 0), true);
         auto exec = gpus().reg.find("mma-decode")->prepare(p, in, 0, gpus().ctx);
         exec->poison();

@@ -2,7 +2,9 @@
 // small ones (at least 50), masked rows, row subsets, and the low-precision reference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "harness/check/row_sample.hpp"
 #include "helpers.hpp"
@@ -102,4 +104,23 @@ TEST(CpuRef, BudgetSamplingKeepsRowsWithinTheBudget) {
   Problem small;
   small.S = small.Sk = 100;
   EXPECT_EQ(rows_within_budget(small, 10e9), 100);
+}
+
+// The oracle over host inputs that hold only its rows of Q gives the same bits as over the whole
+// draw, and refuses a row that was not drawn.
+TEST(CpuRef, InputsHoldingOnlyTheCheckedQueryRowsGiveTheSameReference) {
+  Problem p;
+  p.B = 2, p.H = 4, p.Hk = 2, p.S = 300, p.Sk = 260, p.D = 32, p.causal = true, p.layout = Layout::bhsd;
+  const auto rows = sample_rows(p, 40, 123);
+  const Reference whole = compute_reference(p, make_inputs(p), rows, DType::bf16);
+  const HostInputs some = make_inputs(p, rows);
+  const Reference part = compute_reference(p, some, rows, DType::bf16);
+  EXPECT_EQ(part.o, whole.o);
+  EXPECT_EQ(part.lse, whole.lse);
+  EXPECT_EQ(part.o_lp, whole.o_lp);
+  int64_t missing = 0;
+  while (std::binary_search(rows.begin(), rows.end(), missing)) ++missing;
+  std::vector<int64_t> more = rows;
+  more.insert(std::lower_bound(more.begin(), more.end(), missing), missing);
+  EXPECT_THROW(compute_reference(p, some, more, false), std::logic_error);
 }

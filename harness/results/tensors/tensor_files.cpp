@@ -91,6 +91,7 @@ std::string record_folder(const Record& r) {
 
 void save_record_tensors(const std::string& dir, const Record& r, const HostInputs& in, const RunOutputs& out,
                          const std::vector<double>& ref_o_bhsd) {
+  in.require_every_q_row("--save-tensors");
   const Problem& p = r.problem;
   make_dir(dir);
   const std::string d = dir + "/" + record_folder(r);

@@ -331,3 +331,88 @@ TEST(Runner, APathThatWritesItsInputsFailsAloneAndTheNextPathIsJudgedOnCleanOnes
   EXPECT_EQ(recs[2].status, Status::error);
   EXPECT_EQ(recs[3].status, Status::pass) << "cpu-flash after the throwing writer: " << recs[3].reason;
 }
+
+namespace {
+
+// A path of kind gpu that runs on inputs of its own, as a device that draws the seed's inputs does
+// (cpu-flash on make_inputs' whole draw), and keeps how many query rows the host inputs it was handed hold.
+struct DrawsItsOwn : Execution {
+  HostInputs own;
+  std::unique_ptr<Execution> inner;
+  DrawsItsOwn(const Problem& p, const PathRow& flash, const GateContext& ctx) : own(make_inputs(p)), inner(flash.prepare(p, own, 0, ctx)) {}
+  void poison() override { inner->poison(); }
+  void run() override { inner->run(); }
+  RunOutputs read_back() override { return inner->read_back(); }
+  double timed_sample_ms(TimingMode m) override { return inner->timed_sample_ms(m); }
+};
+
+struct DeviceDrawRig {
+  GateContext ctx = cpu_ctx(2);
+  Registry reg;
+  std::vector<size_t> handed;  // q_rows.size() of each prepare's host inputs
+  DeviceDrawRig() {
+    ctx.device.gpu = true;  // a pretend GPU: the path below runs on the CPU
+    reg = builtin_registry(ctx.device);
+    PathRow g = *reg.find("cpu-flash");
+    g.name = "drawn", g.kind = "gpu";
+    g.prepare = [this, flash = g](const Problem& p, const HostInputs& in, int, const GateContext& c) -> std::unique_ptr<Execution> {
+      handed.push_back(in.q_rows.size());
+      return std::make_unique<DrawsItsOwn>(p, flash, c);
+    };
+    reg.add(std::move(g));
+  }
+  RunOptions opt(std::vector<std::string> paths) {
+    RunOptions o = opts(std::move(paths));
+    o.time_paths = false;
+    o.gpu_reference = false;  // a GPU build's reference would run this pretend GPU problem on the real one
+    o.check_rows = 16;
+    return o;
+  }
+};
+
+}  // namespace
+
+TEST(Runner, ARowOnlyDevicePathsRunDrawsOnlyTheOraclesQueryRowsOnTheHostAndIsValidatedAsBefore) {
+  DeviceDrawRig rig;
+  Sweep s;
+  s.rows = {row(300, 64, {SplitRequest{}}, 2)};
+  Capture sink;
+  RunOptions o = rig.opt({"drawn"});
+  const auto recs = run_sweep(s, o, rig.reg, rig.ctx, {&sink});
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].status, Status::pass) << recs[0].reason;
+  const size_t rows = oracle_rows(s.rows[0].problem, o, rig.ctx).size();
+  ASSERT_LT(rows, 300u);
+  EXPECT_EQ(rig.handed, std::vector<size_t>{rows});
+  ASSERT_TRUE(recs[0].metrics.has_value());
+  EXPECT_EQ(recs[0].metrics->rows_checked, int64_t(rows));
+  // Beside a CPU path (which reads every element) the row's host inputs are whole, for both.
+  rig.handed.clear();
+  const auto mixed = run_sweep(s, rig.opt({"drawn", "cpu-flash"}), rig.reg, rig.ctx, {&sink});
+  ASSERT_EQ(mixed.size(), 2u);
+  EXPECT_EQ(mixed[0].status, Status::pass) << mixed[0].reason;
+  EXPECT_EQ(mixed[1].status, Status::pass) << mixed[1].reason;
+  EXPECT_EQ(rig.handed, std::vector<size_t>{0});
+}
+
+TEST(Runner, OnlyASeededDenseNonFp8RowOfGpuPathsOnAGpuDrawsSomeQueryRows) {
+  DeviceDrawRig rig;
+  const Problem p = row(300, 64, {SplitRequest{}}, 2).problem;
+  RunOptions o = rig.opt({"drawn"});
+  EXPECT_TRUE(row_draws_on_device(p, o, rig.reg, rig.ctx));
+  EXPECT_FALSE(row_draws_on_device(p, rig.opt({"drawn", "cpu-flash"}), rig.reg, rig.ctx));
+  EXPECT_FALSE(row_draws_on_device(p, rig.opt({"drawn", "no-such-path"}), rig.reg, rig.ctx));
+  Problem fp8 = p, thd = p, cache = p;
+  fp8.dtype = DType::fp8_e4m3;
+  thd.layout = Layout::thd;
+  cache.S = 1, cache.kv_cache = true;
+  for (const Problem& q : {fp8, thd, cache}) EXPECT_FALSE(row_draws_on_device(q, o, rig.reg, rig.ctx)) << q.label();
+  RunOptions saved = o, loaded = o, isolated = o;
+  saved.keep_outputs = [](const Record&, const HostInputs&, const RunOutputs&) {};
+  loaded.inputs = [](const Problem& q) { return make_inputs(q); };
+  isolated.isolate = true;
+  for (const RunOptions& x : {saved, loaded, isolated}) EXPECT_FALSE(row_draws_on_device(p, x, rig.reg, rig.ctx));
+  GateContext cpu = rig.ctx;
+  cpu.device.gpu = false;
+  EXPECT_FALSE(row_draws_on_device(p, o, rig.reg, cpu));
+}
