@@ -32,6 +32,10 @@ namespace {
 //   select different kernels or gate outcomes outright, so a mismatch costs kClassGap doublings: a
 //   neighbour of another class is taken only when no problem of the query's class is within a
 //   factor of 2^8 in every continuous feature at once.
+//   The FP8 class is two: OCP (e4m3, e5m2) and FNUZ (MI300's e4m3fnuz, e5m2fnuz), because the
+//   paths that take them differ (NVIDIA's mma and wgmma have no FNUZ): on the H200 the FNUZ twin of
+//   an OCP FP8 row, a half doubling away as a dtype of the same class, timed only naive and tiled
+//   and sent the OCP row, held out, to naive at 219x mma's time (session 27, fp8.yaml).
 // - The dtype itself within its class (fp16 against bf16, e4m3 against e5m2) costs kDtypeGap, under
 //   one doubling: the same kernels run both at nearly the same speed, so another shape's timing of
 //   the same dtype does not outweigh this shape's timing of its twin; but where the problem itself
@@ -46,7 +50,9 @@ std::array<double, 6> continuous(const DispatchKey& k) {
           lg(double(k.H) / double(std::max<int64_t>(k.Hk, 1))), lg(double(k.G))};
 }
 
-std::array<int, 4> categorical(const DispatchKey& k) { return {k.causal, k.S == 1, dtype_bytes(k.dtype), k.kv_cache}; }
+std::array<int, 5> categorical(const DispatchKey& k) {
+  return {k.causal, k.S == 1, dtype_bytes(k.dtype), is_fnuz(k.dtype), k.kv_cache};
+}
 
 std::string serving_signature(const Problem& p) {
   const std::vector<std::string> set = p.serving_fields();
@@ -76,7 +82,7 @@ double dispatch_distance(const DispatchKey& a, const DispatchKey& b) {
   const auto ka = categorical(a), kb = categorical(b);
   for (size_t i = 0; i < ka.size(); ++i) d2 += ka[i] != kb[i] ? kClassGap * kClassGap : 0;
   if (a.serving != b.serving) d2 += kClassGap * kClassGap;
-  if (a.dtype != b.dtype && dtype_bytes(a.dtype) == dtype_bytes(b.dtype)) d2 += kDtypeGap * kDtypeGap;
+  if (a.dtype != b.dtype && ka == kb) d2 += kDtypeGap * kDtypeGap;
   return std::sqrt(d2);
 }
 

@@ -127,6 +127,22 @@ TEST(DispatchTable, AProblemTimedInItsOwnDtypeDecidesAloneItsTwinOnlyNearIt) {
   EXPECT_DOUBLE_EQ(dispatch_distance(key(1, 16, 16, 1, 4096), bf16), 0.5);
 }
 
+TEST(DispatchTable, FnuzFp8IsAClassApartFromOcpFp8) {
+  // An OCP FP8 row held out beside its FNUZ twin (which mma does not take: naive and tiled only)
+  // and an OCP row of another shape that timed mma: the OCP neighbour decides.
+  DispatchKey ocp = key(1, 32, 8, 8192, 8192), fnuz = ocp, other = key(1, 32, 8, 4096, 4096);
+  ocp.dtype = other.dtype = DType::fp8_e4m3;
+  fnuz.dtype = DType::fp8_e4m3fnuz;
+  DispatchKey e5m2 = ocp;
+  e5m2.dtype = DType::fp8_e5m2;
+  EXPECT_DOUBLE_EQ(dispatch_distance(ocp, e5m2), 0.5);  // OCP to OCP: a dtype within the class
+  EXPECT_DOUBLE_EQ(dispatch_distance(ocp, fnuz), 8);    // OCP to FNUZ: another class
+  DispatchTable t;
+  t.problems = {entry("fnuz twin", fnuz, {{"naive", 3.0}, {"tiled", 4.0}}), entry("ocp, Sk/2 S/2", other, {{"mma", 0.004}, {"naive", 0.8}})};
+  EXPECT_EQ(dispatch_pick(t, ocp, any_path)->path, "mma");
+  EXPECT_EQ(dispatch_pick(t, fnuz, any_path)->path, "naive");
+}
+
 TEST(DispatchTable, KeyReadsTheProblemsClassFields) {
   Problem p;
   p.B = 2, p.H = 32, p.Hk = 8, p.S = 1, p.Sk = 4096, p.D = 128;
