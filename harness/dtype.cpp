@@ -44,8 +44,6 @@ constexpr bool rows_in_enum_order() {
 }
 static_assert(rows_in_enum_order(), "kRows[i] is the row of DType i");
 
-Fp8Format fp8_of(const DTypeRow& r) { return {r.mant, r.bias, r.nan}; }
-
 }  // namespace
 
 const DTypeRow& dtype_row(DType t) {

@@ -41,6 +41,8 @@ struct DTypeRow {
   bool fp8;
 };
 const DTypeRow& dtype_row(DType t);
+// An FP8 row's format for harness/fp8.hpp's encode and decode.
+inline Fp8Format fp8_of(const DTypeRow& r) { return {r.mant, r.bias, r.nan}; }
 // Every dtype, in the table's (and the enum's) order: what "every dtype" means to a path's
 // capabilities (reference/cpu_paths.cpp, kernels/runtime/launchers.hpp) and to the tests.
 std::vector<DType> every_dtype();

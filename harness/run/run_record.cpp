@@ -136,8 +136,8 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
   try {
     if (!data.inputs) {
       std::vector<int64_t> rows;  // empty: every row
-      if (data.oracle_rows_only && !opt.inputs)
-        if (rows = oracle_rows(p, opt, ctx); int64_t(rows.size()) >= p.S) rows.clear();
+      if (data.oracle_rows_only && !opt.inputs) rows = oracle_rows(p, opt, ctx);
+      if (int64_t(rows.size()) >= p.S) rows.clear();  // the oracle samples every row: the whole draw
       data.inputs = std::make_unique<HostInputs>(opt.inputs ? opt.inputs(p) : make_inputs(p, std::move(rows)));
       data.watch.reset();
     }

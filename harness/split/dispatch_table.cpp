@@ -50,9 +50,10 @@ std::array<double, 6> continuous(const DispatchKey& k) {
           lg(double(k.H) / double(std::max<int64_t>(k.Hk, 1))), lg(double(k.G))};
 }
 
-std::array<int, 5> categorical(const DispatchKey& k) {
-  return {k.causal, k.S == 1, dtype_bytes(k.dtype), is_fnuz(k.dtype), k.kv_cache};
-}
+// The dtype's class: its width, and FNUZ apart from OCP within FP8.
+int dtype_class(DType t) { return 2 * dtype_bytes(t) + int(is_fnuz(t)); }
+
+std::array<int, 4> categorical(const DispatchKey& k) { return {k.causal, k.S == 1, dtype_class(k.dtype), k.kv_cache}; }
 
 std::string serving_signature(const Problem& p) {
   const std::vector<std::string> set = p.serving_fields();
@@ -82,7 +83,7 @@ double dispatch_distance(const DispatchKey& a, const DispatchKey& b) {
   const auto ka = categorical(a), kb = categorical(b);
   for (size_t i = 0; i < ka.size(); ++i) d2 += ka[i] != kb[i] ? kClassGap * kClassGap : 0;
   if (a.serving != b.serving) d2 += kClassGap * kClassGap;
-  if (a.dtype != b.dtype && ka == kb) d2 += kDtypeGap * kDtypeGap;
+  if (a.dtype != b.dtype && dtype_class(a.dtype) == dtype_class(b.dtype)) d2 += kDtypeGap * kDtypeGap;
   return std::sqrt(d2);
 }
 

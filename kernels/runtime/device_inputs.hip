@@ -89,7 +89,7 @@ float draw_tensor(const Problem& p, uint32_t stream, DeviceBuffer& dst, Stream s
     const float a = fp32_from_bits(bits);
     if (a > 0.f) descale = float(a / dtype_max(p.dtype));
     const DTypeRow& r = dtype_row(p.dtype);
-    draw_8<<<grid, 256, 0, st>>>(s, dst.as<uint8_t>(), 1.f / descale, Fp8Format{r.mant, r.bias, r.nan}, float(r.max));
+    draw_8<<<grid, 256, 0, st>>>(s, dst.as<uint8_t>(), 1.f / descale, fp8_of(r), float(r.max));
     FA_GPU_CHECK_LAUNCH("draw_8");
   } else if (p.dtype == DType::fp32) {
     draw_32<<<grid, 256, 0, st>>>(s, dst.as<float>());

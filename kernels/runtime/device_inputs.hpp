@@ -13,11 +13,9 @@
 
 namespace fa::gpu {
 
-// Which problems are drawn here: harness/inputs.hpp's drawn_on_device (dense layouts without a kv
-// cache). Packed (thd) and paged layouts, and kv_cache problems, upload from the host.
-
 // Tensor `stream` of p (1: Q, 2: K, 3: V) into dst (allocated here, in p.dtype), on stream st;
-// returns its descale (1 unless FP8). Requires drawn_on_device(p) (harness/inputs.hpp).
+// returns its descale (1 unless FP8). Requires harness/inputs.hpp's drawn_on_device(p) (dense
+// layouts without a kv cache; packed and paged layouts and kv caches upload from the host).
 float draw_tensor(const Problem& p, uint32_t stream, DeviceBuffer& dst, Stream st);
 
 // The same tensor's bytes on the host (for naming a changed element, and for tests).

@@ -148,10 +148,6 @@ double events_ms(Event start, Event stop, Stream st, F&& enqueue) {
   return double(ms);
 }
 
-// A tensor drawn on the device against the host's draw of it, on four 4 KiB windows (its start,
-// thirds and end, each inside the tensor: a tensor under 4 KiB is one window): a device whose
-// arithmetic drew other bits fails its records here, by name, rather than being validated against
-// inputs it did not run on.
 // Elements [at, at + n) of the device's tensor against the host's values.
 void check_window(const char* name, const DeviceBuffer& d, size_t at, const float* host, size_t n, DType t) {
   const size_t eb = size_t(dtype_bytes(t));
@@ -166,6 +162,10 @@ void check_window(const char* name, const DeviceBuffer& d, size_t at, const floa
   }
 }
 
+// A tensor drawn on the device against the host's draw of it, on four 4 KiB windows (its start,
+// thirds and end, each inside the tensor: a tensor under 4 KiB is one window): a device whose
+// arithmetic drew other bits fails its records here, by name, rather than being validated against
+// inputs it did not run on.
 void check_drawn(const char* name, const DeviceBuffer& d, const std::vector<float>& host, DType t) {
   const size_t n = host.size(), w = std::min<size_t>(n, 4096 / size_t(dtype_bytes(t)));
   for (size_t third : {size_t(0), n / 3, 2 * n / 3, n - w}) {
