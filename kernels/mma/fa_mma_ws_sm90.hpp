@@ -49,6 +49,7 @@ template <int D_, bool CAUSAL_ROW = false, int EB_ = 2>
 struct WsTraits {
   static constexpr ws::WsTileRow ROW = ws::ws_tile_row(D_, EB_, CAUSAL_ROW);
   static constexpr int D = D_, BM = ROW.BM, BN = ROW.BN, STAGES = ROW.stages, WGS = ROW.consumer_wgs, EB = EB_;
+  static constexpr int POLY = ROW.exp2_poly_of_8;        // exponentials of 8 on the FMA pipe (exp2_poly.hpp)
   static constexpr bool FP8 = EB == 1;
   static constexpr int DE = D * EB / 2;                  // 16-bit columns a Q/K/V row
   static constexpr int THREADS = ws::block_threads(WGS);
@@ -244,8 +245,8 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
     }
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr)  // rows (thread % 32) / 4 (slots 4j, 4j + 1) and + 8 (4j + 2, 4j + 3)
-      alpha[hr] = softmax_quad_row<K::BN / 8>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, m[hr],
-                                              l[hr], a.scale_log2);
+      alpha[hr] = softmax_quad_row<K::BN / 8, K::POLY>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; },
+                                                       m[hr], l[hr], a.scale_log2);
   };
   auto pack_p = [&] {
     if constexpr (K::FP8) {  // E4M3 P: k32 step kn's register r packs the slots ws_fp8.hpp names (V^T matches)

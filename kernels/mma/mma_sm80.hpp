@@ -8,6 +8,7 @@
 #include "kernels/device/device_common.hpp"
 #include "kernels/device/fragment_layout.hpp"
 #include "kernels/device/tile_loop.hpp"
+#include "kernels/mma/exp2_poly.hpp"
 
 namespace fa::gpu {
 
@@ -121,9 +122,11 @@ __device__ inline MmaBlockPlan mma_block_plan(const AttnArgs& a, const tile::Blo
 // The online-softmax step of NT blocks of 2 scores a lane (tile::softmax_rescale): the lanes'
 // max (lanes_max reduces a lane's max over the lanes sharing the row), the scores turned into
 // exp2(s * scale_log2 - max) in place, this lane's part of the row sum l updated. Returns the
-// factor the row's accumulator is to be multiplied by.
-template <int NT, typename At, typename LanesMax>
+// factor the row's accumulator is to be multiplied by. POLY of every 8 exponentials are computed on
+// the FMA pipe (exp2_poly.hpp), the rest by MUFU; 0 compiles to MUFU alone.
+template <int NT, int POLY = 0, typename At, typename LanesMax>
 __device__ inline float softmax_step(At&& at, float& m, float& l, float scale_log2, LanesMax&& lanes_max) {
+  static_assert(POLY >= 0 && POLY <= 8, "a share of 8");
   float mx = -INFINITY;
 #pragma unroll
   for (int j = 0; j < NT; ++j) mx = fmaxf(mx, fmaxf(at(j, 0), at(j, 1)));
@@ -136,16 +139,17 @@ __device__ inline float softmax_step(At&& at, float& m, float& l, float scale_lo
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       float& x = at(j, e);
-      x = fast_exp2(fmaf(x, scale_log2, neg_m));
+      const float arg = fmaf(x, scale_log2, neg_m);
+      x = exp2_on_fma(2 * j + e, POLY) ? exp2_poly(arg) : fast_exp2(arg);
       sum += x;
     }
   l = l * alpha + sum;  // this lane's part; the row's lanes' parts add up at the end
   return alpha;
 }
 // A row of the C layout: a quad of lanes holds it.
-template <int NT, typename At>
+template <int NT, int POLY = 0, typename At>
 __device__ inline float softmax_quad_row(At&& at, float& m, float& l, float scale_log2) {
-  return softmax_step<NT>(at, m, l, scale_log2, [](float x) {
+  return softmax_step<NT, POLY>(at, m, l, scale_log2, [](float x) {
     x = fmaxf(x, shfl_xor(x, 1, 4));
     return fmaxf(x, shfl_xor(x, 2, 4));
   });

@@ -18,6 +18,11 @@ namespace fa::ws {
 struct WsTileRow {
   int D = 0, elem_bytes = 0;
   int BM = 0, BN = 0, stages = 0, consumer_wgs = 0;
+  // Of every 8 exponentials a consumer thread computes in the softmax, how many run as a polynomial
+  // on the FMA pipe instead of on MUFU (kernels/mma/exp2_poly.hpp; issue 46 found the FP8 instance's
+  // exp2 queueing on MUFU). 0 in every row until a device call measures a share against 0: with 0
+  // the kernel is the MUFU-only one, instruction for instruction.
+  int exp2_poly_of_8 = 0;
 };
 
 // fp16 and bf16 share rows (FA3 keys its table on the element size, not the type), and so do the
@@ -66,7 +71,7 @@ constexpr WsTileRow ws_tile_row(int D, int elem_bytes, bool causal = false) {
 constexpr bool ws_has_row(int D, int elem_bytes) { return ws_tile_row(D, elem_bytes).BM > 0; }
 constexpr bool same_row(const WsTileRow& a, const WsTileRow& b) {
   return a.D == b.D && a.elem_bytes == b.elem_bytes && a.BM == b.BM && a.BN == b.BN && a.stages == b.stages &&
-         a.consumer_wgs == b.consumer_wgs;
+         a.consumer_wgs == b.consumer_wgs && a.exp2_poly_of_8 == b.exp2_poly_of_8;
 }
 // Whether a problem takes its D's causal row: causal, and short enough that the diagonal tiles'
 // masked halves are a large share of the work (the kernel reads causal itself, so a long causal

@@ -38,6 +38,7 @@ TEST(WsTileTraits, Fp8RowsAreShapesTheKernelCanRun) {
       EXPECT_EQ(r.BM, 64 * r.consumer_wgs);
       EXPECT_EQ(r.BN % 32, 0) << "P V takes BN in k32 steps";
       EXPECT_EQ(r.BN, 128) << "V^T's rows are one 128-byte swizzle span";
+      EXPECT_TRUE(r.exp2_poly_of_8 >= 0 && r.exp2_poly_of_8 <= 8) << "D " << D << ": a share of 8 exponentials";
       EXPECT_TRUE(wgmma_has_n(r.BN) && wgmma_has_n(D));
       const WsSmem L = ws_smem(r.BM, r.BN, D, r.stages, 1);
       EXPECT_EQ(L.vt(0) - L.v(0), r.stages * L.stage_bytes) << "the transposes follow the V ring";
@@ -66,6 +67,7 @@ TEST(WsTileTraits, EveryRowIsAShapeTheKernelCanRun) {
       EXPECT_LE(r.BN, 256) << "a TMA box is at most 256 rows";
       EXPECT_LE(r.BM, 256);
       EXPECT_GE(r.stages, 2);
+      EXPECT_TRUE(r.exp2_poly_of_8 >= 0 && r.exp2_poly_of_8 <= 8) << "D " << D << ": a share of 8 exponentials";
       EXPECT_LE(ws_smem(r.BM, r.BN, D, r.stages).total, kMaxDynamicSmem) << "D " << D;
       EXPECT_LE(ws_fragment_registers(r) + kRegisterHeadroom, consumer_regs(r.consumer_wgs))
           << "D " << D << ": room beside the fragments";
