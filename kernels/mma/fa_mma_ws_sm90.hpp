@@ -69,7 +69,7 @@ struct WsTraits {
   static_assert(WGS >= 2 && WGS <= ws::kMaxConsumerWgs && BM == 64 * WGS, "one 64-row slice a consumer warpgroup");
   static_assert(!FP8 || WGS == 2, "the FP8 register budgets are for two consumer warpgroups");
   static_assert(SW > 0 && DE % BC == 0 && BN % (32 / EB) == 0 && STAGES >= 2, "tile shape");
-  static_assert(!FP8 || (SWT > 0 && (D == 64 || D == 128) && BN % 32 == 0), "FP8 tile shape");
+  static_assert(!FP8 || (SWT > 0 && (D == 64 || D == 128 || D == 256) && BN % 32 == 0), "FP8 tile shape");
   static_assert(SMEM <= ws::kMaxDynamicSmem, "shared memory");
 };
 
@@ -147,7 +147,7 @@ __device__ inline void sts32(uint32_t addr, uint32_t v) {
 }
 template <typename K>
 __device__ inline void ws_transpose_v(int ntiles, uint32_t base, int tw, int tb) {
-  static_assert(K::BN == 128 && K::D <= 128, "a lane is one V^T column group: 32 of them, one swizzle block");
+  static_assert(K::BN == 128, "a lane is one V^T column group: 32 of them, one swizzle block");
   constexpr ws::WsSmem L = K::layout();
   constexpr int kSw = ws::swizzle_bytes(K::D / 2);
   const uint32_t c4 = uint32_t(tw % 32), w = uint32_t(tw / 32);
@@ -163,7 +163,8 @@ __device__ inline void ws_transpose_v(int ntiles, uint32_t base, int tw, int tb)
       const uint32_t d8 = ws::fp8_lane_d8(dw, c4);  // item (d8, c4): lanes spread over the bank slots
       uint32_t lo[4], hi[4], out[4];
 #pragma unroll
-      for (int j = 0; j < 4; ++j) lds64(src + ws::fp8_v_at(row[j], (row[j] >> 7) & uint32_t(kSw / 16 - 1), d8), lo[j], hi[j]);
+      for (int j = 0; j < 4; ++j)
+        lds64(src + ws::fp8_v_load_at<K::D, K::BN>(row[j], (row[j] >> 7) & uint32_t(kSw / 16 - 1), d8), lo[j], hi[j]);
       ws::transpose_4x4_bytes(lo, out);
 #pragma unroll
       for (uint32_t r = 0; r < 4; ++r) sts32(dst + ws::fp8_vt_at(d8, r, c4), out[r]);
@@ -411,7 +412,7 @@ __global__ void __launch_bounds__(K::THREADS, 1) mma_ws_fwd(const FA_GRID_CONSTA
       one(-1);
   };
   if (tid < 128) {
-    sm90::reg_dealloc<ws::producer_regs(K::WGS, K::FP8)>();
+    sm90::reg_dealloc<ws::producer_regs(K::WGS, K::FP8, K::D)>();
     if (tid == 0) {
       sm90::prefetch_tensor_map(&maps.q);
       sm90::prefetch_tensor_map(&maps.k);
@@ -427,7 +428,7 @@ __global__ void __launch_bounds__(K::THREADS, 1) mma_ws_fwd(const FA_GRID_CONSTA
       if (tid == 0) ws_drain<K>(base, tb, qk);
     }
   } else {
-    sm90::reg_alloc<ws::consumer_regs(K::WGS, K::FP8)>();
+    sm90::reg_alloc<ws::consumer_regs(K::WGS, K::FP8, K::D)>();
     for_items([&](const tile::BlockCoords& c, const KeyRange& kr, int ntiles) {
       ws_consume<T, K, WAVE>(a, &maps.o, c, kr, ntiles, base, tid / 128 - 1, tid % 128, tb, qk);
     });

@@ -51,12 +51,22 @@ FA_HD constexpr Fp8Item fp8_item(int i, int BN) { return {i / (BN / 4), i % (BN 
 FA_HD constexpr int fp8_items(int BN, int D) { return (BN / 4) * (D / 8); }
 FA_HD constexpr int fp8_item_src_key(const Fp8Item& it, int j) { return 32 * (it.c4 / 8) + fp8_key_of_slot(4 * (it.c4 % 8) + j); }
 
-// The same offsets as one transposing thread computes them, with BN = 128 and D <= 128 (one swizzle
-// column block in V and in V^T): lane c4 keeps its four source rows (row base key * SW and swizzle
-// phase, computed once) and its V^T column, and walks the row groups d8. Equal to fp8_v_offset /
+// The same offsets as one transposing thread computes them, with BN = 128 (one swizzle column block
+// in V^T; in V one at D <= 128, two at D = 256: fp8_v_load_at below): lane c4 keeps its four source
+// rows (row base key * SW and swizzle phase, computed once) and its V^T column, and walks the row
+// groups d8. Equal to fp8_v_offset /
 // fp8_vt_offset there (tests/kernels/test_ws_fp8.cpp); unsigned, so that the divisions are shifts.
 FA_HD constexpr uint32_t fp8_v_at(uint32_t row_base, uint32_t phase, uint32_t d8) {
   return row_base + (((d8 >> 1) ^ phase) << 4) + ((d8 & 1u) << 3);
+}
+// At D = 256 a V row is 256 bytes, two 128-byte column blocks BN * 128 bytes apart (ws_layout.hpp's
+// sw_offset): row groups 16 .. 31 read the second block at the first's offsets. At D <= 128 this is
+// fp8_v_at itself. V^T needs no such step: its rows are BN = 128 bytes, one column block, at any D.
+template <int D, int BN>
+FA_HD constexpr uint32_t fp8_v_load_at(uint32_t row_base, uint32_t phase, uint32_t d8) {
+  static_assert(D <= 256 && BN == 128, "one or two 128-byte column blocks of V, 128 keys");
+  if constexpr (D > 128) return (d8 >> 4) * uint32_t(BN * 128) + fp8_v_at(row_base, phase, d8 & 15u);
+  else return fp8_v_at(row_base, phase, d8);
 }
 FA_HD constexpr uint32_t fp8_vt_at(uint32_t d8, uint32_t r, uint32_t c4) {
   return d8 * 1024u + r * 128u + ((((c4 >> 2) ^ r) & 7u) << 4) + ((c4 & 3u) << 2);
@@ -70,8 +80,9 @@ FA_HD constexpr uint32_t fp8_vt_at(uint32_t d8, uint32_t r, uint32_t c4) {
 // conflicts on the Llama-3 GQA causal row in fp8_e4m3, e085a07, 6 a load). XOR-ing d8 with bits 2-3
 // of c4, which tell those 4 lanes apart, gives a half-warp's 16 lanes 16 slots at D = 128: 1
 // wavefront a half. At D = 64 a bank line holds two rows and the phase's other bit is j's, so 8
-// slots: 2 a half. It is a bijection on the row groups, so each lane still covers each once over the
-// warps' loops; the stores keep one bank a lane (fp8_vt_at's bank is c4's and r's).
+// slots: 2 a half. At D = 256 the XOR stays inside a column block (it changes d8's low two bits),
+// each of which is D = 128's case: 1 a half. It is a bijection on the row groups, so each lane still
+// covers each once over the warps' loops; the stores keep one bank a lane (fp8_vt_at's bank is c4's and r's).
 FA_HD constexpr uint32_t fp8_lane_d8(uint32_t d8, uint32_t c4) { return d8 ^ ((c4 >> 2) & 3u); }
 
 // PTX prmt (CUDA's __byte_perm) on the device; the same selection on the host: byte k of the result

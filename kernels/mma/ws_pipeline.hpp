@@ -27,8 +27,16 @@ FA_HD constexpr int block_threads(int wgs) { return 128 * (1 + wgs); }
 // is what makes setmaxnreg take effect (HOPPER.md).
 // With FP8 inputs the producer warpgroup's other three warps transpose V (ws_fp8.hpp), so it keeps
 // 40 (FA3's producer budget where its warps do more than issue TMA): 128 * 40 + 256 * 232 = 64512.
-FA_HD constexpr int producer_regs(int wgs, bool fp8 = false) { return fp8 ? 40 : wgs == 2 ? 24 : 32; }
-FA_HD constexpr int consumer_regs(int wgs, bool fp8 = false) { return fp8 ? 232 : wgs == 2 ? 240 : 160; }
+// FP8 at D = 256 holds O in 128 registers a consumer thread, so the consumers take 240 and the
+// producer 32 (128 * 32 + 256 * 240 = 65536, the whole file): the transposer's loop needs 4 source
+// rows, 8 loaded and 4 permuted words and its addresses (ws_tile_traits.hpp's kWsFp8D256Row: what
+// ptxas made of it).
+FA_HD constexpr int producer_regs(int wgs, bool fp8 = false, int D = 0) {
+  return fp8 ? (D > 128 ? 32 : 40) : wgs == 2 ? 24 : 32;
+}
+FA_HD constexpr int consumer_regs(int wgs, bool fp8 = false, int D = 0) {
+  return fp8 ? (D > 128 ? 240 : 232) : wgs == 2 ? 240 : 160;
+}
 // FP8: warps 1 .. 3 of the producer warpgroup transpose each V tile once it lands (v_full), into
 // the stage's V^T once the consumers released it (vt_empty); each warp then arrives on vt_full and
 // on v_empty (the raw V stage is free for the next copy). So with FP8 the raw V stage's empty

@@ -31,10 +31,21 @@ struct WsTileRow {
 // buffer a stage. FA3's fp8 shapes (tile_size.h's element_size == 1 branch: D128 128 x 224, D256
 // 128 x 128) are the start; here 128 keys, one 128-byte swizzle span of the transposed V, until
 // measured.
+//
+// FA3's D = 256 FP8 tile, 128 x 128 (tile_size.h): P V is m64n256k32, V's rows span two 128-byte
+// column blocks for the transposer (ws_fp8.hpp's fp8_v_load_at), O's 128 registers a thread take the
+// consumers to 240 (ws_pipeline.hpp); shared memory Q 32 KB, K, V and V^T 2 x 32 KB each. Built with
+// the row on (nvcc 13.0, sm_90a): 168 registers at entry, no spill in the one-item instance, 52 bytes
+// in the wave instance (the D = 64 and 128 FP8 wave instances spill 44). Off until a GPU run passes
+// it (issue 46): with kWsFp8D256On false the table has no FP8 row at D = 256, nothing of it is
+// instantiated, and mma refuses such problems by name as before.
+constexpr WsTileRow kWsFp8D256Row = {256, 1, 128, 128, 2, 2};
+constexpr bool kWsFp8D256On = false;
 constexpr WsTileRow ws_fp8_row(int D) {
   switch (D) {
     case 64: return {64, 1, 128, 128, 2, 2};
     case 128: return {128, 1, 128, 128, 2, 2};
+    case 256: return kWsFp8D256On ? kWsFp8D256Row : WsTileRow{};
     default: return {};
   }
 }

@@ -124,15 +124,23 @@ TEST(WsFp8, TheByteTransposeMovesByteROfWordJToByteJOfWordR) {
   EXPECT_EQ(byte_perm(0x33221100u, 0x77665544u, 0x7531), 0x77553311u) << "prmt's selector: byte k from nibble k";
 }
 
-TEST(WsFp8, ATransposingThreadsIncrementalOffsetsAreTheTilesOffsets) {
+template <int D>
+void check_incremental_offsets() {
   constexpr int BN = 128;
-  for (int D : {64, 128}) {
-    const int sw = swizzle_bytes(D / 2);
-    for (int key = 0; key < BN; ++key)
-      for (int d8 = 0; d8 < D / 8; ++d8)
-        ASSERT_EQ(fp8_v_at(uint32_t(key * sw), uint32_t(swizzle_phase(key, sw)), uint32_t(d8)),
-                  uint32_t(fp8_v_offset(key, 8 * d8, BN, D)))
-            << "D " << D << " key " << key << " d8 " << d8;
+  const int sw = swizzle_bytes(D / 2);
+  for (int key = 0; key < BN; ++key)
+    for (int d8 = 0; d8 < D / 8; ++d8)
+      ASSERT_EQ((fp8_v_load_at<D, BN>(uint32_t(key * sw), uint32_t(swizzle_phase(key, sw)), uint32_t(d8))),
+                uint32_t(fp8_v_offset(key, 8 * d8, BN, D)))
+          << "D " << D << " key " << key << " d8 " << d8;
+}
+
+TEST(WsFp8, ATransposingThreadsIncrementalOffsetsAreTheTilesOffsets) {
+  check_incremental_offsets<64>();
+  check_incremental_offsets<128>();
+  check_incremental_offsets<256>();  // V's two column blocks
+  constexpr int BN = 128;
+  for (int D : {64, 128, 256}) {
     for (int d8 = 0; d8 < D / 8; ++d8)
       for (int r = 0; r < 8; ++r)
         for (int c4 = 0; c4 < BN / 4; ++c4)
@@ -169,8 +177,8 @@ static int wavefronts(const std::vector<uint32_t>& lane_addr, int bytes) {
 // loads took 8, and ncu counted 6 conflicts a load, the model's 8 less the 2 it allows.
 TEST(WsFp8, TheTransposingWarpsCoverEachItemOnceAndLoadWithoutBankConflicts) {
   constexpr int BN = 128;
-  for (int D : {64, 128}) {
-    const int want = D == 128 ? 2 : 4;
+  for (int D : {64, 128, 256}) {
+    const int want = D == 64 ? 4 : 2;  // D = 256: each of V's column blocks is D = 128's case
     std::vector<int> seen(size_t(fp8_items(BN, D)), 0);
     int worst_staggered = 0, worst_plain = 0;
     for (uint32_t w = 0; w < uint32_t(kTransposeWarps); ++w)

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernels/mma/ws_pipeline.hpp"
@@ -353,9 +354,9 @@ bool breaks_a_rule(Sim& s, std::vector<Actor>& actors, uint32_t seed) {
 TEST(WsPipeline, RegisterBudgetsFitTheFileAndSetmaxnregsRules) {
   EXPECT_EQ(block_threads(2), 384);
   EXPECT_EQ(block_threads(3), 512);
-  const std::pair<int, bool> cases[] = {{2, false}, {3, false}, {2, true}};  // consumers, FP8 inputs
-  for (const auto& [wgs, fp8] : cases) {
-    const int prod = producer_regs(wgs, fp8), cons = consumer_regs(wgs, fp8);
+  const std::tuple<int, bool, int> cases[] = {{2, false, 128}, {3, false, 64}, {2, true, 128}, {2, true, 256}};  // consumers, FP8, D
+  for (const auto& [wgs, fp8, D] : cases) {
+    const int prod = producer_regs(wgs, fp8, D), cons = consumer_regs(wgs, fp8, D);
     EXPECT_LE(128 * prod + 128 * wgs * cons, kRegisterFile) << wgs << " consumers";
     for (int r : {prod, cons}) EXPECT_TRUE(r % 8 == 0 && r >= 24 && r <= 256) << r;
     const int entry = kRegisterFile / block_threads(wgs) / 8 * 8;  // __launch_bounds__(threads, 1)

@@ -24,15 +24,19 @@ TEST(WsTileTraits, TheTableCoversD64_96_128And256In16BitTypesAnd64_128InFp8) {
     if (ws_has_row(D, 1)) fp8.push_back(D);
   }
   EXPECT_EQ(dims, (std::vector<int>{64, 96, 128, 256}));
-  EXPECT_EQ(fp8, (std::vector<int>{64, 128})) << "the FP8 V transposer maps a lane to one 128-byte swizzle block of V^T: D <= 128 (ws_fp8.hpp)";
+  const std::vector<int> fp8_want = kWsFp8D256On ? std::vector<int>{64, 128, 256} : std::vector<int>{64, 128};
+  EXPECT_EQ(fp8, fp8_want)
+      << "D = 256 in FP8 only once kWsFp8D256On says a GPU run passed it";
   EXPECT_FALSE(ws_has_row(80, 2));
   EXPECT_FALSE(ws_has_row(128, 4));
 }
 
+// The FP8 rows, and the D = 256 row while it is off (it is checked as the row it would be).
 TEST(WsTileTraits, Fp8RowsAreShapesTheKernelCanRun) {
-  for (int D : {64, 128})
+  for (int D : {64, 128, 256})
     for (bool causal : {false, true}) {
-      const WsTileRow r = ws_tile_row(D, 1, causal);
+      const WsTileRow r = D == 256 ? kWsFp8D256Row : ws_tile_row(D, 1, causal);
+      EXPECT_EQ(r.D, D);
       EXPECT_EQ(r.elem_bytes, 1);
       EXPECT_EQ(r.consumer_wgs, 2) << "the FP8 register budgets are for two consumers";
       EXPECT_EQ(r.BM, 64 * r.consumer_wgs);
@@ -44,7 +48,10 @@ TEST(WsTileTraits, Fp8RowsAreShapesTheKernelCanRun) {
       EXPECT_EQ(L.vt(0) - L.v(0), r.stages * L.stage_bytes) << "the transposes follow the V ring";
       EXPECT_EQ(L.stage_bytes, r.BN * D);
       EXPECT_LE(L.total, kMaxDynamicSmem) << "D " << D;
-      EXPECT_LE(ws_fragment_registers(r) + kRegisterHeadroom, consumer_regs(r.consumer_wgs, true)) << "D " << D;
+      EXPECT_LE(ws_fragment_registers(r) + kRegisterHeadroom, consumer_regs(r.consumer_wgs, true, D)) << "D " << D;
+      EXPECT_LE(128 * producer_regs(r.consumer_wgs, true, D) + 128 * r.consumer_wgs * consumer_regs(r.consumer_wgs, true, D),
+                kRegisterFile)
+          << "D " << D;
       EXPECT_EQ(ws_fragment_registers(r), D / 2 + r.BN / 2 + r.BN / 8) << "P: four E4M3 values a register";
     }
 }
