@@ -152,21 +152,30 @@ __device__ inline int64_t o_row(const AttnArgs& a, const BlockCoords& c, int s) 
 // partials when the launch splits (G > 1). d0 is even and D is even, so a pair is one aligned 4- or
 // 8-byte store. The row's address is computed once, not once a pair (on the H100 the per-pair form
 // took 27 instructions a pair, mostly 64-bit address arithmetic, in mma_ws_fwd's D = 64 epilogue).
+// `live`: only pairs j < live are stored (an instance wider than the problem's D: the padded
+// columns); N, the default, folds away.
 template <typename T, int N, typename Pair>
-__device__ inline void store_row_pairs(const AttnArgs& a, const BlockCoords& c, int s, int64_t o_at, int d0,
+__device__ inline void store_row_pairs(const AttnArgs& a, const BlockCoords& c, int s, int64_t o_at, int d0, int live,
                                        Pair&& pair) {
   if (a.G > 1) {
     float* const row = a.o_part + partial_row(a, c.b, c.h, c.g, s) * a.D + d0;
 #pragma unroll
-    for (int j = 0; j < N; ++j) *reinterpret_cast<float2*>(row + 8 * j) = pair(j);
+    for (int j = 0; j < N; ++j)
+      if (j < live) *reinterpret_cast<float2*>(row + 8 * j) = pair(j);
   } else {
     uint16_t* const row = a.o + o_at + d0;
 #pragma unroll
     for (int j = 0; j < N; ++j) {
+      if (j >= live) continue;
       const float2 v = pair(j);
       *reinterpret_cast<uint32_t*>(row + 8 * j) = uint32_t(T::store(v.x)) | (uint32_t(T::store(v.y)) << 16);
     }
   }
+}
+template <typename T, int N, typename Pair>
+__device__ inline void store_row_pairs(const AttnArgs& a, const BlockCoords& c, int s, int64_t o_at, int d0,
+                                       Pair&& pair) {
+  store_row_pairs<T, N>(a, c, s, o_at, d0, N, pair);
 }
 // The dense form (mma, mma-decode: no thd), row s at b * q_sb + s * q_ss + h * q_sh.
 __device__ inline int64_t dense_o_row(const AttnArgs& a, const BlockCoords& c, int s) {
@@ -175,6 +184,10 @@ __device__ inline int64_t dense_o_row(const AttnArgs& a, const BlockCoords& c, i
 template <typename T, int N, typename Pair>
 __device__ inline void store_row_pairs(const AttnArgs& a, const BlockCoords& c, int s, int d0, Pair&& pair) {
   store_row_pairs<T, N>(a, c, s, dense_o_row(a, c, s), d0, pair);
+}
+template <typename T, int N, typename Pair>
+__device__ inline void store_row_pairs(const AttnArgs& a, const BlockCoords& c, int s, int d0, int live, Pair&& pair) {
+  store_row_pairs<T, N>(a, c, s, dense_o_row(a, c, s), d0, live, pair);
 }
 // One pair: columns (d, d + 1) = (v0, v1).
 template <typename T>

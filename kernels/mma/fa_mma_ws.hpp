@@ -22,25 +22,27 @@
 namespace fa::gpu {
 namespace {
 
-// The dispatch: calls f(WsTraits<D, ...>{}) for the table's row of (D, causal_row: ws_causal_row),
-// or returns false. It walks the multiples of 16 up to 256 and instantiates kernels for the D the
-// table has rows for (a second instance where D's causal row differs), so the table is the one
-// head-dim list (the gate and the row's words ask this too).
-template <int EB, int DC = 16, typename F>
+// The dispatch: calls f(WsTraits<R, ...>{}) for the table's row of (D, causal_row: ws_causal_row),
+// or returns false; R is D, or the wider row a padded D runs on (ws_run_d). It walks the multiples of
+// 8 up to 256 and instantiates kernels for the D the table has rows for (a second instance where the
+// causal row differs, one more for each padded D), so the table is the one head-dim list (the gate
+// and the row's words ask this too).
+template <int EB, int DC = 8, typename F>
 bool with_ws_cfg(int64_t D, bool causal_row, F&& f) {
-  if constexpr (ws::ws_has_row(DC, EB)) {
+  constexpr int R = ws::ws_run_d(DC, EB);
+  if constexpr (R > 0) {
     if (D == DC) {
-      if constexpr (ws::ws_causal_row_differs(DC, EB)) {
+      if constexpr (ws::ws_causal_row_differs(R, EB)) {
         if (causal_row) {
-          f(WsTraits<DC, true, EB>{});
+          f(WsTraits<R, true, EB, (R != DC)>{});
           return true;
         }
       }
-      f(WsTraits<DC, false, EB>{});
+      f(WsTraits<R, false, EB, (R != DC)>{});
       return true;
     }
   }
-  if constexpr (DC < 256) return with_ws_cfg<EB, DC + 16>(D, causal_row, f);
+  if constexpr (DC < 256) return with_ws_cfg<EB, DC + 8>(D, causal_row, f);
   else return false;
 }
 // The row of p (its D, causal and length, and element size: FP8 inputs take the 1-byte rows).
@@ -67,13 +69,16 @@ std::string ws_head_dims(int elem_bytes = 2) {
          }).str();
 }
 
-// The TMA's view of Q (rows S, heads H) and of K and V (rows Sk, heads Hk), from element strides, in
-// 16-bit columns: an FP8 tensor is one of half as many 2-byte columns (its strides halve; odd ones
-// have no such view, and ws_tma_problem says so).
+// The TMA's view of Q (rows S, heads H) and of K and V (rows Sk, heads Hk) of head dim D, from
+// element strides, in 16-bit columns: an FP8 tensor is one of half as many 2-byte columns (its strides
+// halve; odd ones have no such view, and ws_tma_problem says so). A padded instance (K::PAD) views
+// the tensor's D columns through its wider tile (ws_layout.hpp's tma_tile_padded).
 template <typename K>
-ws::TmaTile ws_view(int tile_rows, int64_t rows, int64_t heads, int64_t batch, int64_t s_row, int64_t s_head,
-                    int64_t s_batch) {
-  return ws::tma_tile(K::DE, tile_rows, rows, heads, batch, s_row * K::EB / 2, s_head * K::EB / 2, s_batch * K::EB / 2);
+ws::TmaTile ws_view(int64_t D, int tile_rows, int64_t rows, int64_t heads, int64_t batch, int64_t s_row,
+                    int64_t s_head, int64_t s_batch) {
+  const int64_t sr = s_row * K::EB / 2, sh = s_head * K::EB / 2, sb = s_batch * K::EB / 2;
+  if constexpr (K::PAD) return ws::tma_tile_padded(int(D * K::EB / 2), K::DE, tile_rows, rows, heads, batch, sr, sh, sb);
+  else return ws::tma_tile(K::DE, tile_rows, rows, heads, batch, sr, sh, sb);
 }
 template <typename K>
 bool ws_strides_fit(int64_t s_row, int64_t s_head, int64_t s_batch) {
@@ -81,16 +86,16 @@ bool ws_strides_fit(int64_t s_row, int64_t s_head, int64_t s_batch) {
 }
 template <typename K>
 ws::TmaTile q_tile(const AttnArgs& a) {
-  return ws_view<K>(K::BM, a.S, a.H, a.B, a.q_ss, a.q_sh, a.q_sb);
+  return ws_view<K>(a.D, K::BM, a.S, a.H, a.B, a.q_ss, a.q_sh, a.q_sb);
 }
 template <typename K>
 ws::TmaTile kv_tile(const AttnArgs& a) {
-  return ws_view<K>(K::BN, a.Sk, a.Hk, a.B, a.k_ss, a.k_sh, a.k_sb);
+  return ws_view<K>(a.D, K::BN, a.Sk, a.Hk, a.B, a.k_ss, a.k_sh, a.k_sb);
 }
 // O has Q's shape and strides (tile_loop.hpp's dense_o_row); a box is one consumer warpgroup's 64 rows.
 template <typename K>
 ws::TmaTile o_tile(const AttnArgs& a) {
-  return ws_view<K>(64, a.S, a.H, a.B, a.q_ss, a.q_sh, a.q_sb);
+  return ws_view<K>(a.D, 64, a.S, a.H, a.B, a.q_ss, a.q_sh, a.q_sb);
 }
 
 template <typename K>
@@ -154,8 +159,8 @@ std::optional<std::string> ws_tma_problem(const Problem& p) {
   with_ws_cfg(p, [&](auto k) {
     using K = decltype(k);
     const Strides qs = q_strides(p), ks = kv_strides(p);
-    const ws::TmaTile q = ws_view<K>(K::BM, p.S, p.H, p.B, qs.seq, qs.head, qs.batch);
-    const ws::TmaTile kv = ws_view<K>(K::BN, p.Sk, p.Hk, p.B, ks.seq, ks.head, ks.batch);
+    const ws::TmaTile q = ws_view<K>(p.D, K::BM, p.S, p.H, p.B, qs.seq, qs.head, qs.batch);
+    const ws::TmaTile kv = ws_view<K>(p.D, K::BN, p.Sk, p.Hk, p.B, ks.seq, ks.head, ks.batch);
     if (!ws_strides_fit<K>(qs.seq, qs.head, qs.batch) || !ws_strides_fit<K>(ks.seq, ks.head, ks.batch))
       tma = std::string("the TMA's 2-byte view of FP8 inputs needs even strides");
     else if (const char* why = ws::tma_tile_problem(q)) tma = fmt::format("the TMA cannot describe Q: {}", why);

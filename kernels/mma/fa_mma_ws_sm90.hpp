@@ -44,13 +44,15 @@ namespace {
 // One row of the tile table (kernels/mma/ws_tile_traits.hpp) as compile-time constants: D's row,
 // or its causal row (CAUSAL_ROW; the kernel reads a.causal either way), for EB-byte elements. An FP8
 // row (EB = 1) goes through the layout arithmetic as 16-bit columns, DE = D / 2 of them a row
-// (kernels/mma/ws_fp8.hpp); its tensor maps are encoded the same way.
-template <int D_, bool CAUSAL_ROW = false, int EB_ = 2>
+// (kernels/mma/ws_fp8.hpp); its tensor maps are encoded the same way. PAD: the instance runs problems
+// of a smaller head dim (ws_tile_traits.hpp's ws_run_d): the host's maps describe their D, and the
+// epilogue's own stores leave O's columns past it alone.
+template <int D_, bool CAUSAL_ROW = false, int EB_ = 2, bool PAD_ = false>
 struct WsTraits {
   static constexpr ws::WsTileRow ROW = ws::ws_tile_row(D_, EB_, CAUSAL_ROW);
   static constexpr int D = D_, BM = ROW.BM, BN = ROW.BN, STAGES = ROW.stages, WGS = ROW.consumer_wgs, EB = EB_;
   static constexpr int POLY = ROW.exp2_poly_of_8;        // exponentials of 8 on the FMA pipe (exp2_poly.hpp)
-  static constexpr bool FP8 = EB == 1;
+  static constexpr bool FP8 = EB == 1, PAD = PAD_;
   static constexpr int DE = D * EB / 2;                  // 16-bit columns a Q/K/V row
   static constexpr int THREADS = ws::block_threads(WGS);
   static constexpr int SW = ws::swizzle_bytes(DE), BC = ws::block_cols(SW);  // swizzle bytes, columns a block
@@ -342,7 +344,8 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
     // Thread by thread (splits, or no staging tile): the row's address once (store_row_pairs). At
     // D = 64 the per-pair form had read 1.5-2.5% faster on the rows run as a wave (H100, 157da81);
     // those rows now stage O.
-    tile::store_row_pairs<T, K::D / 8>(a, c, s_row, at.col, pair);
+    if constexpr (K::PAD) tile::store_row_pairs<T, K::D / 8>(a, c, s_row, at.col, int(a.D / 8), pair);  // D % 8 == 0
+    else tile::store_row_pairs<T, K::D / 8>(a, c, s_row, at.col, pair);
     if (lane % 4 == 0) tile::store_lse(a, c, s_row, e.lse);
   }
   if (staged) {

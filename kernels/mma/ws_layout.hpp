@@ -103,13 +103,28 @@ FA_HD constexpr TmaTile tma_tile(int D, int tile_rows, int64_t rows, int64_t hea
   t.rank = 4;
   return t;
 }
+// The tile of a wider instance over a tensor of D columns (D < D_run, both in 16-bit columns; a
+// padded head dim, ws_tile_traits.hpp's ws_run_d): D_run's boxes, copies and expect_tx, with the
+// tensor's D as its first dimension. The TMA fills the columns past D with zeros (out of bounds; the
+// mbarrier still counts the whole boxes' bytes), so Q K^T sums zeros there and O's columns past D
+// are zero; a TMA store through such a map writes only the columns below D. Rank 4 only: in the
+// one-copy form the column blocks are a dimension of their own, whose last block would read the next
+// row's first columns instead of zeros.
+FA_HD constexpr TmaTile tma_tile_padded(int D, int D_run, int tile_rows, int64_t rows, int64_t heads, int64_t batch,
+                                        int64_t s_row, int64_t s_head, int64_t s_batch) {
+  TmaTile t = tma_tile(D_run, tile_rows, rows, heads, batch, s_row, s_head, s_batch);
+  t.dim[0] = uint64_t(D);
+  return t;
+}
 // The same tile in one copy: the column blocks become a dimension of their own, after the rows
 // (SW bytes apart in memory), so that one box of (SW/2 columns, tile_rows, D/(SW/2) blocks) lands the
 // tile where the 4-D form's `copies` boxes land it (block j after block j - 1's rows), in one
 // instruction. The TMA walks a box innermost dimension first.
 FA_HD constexpr TmaTile tma_tile_one_copy(TmaTile t) {
-  const uint64_t blocks = t.dim[0] / t.box[0];
-  t.dim[4] = t.dim[3], t.dim[3] = t.dim[2], t.dim[2] = blocks, t.dim[0] = t.box[0];
+  const uint64_t blocks = uint64_t(t.copies);
+  // A padded tile has no one-copy form (tma_tile_padded): its D stays, and tma_tile_problem refuses it.
+  const uint64_t cols = t.dim[0] == blocks * t.box[0] ? t.box[0] : t.dim[0];
+  t.dim[4] = t.dim[3], t.dim[3] = t.dim[2], t.dim[2] = blocks, t.dim[0] = cols;
   t.stride[3] = t.stride[2], t.stride[2] = t.stride[1], t.stride[1] = uint64_t(t.box[0]) * 2;
   t.box[4] = 1, t.box[3] = 1, t.box[2] = uint32_t(blocks);
   t.copies = 1;
@@ -120,7 +135,9 @@ FA_HD constexpr TmaTile tma_tile_one_copy(TmaTile t) {
 // Why cuTensorMapEncodeTiled would refuse the tile, or nullptr: its documented limits.
 inline const char* tma_tile_problem(const TmaTile& t) {
   if (t.swizzle != 64 && t.swizzle != 128) return "the head dimension is not a multiple of 32 (no 64- or 128-byte swizzle)";
-  if (t.dim[0] % t.box[0] != 0) return "the head dimension is not a whole number of swizzle spans";
+  if (t.rank == 5 ? t.dim[0] != t.box[0]
+                  : uint64_t(t.copies) * t.box[0] < t.dim[0] || uint64_t(t.copies - 1) * t.box[0] >= t.dim[0])
+    return "the boxes do not cover the head dimension (a padded tile: the last box must hold columns of it)";
   for (int i = 0; i < t.rank; ++i)
     if (t.dim[i] < 1 || t.dim[i] > (uint64_t(1) << 32)) return "a tensor dimension is outside [1, 2^32]";
   for (int i = 0; i < t.rank - 1; ++i)

@@ -80,6 +80,26 @@ constexpr WsTileRow ws_tile_row(int D, int elem_bytes, bool causal = false) {
   }
 }
 constexpr bool ws_has_row(int D, int elem_bytes) { return ws_tile_row(D, elem_bytes).BM > 0; }
+// A head dim without a row of its own may run on a wider row's instance, padded: its tensor maps
+// describe D columns, the TMA fills the rest of the wider tile with zeros (ws_layout.hpp's
+// tma_tile_padded), and only D columns of O are stored. FA3 rounds every head dim up to its next
+// instance (hopper/flash_api.cpp's round_up_headdim: 80 runs as 96). Here D = 80 (16-bit) on D = 96's
+// row, where mma.sync ran 0.76-0.77x cuDNN (issue 46); the D = 96 row itself ran causal at 364
+// TFLOP/s against mma.sync's 248 (its comment above). Off until a GPU run passes it and measures it
+// against mma.sync (issue 46): with kWsPadOn false every D runs on its own row or not at all.
+constexpr bool kWsPadOn = false;
+struct WsPad {
+  int D, run_D, elem_bytes;
+};
+constexpr WsPad kWsPads[] = {{80, 96, 2}};
+// The row's D that a problem's D runs on: D itself, the padded row's, or 0 (no ws kernel).
+constexpr int ws_run_d(int D, int elem_bytes) {
+  if (ws_has_row(D, elem_bytes)) return D;
+  if (kWsPadOn)
+    for (const WsPad& p : kWsPads)
+      if (p.D == D && p.elem_bytes == elem_bytes) return p.run_D;
+  return 0;
+}
 constexpr bool same_row(const WsTileRow& a, const WsTileRow& b) {
   return a.D == b.D && a.elem_bytes == b.elem_bytes && a.BM == b.BM && a.BN == b.BN && a.stages == b.stages &&
          a.consumer_wgs == b.consumer_wgs && a.exp2_poly_of_8 == b.exp2_poly_of_8;

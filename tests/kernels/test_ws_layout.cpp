@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <vector>
 
 #include "kernels/device/fragment_layout.hpp"
 #include "kernels/mma/ws_layout.hpp"
@@ -238,6 +239,55 @@ TEST(WsLayout, TmaTilesTakeBshdAndBhsdStridesAndNameWhatTheEncoderWouldRefuse) {
   EXPECT_NE(tma_tile_problem(tma_tile(D, 128, S, H, B, H * D, D, int64_t(1) << 40)), nullptr) << "stride >= 2^40 bytes";
   EXPECT_NE(tma_tile_problem(tma_tile(D, 300, S, H, B, H * D, D, S * H * D)), nullptr) << "box rows > 256";
   EXPECT_NE(tma_tile_problem(tma_tile(D, 128, 0, H, B, H * D, D, S * H * D)), nullptr) << "an empty dimension";
+}
+
+// A padded tile (tma_tile_padded: D = 80 through D = 96's tile) under the TMA's documented rules:
+// box j reads columns [j BC, (j + 1) BC) of its rows, an element outside the tensor's dimensions
+// reads as zero, and lands at j * box_bytes plus the swizzled box offset. The tile in shared memory
+// is then the tensor's D columns where D = 96's layout puts them and zeros in the rest, from the
+// whole boxes' bytes (the mbarrier's expect_tx), for BSHD and BHSD strides and a tile past the
+// last row.
+TEST(WsLayout, APaddedTileLandsTheTensorsColumnsAndZerosInTheWiderTilesLayout) {
+  const int D = 80, run = 96, rows = 64;
+  const int64_t S = 100, H = 3, B = 2;
+  for (const bool bshd : {true, false}) {
+    const int64_t s_row = bshd ? H * D : D, s_head = bshd ? D : S * D, s_batch = S * H * D;
+    const TmaTile t = tma_tile_padded(D, run, rows, S, H, B, s_row, s_head, s_batch);
+    ASSERT_EQ(tma_tile_problem(t), nullptr) << tma_tile_problem(t);
+    const TmaTile wide = tma_tile(run, rows, S, H, B, s_row, s_head, s_batch);
+    EXPECT_EQ(t.dim[0], uint64_t(D));
+    EXPECT_EQ(t.copies, wide.copies);
+    EXPECT_EQ(t.tile_bytes, wide.tile_bytes) << "expect_tx: the boxes' bytes, zero-filled or not";
+    EXPECT_EQ(uint32_t(t.copies * t.box_bytes), uint32_t(rows * run * 2));
+    std::vector<uint16_t> g(size_t(B * S * H * D));
+    for (size_t i = 0; i < g.size(); ++i) g[i] = uint16_t(1 + i % 65000);  // no zero: a zero in the tile is a fill
+    for (const int64_t row0 : {int64_t(0), S - 40}) {  // the second tile runs 24 rows past S
+      const int64_t h = 2, b = 1;
+      std::vector<uint16_t> smem(size_t(t.tile_bytes / 2), 0xFFFF);
+      for (int j = 0; j < t.copies; ++j)
+        for (uint32_t r = 0; r < t.box[1]; ++r)
+          for (uint32_t c = 0; c < t.box[0]; ++c) {
+            const uint64_t col = uint64_t(j) * t.box[0] + c, row = uint64_t(row0) + r;
+            const bool in = col < t.dim[0] && row < t.dim[1];
+            const uint16_t v = in ? g[size_t((int64_t(b) * int64_t(t.stride[2]) + h * int64_t(t.stride[1]) +
+                                              int64_t(row) * int64_t(t.stride[0])) / 2 + int64_t(col))]
+                                  : uint16_t(0);
+            smem[(uint32_t(j * t.box_bytes) + swizzle_address(r * uint32_t(t.swizzle) + c * 2, t.swizzle)) / 2] = v;
+          }
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < run; ++c) {
+          const uint16_t got = smem[size_t(sw_offset(r, c, rows, t.swizzle)) / 2];
+          const bool in = c < D && row0 + r < S;
+          const uint16_t want = in ? g[size_t(b * s_batch + h * s_head + (row0 + r) * s_row + c)] : uint16_t(0);
+          ASSERT_EQ(got, want) << (bshd ? "BSHD" : "BHSD") << " row " << row0 + r << " column " << c;
+        }
+    }
+  }
+  // What has no padded form: a last box that holds none of the tensor's columns, and the one-copy
+  // form (its last column block would read the next row's first columns).
+  EXPECT_NE(tma_tile_problem(tma_tile_padded(64, 96, rows, S, H, B, H * 64, 64, S * H * 64)), nullptr);
+  EXPECT_NE(tma_tile_problem(tma_tile_one_copy(tma_tile_padded(D, run, rows, S, H, B, H * D, D, S * H * D))), nullptr);
+  EXPECT_EQ(tma_tile_problem(tma_tile_one_copy(tma_tile(run, rows, S, H, B, H * run, run, S * H * run))), nullptr);
 }
 
 TEST(WsLayout, OneBlocksSharedMemoryHoldsQTheRingAndTheBarriersAlignedAndApart) {

@@ -81,6 +81,26 @@ TEST(WsTileTraits, EveryRowIsAShapeTheKernelCanRun) {
     }
 }
 
+// The padded head dims (ws_run_d): each runs on a wider row of its element size, as a tile the TMA
+// can describe over the tensor's own columns, and only once kWsPadOn says a GPU run passed them.
+TEST(WsTileTraits, APaddedHeadDimRunsOnAWiderRowThatItsTensorMapsCanDescribe) {
+  for (const WsPad& p : kWsPads) {
+    EXPECT_FALSE(ws_has_row(p.D, p.elem_bytes)) << "D " << p.D << " has a row of its own";
+    EXPECT_TRUE(ws_has_row(p.run_D, p.elem_bytes)) << "D " << p.D << " pads to " << p.run_D << ", which has no row";
+    EXPECT_GT(p.run_D, p.D);
+    EXPECT_EQ(p.D * p.elem_bytes % 16, 0) << "D " << p.D << ": a row's bytes are the TMA's 16-byte stride unit";
+    EXPECT_EQ(ws_run_d(p.D, p.elem_bytes), kWsPadOn ? p.run_D : 0) << "D " << p.D;
+    const int cols = p.D * p.elem_bytes / 2, run = p.run_D * p.elem_bytes / 2;  // 16-bit columns
+    for (const int rows : {ws_tile_row(p.run_D, p.elem_bytes).BM, ws_tile_row(p.run_D, p.elem_bytes).BN}) {
+      const TmaTile t = tma_tile_padded(cols, run, rows, 4096, 8, 2, 8 * cols, cols, 4096 * 8 * cols);
+      EXPECT_EQ(tma_tile_problem(t), nullptr) << "D " << p.D << ": " << tma_tile_problem(t);
+    }
+  }
+  for (int D = 8; D <= 256; D += 8)
+    if (ws_has_row(D, 2)) EXPECT_EQ(ws_run_d(D, 2), D) << "a row of its own runs as itself";
+  EXPECT_EQ(ws_run_d(72, 2), 0);
+}
+
 TEST(WsTileTraits, D128TakesFA3sCausalTileAndOnlyItsCausalRowDiffers) {
   EXPECT_EQ(ws_tile_row(128, 2, false).BN, 176);
   EXPECT_EQ(ws_tile_row(128, 2, true).BN, 128) << "short causal rows lost 5-8% with 176 keys";
