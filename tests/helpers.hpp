@@ -102,6 +102,13 @@ inline std::vector<Problem> edge_and_random_problems(int n_random, uint64_t seed
   return ps;
 }
 
+// A dense problem of these sizes, every other field at its default.
+inline Problem sized(int64_t B, int64_t H, int64_t Hk, int64_t S, int64_t Sk, int64_t D) {
+  Problem p;
+  p.B = B, p.H = H, p.Hk = Hk, p.S = S, p.Sk = Sk, p.D = D;
+  return p;
+}
+
 // The source tree (for sweeps/): FABENCH_SOURCE_DIR from the environment when the test binary
 // runs away from where it was built (a device machine), else the build's own.
 inline std::string source_dir() {
