@@ -11,6 +11,7 @@
 #include "harness/check/tolerance.hpp"
 #include "harness/run/runner.hpp"
 #include "helpers.hpp"
+#include "kernels/mma/ws_tile_traits.hpp"
 #ifdef FABENCH_HAS_GPU
 #include "kernels/runtime/gpu_device.hpp"
 #endif
@@ -232,11 +233,15 @@ TEST(GpuPaths, MmaPassesEveryWsHeadDimOnLongAndRaggedKeyRanges) {
     GTEST_SKIP() << "mma's ws kernel needs an NVIDIA sm_90 GPU with 90a built; this device is " << gpus().ctx.device.arch;
   Sweep s;
   int line = 0;
-  std::vector<std::pair<int64_t, DType>> kinds;  // the tile table's rows: 16-bit, and FP8 (wgmma's 8-bit path)
-  for (int64_t D : {64, 96, 128, 256})
-    for (DType t : {DType::fp16, DType::bf16}) kinds.push_back({D, t});
-  for (int64_t D : {64, 128})
-    for (DType t : {DType::fp8_e4m3, DType::fp8_e5m2}) kinds.push_back({D, t});
+  // The tile table's head dims (ws_run_d: a row's own, or a padded one's): 16-bit, then FP8 (wgmma's
+  // 8-bit path). A row switched on in the table (kWsPadOn, kWsFp8D256On) is run here from then on.
+  std::vector<std::pair<int64_t, DType>> kinds;
+  for (int D = 8; D <= 256; D += 8)
+    if (fa::ws::ws_run_d(D, 2) > 0)
+      for (DType t : {DType::fp16, DType::bf16}) kinds.push_back({D, t});
+  for (int D = 8; D <= 256; D += 8)
+    if (fa::ws::ws_run_d(D, 1) > 0)
+      for (DType t : {DType::fp8_e4m3, DType::fp8_e5m2}) kinds.push_back({D, t});
   for (const auto& [D, t] : kinds)
     for (bool causal : {false, true})
       for (int shape = 0; shape < 3; ++shape) {
@@ -313,7 +318,8 @@ TEST(GpuPaths, MmaGateAdmitsItsHeadDimsOnSm90AndSm80AndNamesWhatItRefuses) {
     EXPECT_NE(refusal(q, 0, a100).find(dtype_name(t)), std::string::npos) << refusal(q, 0, a100);
     Problem d256 = q, windowed = q;
     d256.D = 256, windowed.window_left = 7;
-    EXPECT_NE(refusal(d256, 0, h100).find(dtype_name(t)), std::string::npos) << refusal(d256, 0, h100);
+    if (fa::ws::kWsFp8D256On) EXPECT_EQ(refusal(d256, 0, h100), "(admitted)");
+    else EXPECT_NE(refusal(d256, 0, h100).find(dtype_name(t)), std::string::npos) << refusal(d256, 0, h100);
     EXPECT_NE(refusal(windowed, 0, h100).find("serving fields"), std::string::npos) << refusal(windowed, 0, h100);
   }
 #endif
