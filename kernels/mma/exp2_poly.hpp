@@ -14,9 +14,11 @@
 // rounding-down add is __fadd_rd, on the host floor() and an exact add: the same value for every x
 // the function takes (below 2^22).
 //
-// Domain: x < 128 (a softmax argument is at most kLazyRescaleLog2 = 8). x <= -127, -inf and NaN give
-// +0 (ex2.approx.ftz gives +0 below -126 and NaN for NaN: a NaN score has already failed the row).
-// Between -127 and -126 the result is below 2^-126, where ex2.approx.ftz flushes to 0.
+// Domain: x < 128 (a softmax argument is at most kLazyRescaleLog2 = 8). x <= -127 and -inf give +0,
+// as ex2.approx.ftz does below -126; between -127 and -126 the result is below 2^-126, where
+// ex2.approx.ftz flushes to 0. NaN gives +0 too, where ex2.approx gives NaN: a NaN score (which the
+// row's fmaxf max passes over) drops its key from P instead of turning the row to NaN; the row is
+// then wrong but finite, and the validator's comparison, not a NaN check, is what fails it.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -42,7 +44,7 @@ FA_HD inline float exp2_poly(float x) {
   const float j = std::floor(x) + kExp2PolyShift;  // exact: floor(x) is an integer below 2^22
 #endif
   const float n = j - kExp2PolyShift;  // floor(x), exactly
-  const float f = x - n;               // [0, 1), exactly
+  const float f = x - n;               // [0, 1), exact; 1 for x in (-2^-25, 0), where p(1) < 2 still
   const float p = fmaf(fmaf(fmaf(kExp2PolyC3, f, kExp2PolyC2), f, kExp2PolyC1), f, 1.f);
   // j's low 9 bits hold floor(x) mod 512 (the shift's own low 22 bits are 0): shifted into the
   // exponent field they add floor(x) to p's exponent, modulo 2^32 (x = -127, p = 1: exactly +0).

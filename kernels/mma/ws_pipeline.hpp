@@ -27,12 +27,13 @@ FA_HD constexpr int block_threads(int wgs) { return 128 * (1 + wgs); }
 // is what makes setmaxnreg take effect (HOPPER.md).
 // With FP8 inputs the producer warpgroup's other three warps transpose V (ws_fp8.hpp), so it keeps
 // 40 (FA3's producer budget where its warps do more than issue TMA): 128 * 40 + 256 * 232 = 64512.
-// FP8 at D = 256 holds O in 128 registers a consumer thread, so the consumers take 240 and the
-// producer 32 (128 * 32 + 256 * 240 = 65536, the whole file): the transposer's loop needs 4 source
-// rows, 8 loaded and 4 permuted words and its addresses (ws_tile_traits.hpp's kWsFp8D256Row: what
-// ptxas made of it).
+// FP8 at D = 256 holds O in 128 registers a consumer thread (208 with S and P), so the consumers
+// take 240 and the producer warpgroup, transposer included, 24: FA3's split for two consumers fed by
+// the TMA, FP8 and its V transpose included (hopper/flash_fwd_kernel_sm90.h). The pool is what the
+// block enters with, 384 x 168 = 64512 (__launch_bounds__(384, 1)), not the register file:
+// setmaxnreg.inc waits until the pool has the registers, so a split past it hangs the consumers.
 FA_HD constexpr int producer_regs(int wgs, bool fp8 = false, int D = 0) {
-  return fp8 ? (D > 128 ? 32 : 40) : wgs == 2 ? 24 : 32;
+  return fp8 ? (D > 128 ? 24 : 40) : wgs == 2 ? 24 : 32;
 }
 FA_HD constexpr int consumer_regs(int wgs, bool fp8 = false, int D = 0) {
   return fp8 ? (D > 128 ? 240 : 232) : wgs == 2 ? 240 : 160;

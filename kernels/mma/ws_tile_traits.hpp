@@ -34,11 +34,13 @@ struct WsTileRow {
 //
 // FA3's D = 256 FP8 tile, 128 x 128 (tile_size.h): P V is m64n256k32, V's rows span two 128-byte
 // column blocks for the transposer (ws_fp8.hpp's fp8_v_load_at), O's 128 registers a thread take the
-// consumers to 240 (ws_pipeline.hpp); shared memory Q 32 KB, K, V and V^T 2 x 32 KB each. Built with
-// the row on (nvcc 13.0, sm_90a): 168 registers at entry, no spill in the one-item instance, 52 bytes
-// in the wave instance (the D = 64 and 128 FP8 wave instances spill 44). Off until a GPU run passes
-// it (issue 46): with kWsFp8D256On false the table has no FP8 row at D = 256, nothing of it is
-// instantiated, and mma refuses such problems by name as before.
+// consumers to 240 and leave the producer warpgroup, transposer included, 24 (ws_pipeline.hpp: FA3's
+// split); shared memory Q 32 KB, K, V and V^T 2 x 32 KB each. Built with the row on (nvcc 13.0,
+// sm_90a), ptxas spills 24 bytes (36 loaded) in the one-item instance and 120 in the wave instance
+// (the D = 64 and 128 FP8 ones: 0 and 44); with D <= 128's 40 / 232 instead, 48 and 92. Which
+// warps spill, and whether it costs, is for ncu on the device. Off until a GPU run passes it (issue
+// 46): with kWsFp8D256On false the table has no FP8 row at D = 256, nothing of it is instantiated,
+// and mma refuses such problems by name as before.
 constexpr WsTileRow kWsFp8D256Row = {256, 1, 128, 128, 2, 2};
 constexpr bool kWsFp8D256On = false;
 constexpr WsTileRow ws_fp8_row(int D) {
