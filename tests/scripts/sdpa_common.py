@@ -1,7 +1,7 @@
 """What tests/scripts/test_sdpa_baseline.py and test_sdpa_serving.py share: the fa-bench binary and
 the source tree (FABENCH_BINARY, FABENCH_SOURCE_DIR), records written as scripts/sdpa_baseline.py
 writes them, a stand-in tensor and a stub flash_attn module, and numpy callables under --callable's
-convention. Not a test itself."""
+convention, and a sweep saved for --check. Not a test itself."""
 import csv
 import importlib.util
 import os
@@ -107,3 +107,20 @@ def right(q, k, v, causal, scale):
 def top_left(q, k, v, causal, scale):
     return attend(q, k, v, causal, scale, top_left=True)
 """
+
+
+def saved_sweep(prefix, sweep_name, sweep_text):
+    """A sweep run on cpu-flash with --save-tensors into a fresh folder, and CALLABLES written beside
+    it: (folder, the saved tensors' folder, the callables' module)."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    sweep = os.path.join(tmp, sweep_name)
+    with open(sweep, "w") as f:
+        f.write(sweep_text)
+    saved = os.path.join(tmp, "saved")
+    code, out = fa_bench("sweep", sweep, "--paths", "cpu-flash", "--no-timing", "--no-table",
+                         "--save-tensors", saved, "-o", os.path.join(tmp, "r.csv"))
+    assert code == 0, out
+    module = os.path.join(tmp, "kernels.py")
+    with open(module, "w") as f:
+        f.write(CALLABLES)
+    return tmp, saved, module

@@ -16,8 +16,8 @@ import unittest
 from types import SimpleNamespace
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sdpa_common import (BINARY, CALLABLES, HAS_TORCH, META, NO_EXTERNAL, NUMPY_PYTHON, SOURCE,  # noqa: E402
-                         Shaped, fa_bench, sb, stub_module, temp_path, write_records)
+from sdpa_common import (BINARY, HAS_TORCH, META, NO_EXTERNAL, NUMPY_PYTHON, SOURCE,  # noqa: E402
+                         Shaped, fa_bench, saved_sweep, sb, stub_module, temp_path, write_records)
 
 
 @unittest.skipUnless(BINARY, "no fa-bench binary (set FABENCH_BINARY)")
@@ -335,19 +335,9 @@ class CheckRoute(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="sdpa-check-")
-        sweep = os.path.join(cls.tmp, "s.csv")
-        with open(sweep, "w") as f:
-            f.write("name,B,H,Hk,S,Sk,D,causal,dtype,layout\n"
-                    "gqa-causal,1,4,2,5,9,32,1,fp16|bf16,bshd\n"
-                    "bhsd-plain,2,2,2,7,7,16,0,fp16,bhsd\n")
-        cls.saved = os.path.join(cls.tmp, "saved")
-        code, out = fa_bench("sweep", sweep, "--paths", "cpu-flash", "--no-timing", "--no-table",
-                             "--save-tensors", cls.saved, "-o", os.path.join(cls.tmp, "r.csv"))
-        assert code == 0, out
-        cls.module = os.path.join(cls.tmp, "kernels.py")
-        with open(cls.module, "w") as f:
-            f.write(CALLABLES)
+        cls.tmp, cls.saved, cls.module = saved_sweep("sdpa-check-", "s.csv", "name,B,H,Hk,S,Sk,D,causal,dtype,layout\n"
+                                                     "gqa-causal,1,4,2,5,9,32,1,fp16|bf16,bshd\n"
+                                                     "bhsd-plain,2,2,2,7,7,16,0,fp16,bhsd\n")
 
     def check(self, fn, out):
         res = subprocess.run([NUMPY_PYTHON, os.path.join(SOURCE, "scripts", "sdpa_baseline.py"), "--check", self.saved,

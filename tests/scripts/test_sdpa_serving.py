@@ -9,13 +9,12 @@ import importlib.util
 import os
 import subprocess
 import sys
-import tempfile
 import unittest
 from types import SimpleNamespace
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sdpa_common import (BINARY, CALLABLES, META, NO_EXTERNAL, NUMPY_PYTHON, SOURCE,  # noqa: E402
-                         Shaped, fa_bench, ps, sb, stub_module, temp_path, write_records)
+from sdpa_common import (BINARY, META, NO_EXTERNAL, NUMPY_PYTHON, SOURCE,  # noqa: E402
+                         Shaped, fa_bench, ps, saved_sweep, sb, stub_module, temp_path, write_records)
 
 
 # Small serving problems (every field, cpu-flash runs them in a blink) as a YAML sweep.
@@ -227,17 +226,7 @@ class CheckServingFolders(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="sdpa-check-serving-")
-        sweep = os.path.join(cls.tmp, "s.yaml")
-        with open(sweep, "w") as f:
-            f.write(CHECK_SERVING_YAML)
-        cls.saved = os.path.join(cls.tmp, "saved")
-        code, out = fa_bench("sweep", sweep, "--paths", "cpu-flash", "--no-timing", "--no-table",
-                             "--save-tensors", cls.saved, "-o", os.path.join(cls.tmp, "r.csv"))
-        assert code == 0, out
-        cls.module = os.path.join(cls.tmp, "kernels.py")
-        with open(cls.module, "w") as f:
-            f.write(CALLABLES)
+        cls.tmp, cls.saved, cls.module = saved_sweep("sdpa-check-serving-", "s.yaml", CHECK_SERVING_YAML)
 
     def test_a_dense_callable_runs_each_sequence_and_skips_the_fields_it_cannot_express(self):
         out = os.path.join(self.tmp, "callable")
