@@ -70,6 +70,7 @@ struct WsTraits {
   static_assert(ROW.BM > 0, "no tile row for this head dim");
   static_assert(WGS >= 2 && WGS <= ws::kMaxConsumerWgs && BM == 64 * WGS, "one 64-row slice a consumer warpgroup");
   static_assert(!FP8 || WGS == 2, "the FP8 register budgets are for two consumer warpgroups");
+  static_assert(ws::budgets_fit(WGS, FP8, D), "setmaxnreg's budgets past the registers the block enters with");
   static_assert(SW > 0 && DE % BC == 0 && BN % (32 / EB) == 0 && STAGES >= 2, "tile shape");
   static_assert(!FP8 || (SWT > 0 && (D == 64 || D == 128 || D == 256) && BN % 32 == 0), "FP8 tile shape");
   static_assert(SMEM <= ws::kMaxDynamicSmem, "shared memory");

@@ -54,8 +54,8 @@ FA_HD constexpr int fp8_item_src_key(const Fp8Item& it, int j) { return 32 * (it
 // The same offsets as one transposing thread computes them, with BN = 128 (one swizzle column block
 // in V^T; in V one at D <= 128, two at D = 256: fp8_v_load_at below): lane c4 keeps its four source
 // rows (row base key * SW and swizzle phase, computed once) and its V^T column, and walks the row
-// groups d8. Equal to fp8_v_offset /
-// fp8_vt_offset there (tests/kernels/test_ws_fp8.cpp); unsigned, so that the divisions are shifts.
+// groups d8. Equal to fp8_v_offset / fp8_vt_offset there (tests/kernels/test_ws_fp8.cpp); unsigned,
+// so that the divisions are shifts.
 FA_HD constexpr uint32_t fp8_v_at(uint32_t row_base, uint32_t phase, uint32_t d8) {
   return row_base + (((d8 >> 1) ^ phase) << 4) + ((d8 & 1u) << 3);
 }
@@ -82,7 +82,8 @@ FA_HD constexpr uint32_t fp8_vt_at(uint32_t d8, uint32_t r, uint32_t c4) {
 // wavefront a half. At D = 64 a bank line holds two rows and the phase's other bit is j's, so 8
 // slots: 2 a half. At D = 256 the XOR stays inside a column block (it changes d8's low two bits),
 // each of which is D = 128's case: 1 a half. It is a bijection on the row groups, so each lane still
-// covers each once over the warps' loops; the stores keep one bank a lane (fp8_vt_at's bank is c4's and r's).
+// covers each once over the warps' loops; the stores keep one bank a lane (fp8_vt_at's bank is c4's
+// and r's).
 FA_HD constexpr uint32_t fp8_lane_d8(uint32_t d8, uint32_t c4) { return d8 ^ ((c4 >> 2) & 3u); }
 
 // PTX prmt (CUDA's __byte_perm) on the device; the same selection on the host: byte k of the result

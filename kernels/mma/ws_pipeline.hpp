@@ -38,12 +38,19 @@ FA_HD constexpr int producer_regs(int wgs, bool fp8 = false, int D = 0) {
 FA_HD constexpr int consumer_regs(int wgs, bool fp8 = false, int D = 0) {
   return fp8 ? (D > 128 ? 240 : 232) : wgs == 2 ? 240 : 160;
 }
+// The registers a thread enters with under __launch_bounds__(threads, 1) (168 at 384 threads, 128
+// at 512), and the block's pool that setmaxnreg divides: what the budgets above must fit.
+constexpr int kRegisterFile = 65536;
+FA_HD constexpr int entry_regs(int wgs) { return kRegisterFile / block_threads(wgs) / 8 * 8; }
+FA_HD constexpr int register_pool(int wgs) { return block_threads(wgs) * entry_regs(wgs); }
+FA_HD constexpr bool budgets_fit(int wgs, bool fp8, int D) {
+  return 128 * producer_regs(wgs, fp8, D) + 128 * wgs * consumer_regs(wgs, fp8, D) <= register_pool(wgs);
+}
 // FP8: warps 1 .. 3 of the producer warpgroup transpose each V tile once it lands (v_full), into
 // the stage's V^T once the consumers released it (vt_empty); each warp then arrives on vt_full and
 // on v_empty (the raw V stage is free for the next copy). So with FP8 the raw V stage's empty
 // barrier counts the transposing warps, and vt_empty counts the consumer warps.
 constexpr int kTransposeWarps = 3;
-constexpr int kRegisterFile = 65536;
 
 // ---- the K/V ring ---------------------------------------------------------------------------
 // Tile t of the block's key range lives in stage t % stages of the K ring and of the V ring. Each

@@ -358,11 +358,11 @@ TEST(WsPipeline, RegisterBudgetsFitTheFileAndSetmaxnregsRules) {
   for (const auto& [wgs, fp8, D] : cases) {
     const int prod = producer_regs(wgs, fp8, D), cons = consumer_regs(wgs, fp8, D);
     for (int r : {prod, cons}) EXPECT_TRUE(r % 8 == 0 && r >= 24 && r <= 256) << r;
-    const int entry = kRegisterFile / block_threads(wgs) / 8 * 8;  // __launch_bounds__(threads, 1)
+    const int entry = entry_regs(wgs);  // __launch_bounds__(threads, 1)
     EXPECT_EQ(entry, wgs == 2 ? 168 : 128);
     // setmaxnreg moves registers inside the pool the block entered with: .inc waits for them, so a
     // split past the pool (not the file: 384 x 168 = 64512 of its 65536) hangs the consumers.
-    EXPECT_LE(128 * prod + 128 * wgs * cons, block_threads(wgs) * entry) << wgs << " consumers, FP8 " << fp8 << ", D " << D;
+    EXPECT_LE(128 * prod + 128 * wgs * cons, register_pool(wgs)) << wgs << " consumers, FP8 " << fp8 << ", D " << D;
     EXPECT_LE(prod, entry) << "setmaxnreg.dec lowers";
     EXPECT_GE(cons, entry) << "setmaxnreg.inc raises";
   }

@@ -50,7 +50,7 @@ TEST(WsTileTraits, Fp8RowsAreShapesTheKernelCanRun) {
       EXPECT_LE(L.total, kMaxDynamicSmem) << "D " << D;
       EXPECT_LE(ws_fragment_registers(r) + kRegisterHeadroom, consumer_regs(r.consumer_wgs, true, D)) << "D " << D;
       EXPECT_LE(128 * producer_regs(r.consumer_wgs, true, D) + 128 * r.consumer_wgs * consumer_regs(r.consumer_wgs, true, D),
-                block_threads(r.consumer_wgs) * (kRegisterFile / block_threads(r.consumer_wgs) / 8 * 8))
+                register_pool(r.consumer_wgs))
           << "D " << D << ": the registers the block enters with (setmaxnreg moves them, it adds none)";
       EXPECT_EQ(ws_fragment_registers(r), D / 2 + r.BN / 2 + r.BN / 8) << "P: four E4M3 values a register";
     }
