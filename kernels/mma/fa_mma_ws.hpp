@@ -22,18 +22,18 @@
 namespace fa::gpu {
 namespace {
 
-// The dispatch: calls f(WsTraits<R, ...>{}) for the table's row of (D, causal_row: ws_causal_row),
+// The dispatch: calls f(WsTraits<R, ...>{}) for the table's row of (D, short_row: ws_short_row),
 // or returns false; R is D, or the wider row a padded D runs on (ws_run_d). It walks the multiples of
 // 8 up to 256 and instantiates kernels for the D the table has rows for (a second instance where the
-// causal row differs, one more for each padded D), so the table is the one head-dim list (the gate
+// short row differs, one more for each padded D), so the table is the one head-dim list (the gate
 // and the row's words ask this too).
 template <int EB, int DC = 8, typename F>
-bool with_ws_cfg(int64_t D, bool causal_row, F&& f) {
+bool with_ws_cfg(int64_t D, bool short_row, F&& f) {
   constexpr int R = ws::ws_run_d(DC, EB);
   if constexpr (R > 0) {
     if (D == DC) {
-      if constexpr (ws::ws_causal_row_differs(R, EB)) {
-        if (causal_row) {
+      if constexpr (ws::ws_short_row_differs(R, EB)) {
+        if (short_row) {
           f(WsTraits<R, true, EB, (R != DC)>{});
           return true;
         }
@@ -42,14 +42,14 @@ bool with_ws_cfg(int64_t D, bool causal_row, F&& f) {
       return true;
     }
   }
-  if constexpr (DC < 256) return with_ws_cfg<EB, DC + 8>(D, causal_row, f);
+  if constexpr (DC < 256) return with_ws_cfg<EB, DC + 8>(D, short_row, f);
   else return false;
 }
 // The row of p (its D, causal and length, and element size: FP8 inputs take the 1-byte rows).
-bool causal_row(const Problem& p) { return ws::ws_causal_row(p.causal, p.S, p.Sk); }
+bool short_row(const Problem& p) { return ws::ws_short_row(p.causal, p.S, p.Sk); }
 template <typename F>
 bool with_ws_cfg(const Problem& p, F&& f) {
-  return is_fp8(p.dtype) ? with_ws_cfg<1>(p.D, causal_row(p), f) : with_ws_cfg<2>(p.D, causal_row(p), f);
+  return is_fp8(p.dtype) ? with_ws_cfg<1>(p.D, short_row(p), f) : with_ws_cfg<2>(p.D, short_row(p), f);
 }
 // Calls f(T{}, K{}) for p's dtype traits and tile row, or returns false: the pairs that exist only
 // (an FP8 dtype with the 1-byte rows, fp16/bf16 with the 2-byte ones).
@@ -59,7 +59,7 @@ bool with_ws_kernel(const Problem& p, F&& f) {
   with_ocp_dtype(p.dtype, [&](auto tr) {
     using T = decltype(tr);
     constexpr int eb = std::is_same_v<T, E4M3> || std::is_same_v<T, E5M2> ? 1 : 2;
-    found = with_ws_cfg<eb>(p.D, causal_row(p), [&](auto k) { f(tr, k); });
+    found = with_ws_cfg<eb>(p.D, short_row(p), [&](auto k) { f(tr, k); });
   });
   return found;
 }

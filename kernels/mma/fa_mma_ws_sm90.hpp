@@ -42,16 +42,17 @@ namespace fa::gpu {
 namespace {
 
 // One row of the tile table (kernels/mma/ws_tile_traits.hpp) as compile-time constants: D's row,
-// or its causal row (CAUSAL_ROW; the kernel reads a.causal either way), for EB-byte elements. An FP8
+// or its short row (SHORT_ROW; the kernel reads a.causal either way), for EB-byte elements. An FP8
 // row (EB = 1) goes through the layout arithmetic as 16-bit columns, DE = D / 2 of them a row
 // (kernels/mma/ws_fp8.hpp); its tensor maps are encoded the same way. PAD: the instance runs problems
 // of a smaller head dim (ws_tile_traits.hpp's ws_run_d): the host's maps describe their D, and the
 // epilogue's own stores leave O's columns past it alone.
-template <int D_, bool CAUSAL_ROW = false, int EB_ = 2, bool PAD_ = false>
+template <int D_, bool SHORT_ROW = false, int EB_ = 2, bool PAD_ = false>
 struct WsTraits {
-  static constexpr ws::WsTileRow ROW = ws::ws_tile_row(D_, EB_, CAUSAL_ROW);
+  static constexpr ws::WsTileRow ROW = ws::ws_tile_row(D_, EB_, SHORT_ROW);
   static constexpr int D = D_, BM = ROW.BM, BN = ROW.BN, STAGES = ROW.stages, WGS = ROW.consumer_wgs, EB = EB_;
   static constexpr int POLY = ROW.exp2_poly_of_8;        // exponentials of 8 on the FMA pipe (exp2_poly.hpp)
+  static constexpr int LAZY = ROW.lazy_rescale_log2;     // the lazy rescale's threshold (softmax_rows)
   static constexpr bool FP8 = EB == 1, PAD = PAD_;
   static constexpr int DE = D * EB / 2;                  // 16-bit columns a Q/K/V row
   static constexpr int THREADS = ws::block_threads(WGS);
@@ -197,6 +198,7 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
   const int lane = wt % 32;
   const int64_t no_mask_end = tile::unmasked_end(a, c, kr);
   float o[K::D / 2], s[K::BN / 2], alpha[2];
+  bool rescale = false;  // the last softmax moved a row's max: O is to be multiplied by alpha
   uint32_t p[K::KN][4];
 #pragma unroll
   for (int i = 0; i < K::D / 2; ++i) o[i] = 0.f;
@@ -247,10 +249,10 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
                                  tile::tile_cols_visible(a, row, kv0, kr.end, K::BN));
       }
     }
-#pragma unroll
-    for (int hr = 0; hr < 2; ++hr)  // rows (thread % 32) / 4 (slots 4j, 4j + 1) and + 8 (4j + 2, 4j + 3)
-      alpha[hr] = softmax_quad_row<K::BN / 8, K::POLY>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; },
-                                                       m[hr], l[hr], a.scale_log2);
+    // Rows (thread % 32) / 4 (slots 4j, 4j + 1) and + 8 (4j + 2, 4j + 3); with the row's LAZY their
+    // max is kept while no score of the tile passes it by 2^LAZY, and O is then not rescaled.
+    rescale = softmax_quad_rows<K::BN / 8, 2, K::POLY, K::LAZY>(
+        [&](int hr, int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, m, l, a.scale_log2, alpha);
   };
   auto pack_p = [&] {
     if constexpr (K::FP8) {  // E4M3 P: k32 step kn's register r packs the slots ws_fp8.hpp names (V^T matches)
@@ -297,8 +299,9 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
       wg::wait<0>();  // O and P are free
       wg::pin(o);
       release(v_free(vs));
+      if (rescale)
 #pragma unroll
-      for (int i = 0; i < K::D / 2; ++i) o[i] *= alpha[(i % 4) / 2];
+        for (int i = 0; i < K::D / 2; ++i) o[i] *= alpha[(i % 4) / 2];
       pack_p();
     }
     const int vs = ws::stage_of(tb + ntiles - 1, K::STAGES);

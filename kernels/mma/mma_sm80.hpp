@@ -119,95 +119,91 @@ __device__ inline MmaBlockPlan mma_block_plan(const AttnArgs& a, const tile::Blo
   return pl;
 }
 
-// The online-softmax step of NT blocks of 2 scores a lane (tile::softmax_rescale): the lanes'
-// max (lanes_max reduces a lane's max over the lanes sharing the row), the scores turned into
-// exp2(s * scale_log2 - max) in place, this lane's part of the row sum l updated. Returns the
-// factor the row's accumulator is to be multiplied by. POLY of every 8 exponentials are computed on
-// the FMA pipe (exp2_poly.hpp), the rest by MUFU; 0 compiles to MUFU alone.
-template <int NT, int POLY = 0, typename At, typename LanesMax>
-__device__ inline float softmax_step(At&& at, float& m, float& l, float scale_log2, LanesMax&& lanes_max) {
+// The online-softmax step over NR rows a lane holds parts of, NT blocks of 2 scores each
+// (`at(r, j, e)`): each row's max over the lanes sharing it (lanes_max reduces a lane's max), the
+// scores turned into exp2(s * scale_log2 - max) in place, this lane's part of the row sums l updated
+// (the row's lanes' parts add up at the end), and in alpha the factors the rows' accumulators are to
+// be multiplied by. POLY of every 8 exponentials run on the FMA pipe (exp2_poly.hpp), the rest on
+// MUFU; 0 compiles to MUFU alone. Returns whether the factors are to be applied.
+// LAZY >= 0 makes the rescale lazy (FlashAttention-4's conditional rescaling): while no score of
+// the warp's rows passes its row's running max by more than 2^LAZY (exp2 domain), the rows keep their
+// max, so the exponentials stay below 2^LAZY, and the lanes' max reduction and the accumulators'
+// rescale are skipped (one warp vote: every lane takes the same branch; alpha is then 1). The
+// offset m need not be the true max: O and l are both relative to it, and the LSE is m's plus log l.
+// LAZY = 0 skips only where no max moved, and computes what the eager step computes, bit for bit.
+// LAZY < 0: eager, the factors always returned.
+template <int NT, int NR, int POLY, int LAZY, typename At, typename LanesMax>
+__device__ inline bool softmax_rows(At&& at, float (&m)[NR], float (&l)[NR], float scale_log2, float (&alpha)[NR],
+                                    LanesMax&& lanes_max) {
   static_assert(POLY >= 0 && POLY <= 8, "a share of 8");
-  float mx = -INFINITY;
+  float mx[NR], neg_m[NR];
+  bool grow = LAZY < 0;
 #pragma unroll
-  for (int j = 0; j < NT; ++j) mx = fmaxf(mx, fmaxf(at(j, 0), at(j, 1)));
-  mx = lanes_max(mx);
-  float neg_m;
-  const float alpha = tile::softmax_rescale(m, mx, scale_log2, neg_m);
-  float sum = 0.f;
+  for (int r = 0; r < NR; ++r) {
+    mx[r] = -INFINITY;
 #pragma unroll
-  for (int j = 0; j < NT; ++j)
+    for (int j = 0; j < NT; ++j) mx[r] = fmaxf(mx[r], fmaxf(at(r, j, 0), at(r, j, 1)));
+    if constexpr (LAZY >= 0) grow |= mx[r] * scale_log2 > m[r] * scale_log2 + float(LAZY);  // m = -inf: any finite score
+  }
+  if constexpr (LAZY >= 0) grow = warp_any(grow);
+  if (grow) {
 #pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      float& x = at(j, e);
-      const float arg = fmaf(x, scale_log2, neg_m);
-      x = exp2_on_fma(2 * j + e, POLY) ? exp2_poly(arg) : fast_exp2(arg);
-      sum += x;
+    for (int r = 0; r < NR; ++r) alpha[r] = tile::softmax_rescale(m[r], lanes_max(mx[r]), scale_log2, neg_m[r]);
+  } else {
+#pragma unroll
+    for (int r = 0; r < NR; ++r) {
+      neg_m[r] = m[r] == -INFINITY ? 0.f : -m[r] * scale_log2;  // a row with no score yet: all -inf
+      alpha[r] = 1.f;
     }
-  l = l * alpha + sum;  // this lane's part; the row's lanes' parts add up at the end
-  return alpha;
-}
-// A row of the C layout: a quad of lanes holds it.
-template <int NT, int POLY = 0, typename At>
-__device__ inline float softmax_quad_row(At&& at, float& m, float& l, float scale_log2) {
-  return softmax_step<NT, POLY>(at, m, l, scale_log2, [](float x) {
-    x = fmaxf(x, shfl_xor(x, 1, 4));
-    return fmaxf(x, shfl_xor(x, 2, 4));
-  });
-}
-// A column of the C layout (a transposed product's row, as mma-decode's narrow instances hold a
-// query): the 8 lanes of one lane % 4 hold it, each its rows lane / 4 and lane / 4 + 8 of every
-// 16-row block; `at(j, h)` is this lane's score in row 8 h + lane / 4 of block j.
-template <int NT, typename At>
-__device__ inline float softmax_col(At&& at, float& m, float& l, float scale_log2) {
-  return softmax_step<NT>(at, m, l, scale_log2, [](float x) {
-    x = fmaxf(x, shfl_xor(x, 4, 32));
-    x = fmaxf(x, shfl_xor(x, 8, 32));
-    return fmaxf(x, shfl_xor(x, 16, 32));
-  });
-}
-
-// softmax_col for NC columns at once, with the rescale made lazy (FlashAttention-4's conditional
-// rescaling): a tile none of whose scores passes its column's running max by more than
-// kLazyRescaleLog2 (exp2 domain) keeps the max, so its exponentials stay below 2^kLazyRescaleLog2,
-// and skips the lanes' max reduction and the accumulator's rescale; the factors then stay 1. One
-// warp vote decides, so every lane takes the same branch. Returns whether the factors in alpha are
-// to be applied. The offset m need not be the true max: O and l are both relative to it, and the
-// fold (decode_fold.hpp) weighs the warps' states by their own m. `at(c, j, h)` is this lane's
-// score of column c in row 8 h + lane / 4 of block j.
-constexpr float kLazyRescaleLog2 = 8.f;
-template <int NT, int NC, typename At>
-__device__ inline bool softmax_cols_lazy(At&& at, float (&m)[NC], float (&l)[NC], float scale_log2,
-                                         float (&alpha)[NC]) {
-  bool grow = false;
-#pragma unroll
-  for (int c = 0; c < NC; ++c) {
-    float mx = -INFINITY;
-#pragma unroll
-    for (int j = 0; j < NT; ++j) mx = fmaxf(mx, fmaxf(at(c, j, 0), at(c, j, 1)));
-    grow |= mx * scale_log2 > m[c] * scale_log2 + kLazyRescaleLog2;  // m = -inf: any finite score
-  }
-  if (warp_any(grow)) {
-#pragma unroll
-    for (int c = 0; c < NC; ++c)
-      alpha[c] = softmax_col<NT>([&](int j, int h) -> float& { return at(c, j, h); }, m[c], l[c], scale_log2);
-    return true;
   }
 #pragma unroll
-  for (int c = 0; c < NC; ++c) {
-    const float neg_m = m[c] == -INFINITY ? 0.f : -m[c] * scale_log2;  // a column with no score yet: all -inf
+  for (int r = 0; r < NR; ++r) {
     float sum = 0.f;
 #pragma unroll
     for (int j = 0; j < NT; ++j)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float& x = at(c, j, h);
-        x = fast_exp2(fmaf(x, scale_log2, neg_m));
+      for (int e = 0; e < 2; ++e) {
+        float& x = at(r, j, e);
+        const float arg = fmaf(x, scale_log2, neg_m[r]);
+        x = exp2_on_fma(2 * j + e, POLY) ? exp2_poly(arg) : fast_exp2(arg);
         sum += x;
       }
-    l[c] += sum;
-    alpha[c] = 1.f;
+    l[r] = l[r] * alpha[r] + sum;
   }
-  return false;
+  return grow;
+}
+// A quad of lanes holds a row of the C layout.
+__device__ inline float quad_max(float x) {
+  x = fmaxf(x, shfl_xor(x, 1, 4));
+  return fmaxf(x, shfl_xor(x, 2, 4));
+}
+// One row of the C layout, eager: `at(j, e)` is this lane's score e of block j; returns alpha.
+template <int NT, typename At>
+__device__ inline float softmax_quad_row(At&& at, float& m, float& l, float scale_log2) {
+  float mr[1] = {m}, lr[1] = {l}, alpha[1];
+  softmax_rows<NT, 1, 0, -1>([&](int, int j, int e) -> float& { return at(j, e); }, mr, lr, scale_log2, alpha, quad_max);
+  m = mr[0], l = lr[0];
+  return alpha[0];
+}
+// A thread's NR rows of the C layout (`at(r, j, e)`: its score e of block j of row r), with
+// softmax_rows' POLY and LAZY.
+template <int NT, int NR, int POLY, int LAZY, typename At>
+__device__ inline bool softmax_quad_rows(At&& at, float (&m)[NR], float (&l)[NR], float scale_log2, float (&alpha)[NR]) {
+  return softmax_rows<NT, NR, POLY, LAZY>(at, m, l, scale_log2, alpha, quad_max);
+}
+// NC columns of the C layout (a transposed product's rows, as mma-decode's narrow instances hold
+// queries), lazily (LAZY = kLazyRescaleLog2): the 8 lanes of one lane % 4 hold a column, each its
+// rows lane / 4 and lane / 4 + 8 of every 16-row block; `at(c, j, h)` is this lane's score of column
+// c in row 8 h + lane / 4 of block j.
+constexpr int kLazyRescaleLog2 = 8;
+template <int NT, int NC, typename At>
+__device__ inline bool softmax_cols_lazy(At&& at, float (&m)[NC], float (&l)[NC], float scale_log2,
+                                         float (&alpha)[NC]) {
+  return softmax_rows<NT, NC, 0, kLazyRescaleLog2>(at, m, l, scale_log2, alpha, [](float x) {
+    x = fmaxf(x, shfl_xor(x, 4, 32));
+    x = fmaxf(x, shfl_xor(x, 8, 32));
+    return fmaxf(x, shfl_xor(x, 16, 32));
+  });
 }
 
 // The 8x8 matrix of 16-bit pairs that a warp holds in the C layout (lane: row lane / 4, columns

@@ -20,9 +20,26 @@ struct WsTileRow {
   int BM = 0, BN = 0, stages = 0, consumer_wgs = 0;
   // Of every 8 exponentials a consumer thread computes in the softmax, how many run as a polynomial
   // on the FMA pipe instead of on MUFU (kernels/mma/exp2_poly.hpp; issue 46 found the FP8 instance's
-  // exp2 queueing on MUFU). 0 in every row until a device call measures a share against 0: with 0
-  // the kernel is the MUFU-only one, instruction for instruction.
+  // exp2 queueing on MUFU). 0 in every row: measured and lost (H200, 2026-11-29, FP8 e4m3, ms, two
+  // rounds alternated, shares 0 / 2 / 4 in the FP8 rows): (2,16,16,8192,8192,128) 1.543 / 1.535 /
+  // 1.602, (8,16,16,8192,8192,64) 4.764 / 4.916 / 5.200, (1,16,16,8192,8192,256) 1.328 / 1.362 / 1.405;
+  // with the lazy rescale and four-chain sums, share 2 lost 7% at D = 128. Under ncu (D = 128, share 0) MUFU issued 38% of
+  // its peak and the tensor pipe was 36% busy: the exponentials are not the limiter, and the
+  // polynomial's 7 instructions in place of 1 cost issue slots. With 0 the kernel is the MUFU-only one.
   int exp2_poly_of_8 = 0;
+  // The consumers' rescale made lazy (mma_sm80.hpp's softmax_rows, FlashAttention-4's conditional
+  // rescaling): a warp keeps its rows' max while no score passes it by more than 2^lazy_rescale_log2,
+  // and skips the max reduction and O's rescale. 0: only where no max moved (the eager kernel's
+  // results bit for bit); -1: eager. FP8 rows take 0 or -1: P is E4M3 there, and a kept max leaves
+  // the row's largest P inexact (the eager max's is exactly 1), which the validator's rule measured
+  // (test_gpu_paths' e4m3 D = 128 and e5m2 D = 256 rows failed at 8: max |err| 0.035 > 0.031 and
+  // 0.055 > 0.037). Measured against eager (H200, 2026-11-29, two rounds alternated, ms): 16-bit at
+  // 8, (2,16,16,8192,8192,128) bf16 1.627 -> 1.571, its causal Llama-3 GQA 0.895 -> 0.866,
+  // (8,16,16,8192,8192,64) 4.137 -> 3.988, (1,16,16,8192,8192,256) 1.453 -> 1.366, (1,64,64,8192,8192,
+  // 128,1) fp16 1.794 -> 1.734, the batch-32 short rows 0-3% faster; FP8 at 0, D = 128 1.545 ->
+  // 1.451, GQA causal 0.850 -> 0.805, D = 256 1.333 -> 1.303, but D = 64 4.766 -> 4.928 (at 8 too:
+  // 5.287), so D = 64 stays eager.
+  int lazy_rescale_log2 = 8;
 };
 
 // fp16 and bf16 share rows (FA3 keys its table on the element size, not the type), and so do the
@@ -37,21 +54,23 @@ struct WsTileRow {
 // consumers to 240 and leave the producer warpgroup, transposer included, 24 (ws_pipeline.hpp: FA3's
 // split); shared memory Q 32 KB, K, V and V^T 2 x 32 KB each. Built with the row on (nvcc 13.0,
 // sm_90a), ptxas spills 24 bytes (36 loaded) in the one-item instance and 120 in the wave instance
-// (the D = 64 and 128 FP8 ones: 0 and 44); with D <= 128's 40 / 232 instead, 48 and 92. Which
-// warps spill, and whether it costs, is for ncu on the device. Off until a GPU run passes it (issue
-// 46): with kWsFp8D256On false the table has no FP8 row at D = 256, nothing of it is instantiated,
-// and mma refuses such problems by name as before.
-constexpr WsTileRow kWsFp8D256Row = {256, 1, 128, 128, 2, 2};
-constexpr bool kWsFp8D256On = false;
+// (the D = 64 and 128 FP8 ones: 0 and 44); with D <= 128's 40 / 232 instead, 48 and 92. On since its
+// first GPU run (H200, 2026-11-29): test_gpu_paths' ws head dims (e4m3 and e5m2, causal or not, G 0,
+// 2, 16, ragged and ring-wrapping key ranges) and fp8.yaml pass; memcheck, racecheck and synccheck
+// are clean on it; (1,16,16,8192,8192,256) e4m3 runs at 845-849 TFLOP/s, 1.06x the bf16 row's 796
+// (issue 46 asks 1.3x). kWsFp8D256On false takes it out of the table again: nothing of it is then
+// instantiated, and mma refuses such problems by name.
+constexpr WsTileRow kWsFp8D256Row = {256, 1, 128, 128, 2, 2, 0, 0};
+constexpr bool kWsFp8D256On = true;
 constexpr WsTileRow ws_fp8_row(int D) {
   switch (D) {
-    case 64: return {64, 1, 128, 128, 2, 2};
-    case 128: return {128, 1, 128, 128, 2, 2};
+    case 64: return {64, 1, 128, 128, 2, 2, 0, -1};
+    case 128: return {128, 1, 128, 128, 2, 2, 0, 0};
     case 256: return kWsFp8D256On ? kWsFp8D256Row : WsTileRow{};
     default: return {};
   }
 }
-constexpr WsTileRow ws_tile_row(int D, int elem_bytes, bool causal = false) {
+constexpr WsTileRow ws_tile_row(int D, int elem_bytes, bool short_row = false) {
   if (elem_bytes == 1) return ws_fp8_row(D);
   if (elem_bytes != 2) return {};
   switch (D) {
@@ -65,16 +84,21 @@ constexpr WsTileRow ws_tile_row(int D, int elem_bytes, bool causal = false) {
     // FA3: 192 x 144 with P through shared memory (SS); here two warpgroups, P in registers, and the
     // 64-byte swizzle (96 is not a multiple of 64: ws_layout.hpp). Causal 364 (mma.sync 248; 243/334).
     case 96: return {96, 2, 128, 128, 2, 2};
-    // FA3: 128 x 176 (non-causal), 128 x 128 (causal, local); here the same. Measured 2026-11-24:
+    // FA3: 128 x 176 (non-causal), 128 x 128 (causal, local); here 176 for long problems and 128 for
+    // short ones (the short row: ws_short_row below). Measured 2026-11-24:
     // non-causal 8k 667 with 176 keys against 645 with 128 (351/635). 176 for causal too won 2-3% on
     // the 8k rows (causal 606 against 591, Llama-3 GQA 610 / 595, 64-head fp16 608 / 598), but in a
     // later call lost 5-8% on short ones: sweeps/ci.yaml's causal-2k-d128 (1.051-1.057x the time)
     // and gqa-prefill-1k (1.076-1.079x), where the diagonal tile's masked half is a larger share.
-    // So causal problems of 4096 or more queries and keys take the non-causal row (ws_causal_row
-    // below). A/B in one call, twice each (2026-11-24, TFLOP/s, 128 -> 176 keys; cuDNN beside):
+    // So causal problems of 4096 or more queries and keys take the 176-key row. A/B in one call,
+    // twice each (2026-11-24, TFLOP/s, 128 -> 176 keys; cuDNN beside):
     // (2,16,16,8192,8192,128,1) 588 -> 602 (615), Llama-3 GQA 592 -> 606 (613), 64-head fp16
     // 588 -> 600 (617), (2,16,16,4096,4096,128,1) 489 -> 493, GQA 4k 490 -> 495; 2k keeps 128.
-    case 128: return causal ? WsTileRow{128, 2, 128, 128, 2, 2} : WsTileRow{128, 2, 128, 176, 2, 2};
+    // Short non-causal problems lost with 176 keys too (issue 46's batch-32 rows, H200, 2026-11-29,
+    // A/B twice each, ms, 176 -> 128 keys): (32,16,16,512,512) fp16 0.1514 -> 0.1315, (32,16,16,1024,1024)
+    // bf16 0.5005 -> 0.4339 (cuDNN 0.4877 interleaved beside the 176-key side); so non-causal problems
+    // under 2048 queries and keys take the 128-key row. Between 2048 and 8192 it is unmeasured.
+    case 128: return short_row ? WsTileRow{128, 2, 128, 128, 2, 2} : WsTileRow{128, 2, 128, 176, 2, 2};
     // FA3: 128 x 80 ("hits the limit of smem"): 64 KB of Q and 2 x 2 x 40 KB of K/V. Causal 555
     // (mma.sync 230; 269/549).
     case 256: return {256, 2, 128, 80, 2, 2};
@@ -86,10 +110,12 @@ constexpr bool ws_has_row(int D, int elem_bytes) { return ws_tile_row(D, elem_by
 // describe D columns, the TMA fills the rest of the wider tile with zeros (ws_layout.hpp's
 // tma_tile_padded), and only D columns of O are stored. FA3 rounds every head dim up to its next
 // instance (hopper/flash_api.cpp's round_up_headdim: 80 runs as 96). Here D = 80 (16-bit) on D = 96's
-// row, where mma.sync ran 0.76-0.77x cuDNN (issue 46); the D = 96 row itself ran causal at 364
-// TFLOP/s against mma.sync's 248 (its comment above). Off until a GPU run passes it and measures it
-// against mma.sync (issue 46): with kWsPadOn false every D runs on its own row or not at all.
-constexpr bool kWsPadOn = false;
+// row, where mma.sync ran 0.76-0.81x cuDNN (issue 46). Measured (H200, 2026-11-29, ms, mma.sync ->
+// padded; cuDNN interleaved with the padded side): (1,32,32,4096,4096,80) fp16 0.538 -> 0.392 (1.13x
+// cuDNN), (4,32,32,2048,2048,80,1) fp16 0.343 -> 0.258 (1.09x), (2,16,16,8192,8192,80) bf16 2.083 ->
+// 1.479 (1.06x); test_gpu_paths, the sanitizers and the shipped sweeps pass on it. With kWsPadOn
+// false every D runs on its own row or not at all.
+constexpr bool kWsPadOn = true;
 struct WsPad {
   int D, run_D, elem_bytes;
 };
@@ -104,17 +130,18 @@ constexpr int ws_run_d(int D, int elem_bytes) {
 }
 constexpr bool same_row(const WsTileRow& a, const WsTileRow& b) {
   return a.D == b.D && a.elem_bytes == b.elem_bytes && a.BM == b.BM && a.BN == b.BN && a.stages == b.stages &&
-         a.consumer_wgs == b.consumer_wgs && a.exp2_poly_of_8 == b.exp2_poly_of_8;
+         a.consumer_wgs == b.consumer_wgs && a.exp2_poly_of_8 == b.exp2_poly_of_8 &&
+         a.lazy_rescale_log2 == b.lazy_rescale_log2;
 }
-// Whether a problem takes its D's causal row: causal, and short enough that the diagonal tiles'
-// masked halves are a large share of the work (the kernel reads causal itself, so a long causal
-// problem runs the non-causal row's instance). The row comments above hold the measurements.
-constexpr int64_t kWsLongCausal = 4096;
-constexpr bool ws_causal_row(bool causal, int64_t S, int64_t Sk) {
-  return causal && (S < kWsLongCausal || Sk < kWsLongCausal);
+// Whether a problem takes its D's short row: causal and short enough that the diagonal tiles' masked
+// halves are a large share of the work, or not causal and short (the row comments above hold the
+// measurements). The kernel reads causal itself, so either row's instance runs either kind.
+constexpr int64_t kWsLongCausal = 4096, kWsLongDense = 2048;
+constexpr bool ws_short_row(bool causal, int64_t S, int64_t Sk) {
+  return causal ? S < kWsLongCausal || Sk < kWsLongCausal : S < kWsLongDense && Sk < kWsLongDense;
 }
-// Whether causal problems of D have a row of their own (the kernel is instantiated for both).
-constexpr bool ws_causal_row_differs(int D, int elem_bytes) {
+// Whether D has a short row of its own (the kernel is instantiated for both).
+constexpr bool ws_short_row_differs(int D, int elem_bytes) {
   return !same_row(ws_tile_row(D, elem_bytes, true), ws_tile_row(D, elem_bytes, false));
 }
 

@@ -101,21 +101,42 @@ TEST(WsTileTraits, APaddedHeadDimRunsOnAWiderRowThatItsTensorMapsCanDescribe) {
   EXPECT_EQ(ws_run_d(72, 2), 0);
 }
 
-TEST(WsTileTraits, D128TakesFA3sCausalTileAndOnlyItsCausalRowDiffers) {
+TEST(WsTileTraits, D128TakesA128KeyTileOnShortProblemsAndOnlyItsShortRowDiffers) {
   EXPECT_EQ(ws_tile_row(128, 2, false).BN, 176);
-  EXPECT_EQ(ws_tile_row(128, 2, true).BN, 128) << "short causal rows lost 5-8% with 176 keys";
-  for (int D : {64, 96, 256}) EXPECT_FALSE(ws_causal_row_differs(D, 2)) << D;
-  EXPECT_TRUE(ws_causal_row_differs(128, 2));
+  EXPECT_EQ(ws_tile_row(128, 2, true).BN, 128) << "short rows lost 5-15% with 176 keys";
+  for (int D : {64, 96, 256}) EXPECT_FALSE(ws_short_row_differs(D, 2)) << D;
+  EXPECT_TRUE(ws_short_row_differs(128, 2));
 }
 
-TEST(WsTileTraits, OnlyShortCausalProblemsTakeTheCausalRow) {
-  EXPECT_FALSE(ws_causal_row(false, 512, 512));
-  EXPECT_TRUE(ws_causal_row(true, 2048, 2048)) << "sweeps/ci.yaml's causal-2k-d128";
-  EXPECT_TRUE(ws_causal_row(true, 1024, 8192)) << "a short query block: unmeasured, so the causal row";
-  EXPECT_TRUE(ws_causal_row(true, 8192, 1024));
-  EXPECT_FALSE(ws_causal_row(true, 8192, 8192)) << "the 8k causal rows won 2-3% with 176 keys";
-  EXPECT_FALSE(ws_causal_row(true, kWsLongCausal, kWsLongCausal));
-  EXPECT_TRUE(ws_causal_row(true, kWsLongCausal - 1, kWsLongCausal));
+TEST(WsTileTraits, OnlyShortProblemsTakeTheShortRow) {
+  EXPECT_TRUE(ws_short_row(true, 2048, 2048)) << "sweeps/ci.yaml's causal-2k-d128";
+  EXPECT_TRUE(ws_short_row(true, 1024, 8192)) << "a short query block: unmeasured, so the short row";
+  EXPECT_TRUE(ws_short_row(true, 8192, 1024));
+  EXPECT_FALSE(ws_short_row(true, 8192, 8192)) << "the 8k causal rows won 2-3% with 176 keys";
+  EXPECT_FALSE(ws_short_row(true, kWsLongCausal, kWsLongCausal));
+  EXPECT_TRUE(ws_short_row(true, kWsLongCausal - 1, kWsLongCausal));
+  EXPECT_TRUE(ws_short_row(false, 512, 512)) << "issue 46's batch-32 row: 0.1514 -> 0.1315 ms with 128 keys";
+  EXPECT_TRUE(ws_short_row(false, 1024, 1024));
+  EXPECT_TRUE(ws_short_row(false, kWsLongDense - 1, kWsLongDense - 1));
+  EXPECT_FALSE(ws_short_row(false, kWsLongDense, kWsLongDense));
+  EXPECT_FALSE(ws_short_row(false, 512, 8192)) << "long items: unmeasured, so the 8k rows' 176 keys";
+  EXPECT_FALSE(ws_short_row(false, 8192, 8192)) << "non-causal 8k: 667 with 176 keys, 645 with 128";
+}
+
+// The lazy rescale (softmax_rows): a 16-bit row's kept max leaves P below 2^lazy_rescale_log2, which
+// fp16 holds up to 2^15; FP8 rows may only skip where no max moved (0) or run eager (-1), since P is
+// E4M3 there and a kept max leaves the largest P inexact (test_gpu_paths' FP8 rows failed the
+// validator's rule at 8).
+TEST(WsTileTraits, OnlySixteenBitRowsKeepAStaleMax) {
+  for (int D = 8; D <= 256; D += 8)
+    for (bool sr : {false, true}) {
+      const WsTileRow r16 = ws_tile_row(D, 2, sr), r8 = ws_tile_row(D, 1, sr);
+      if (r16.BM > 0)
+        EXPECT_TRUE(r16.lazy_rescale_log2 >= -1 && r16.lazy_rescale_log2 <= 15) << "D " << D << ": fp16 P";
+      if (r8.BM > 0) EXPECT_TRUE(r8.lazy_rescale_log2 >= -1 && r8.lazy_rescale_log2 <= 0) << "D " << D << ": E4M3 P";
+    }
+  EXPECT_LE(kWsFp8D256Row.lazy_rescale_log2, 0);
+  EXPECT_GE(kWsFp8D256Row.lazy_rescale_log2, -1);
 }
 
 // sweeps/edge.csv runs the class of a bug the shipped sweeps once missed (a kernel that freed Q
