@@ -14,11 +14,12 @@
 // rounding-down add is __fadd_rd, on the host floor() and an exact add: the same value for every x
 // the function takes (below 2^22).
 //
-// Domain: x < 128 (a softmax argument is at most kLazyRescaleLog2 = 8). x <= -127 and -inf give +0,
-// as ex2.approx.ftz does below -126; between -127 and -126 the result is below 2^-126, where
-// ex2.approx.ftz flushes to 0. NaN gives +0 too, where ex2.approx gives NaN: a NaN score (which the
-// row's fmaxf max passes over) drops its key from P instead of turning the row to NaN; the row is
-// then wrong but finite, and the validator's comparison, not a NaN check, is what fails it.
+// Domain: x < 128 (a softmax argument is at most the lazy rescale's threshold: 8 in the 16-bit
+// rows). x <= -127 and -inf give +0, as ex2.approx.ftz does below -126; between -127 and -126 the
+// result is below 2^-126, where ex2.approx.ftz flushes to 0. NaN gives +0 too, where ex2.approx
+// gives NaN: a NaN score (which the row's fmaxf max passes over) drops its key from P instead of
+// turning the row to NaN; the row is then wrong but finite, and the validator's comparison, not a
+// NaN check, is what fails it.
 #pragma once
 #include <cmath>
 #include <cstdint>

@@ -299,9 +299,10 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
       wg::wait<0>();  // O and P are free
       wg::pin(o);
       release(v_free(vs));
-      if (rescale)
+      if (rescale) {
 #pragma unroll
         for (int i = 0; i < K::D / 2; ++i) o[i] *= alpha[(i % 4) / 2];
+      }
       pack_p();
     }
     const int vs = ws::stage_of(tb + ntiles - 1, K::STAGES);

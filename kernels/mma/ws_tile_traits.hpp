@@ -1,5 +1,5 @@
 // The tile table of mma's sm_90 kernel (mma_ws_fwd, kernels/mma/fa_mma_ws_sm90.hpp): per head dim and element size,
-// and causal or not, the query rows a block (BM = 64 per consumer warpgroup), the keys a K/V tile (BN), the K/V ring's
+// and short or long (ws_short_row), the query rows a block (BM = 64 per consumer warpgroup), the keys a K/V tile (BN), the K/V ring's
 // stages and the consumer warpgroups. The table is the kernel's head-dim list: the dispatch
 // (kernels/mma/fa_mma_ws.hpp) and mma's use_ws (kernels/mma/fa_mma.hip) instantiate and pick exactly the rows below. Plain C++; checked on
 // the CPU by tests/kernels/test_ws_tile_traits.cpp (shared memory fits, wgmma shapes exist, the
@@ -22,8 +22,9 @@ struct WsTileRow {
   // on the FMA pipe instead of on MUFU (kernels/mma/exp2_poly.hpp; issue 46 found the FP8 instance's
   // exp2 queueing on MUFU). 0 in every row: measured and lost (H200, 2026-11-29, FP8 e4m3, ms, two
   // rounds alternated, shares 0 / 2 / 4 in the FP8 rows): (2,16,16,8192,8192,128) 1.543 / 1.535 /
-  // 1.602, (8,16,16,8192,8192,64) 4.764 / 4.916 / 5.200, (1,16,16,8192,8192,256) 1.328 / 1.362 / 1.405;
-  // with the lazy rescale and four-chain sums, share 2 lost 7% at D = 128. Under ncu (D = 128, share 0) MUFU issued 38% of
+  // 1.602, (8,16,16,8192,8192,64) 4.764 / 4.916 / 5.200, (1,16,16,8192,8192,256) 1.328 / 1.362 / 1.405:
+  // share 2 within 1% at D = 128, 3% slower at D = 64 and 256 (and 7% slower at D = 128 beside the
+  // lazy rescale with four-chain sums, a variant not shipped). Under ncu (D = 128, share 0) MUFU issued 38% of
   // its peak and the tensor pipe was 36% busy: the exponentials are not the limiter, and the
   // polynomial's 7 instructions in place of 1 cost issue slots. With 0 the kernel is the MUFU-only one.
   int exp2_poly_of_8 = 0;
@@ -50,16 +51,17 @@ struct WsTileRow {
 // measured.
 //
 // FA3's D = 256 FP8 tile, 128 x 128 (tile_size.h): P V is m64n256k32, V's rows span two 128-byte
-// column blocks for the transposer (ws_fp8.hpp's fp8_v_load_at), O's 128 registers a thread take the
-// consumers to 240 and leave the producer warpgroup, transposer included, 24 (ws_pipeline.hpp: FA3's
-// split); shared memory Q 32 KB, K, V and V^T 2 x 32 KB each. Built with the row on (nvcc 13.0,
-// sm_90a), ptxas spills 24 bytes (36 loaded) in the one-item instance and 120 in the wave instance
-// (the D = 64 and 128 FP8 ones: 0 and 44); with D <= 128's 40 / 232 instead, 48 and 92. On since its
-// first GPU run (H200, 2026-11-29): test_gpu_paths' ws head dims (e4m3 and e5m2, causal or not, G 0,
-// 2, 16, ragged and ring-wrapping key ranges) and fp8.yaml pass; memcheck, racecheck and synccheck
-// are clean on it; (1,16,16,8192,8192,256) e4m3 runs at 845-849 TFLOP/s, 1.06x the bf16 row's 796
-// (issue 46 asks 1.3x). kWsFp8D256On false takes it out of the table again: nothing of it is then
-// instantiated, and mma refuses such problems by name.
+// column blocks for the transposer (ws_fp8.hpp's fp8_v_load_at), O's 128 registers a thread take
+// the consumers to 240 and leave the producer warpgroup, transposer included, 24 (ws_pipeline.hpp:
+// FA3's split); shared memory Q 32 KB, K, V and V^T 2 x 32 KB each. Built with the row on (nvcc
+// 13.0, sm_90a), ptxas spills 24 bytes (36 loaded) in the one-item instance and 120 in the wave
+// instance (the D = 64 and 128 FP8 ones: 0 and 44); with D <= 128's 40 / 232 instead, 48 and 92. On
+// since its first GPU run (H200, 2026-11-29, a build before the short row's change):
+// test_gpu_paths' ws head dims (e4m3 and e5m2, causal or not, G 0, 2, 16, ragged and ring-wrapping
+// key ranges) and fp8.yaml pass; memcheck, racecheck and synccheck are clean on it;
+// (1,16,16,8192,8192,256) e4m3 runs at 845-849 TFLOP/s, 1.06x the bf16 row's 796 (issue 46 asks
+// 1.3x). kWsFp8D256On false takes it out of the table again: nothing of it is then instantiated,
+// and mma refuses such problems by name.
 constexpr WsTileRow kWsFp8D256Row = {256, 1, 128, 128, 2, 2, 0, 0};
 constexpr bool kWsFp8D256On = true;
 constexpr WsTileRow ws_fp8_row(int D) {
@@ -96,8 +98,9 @@ constexpr WsTileRow ws_tile_row(int D, int elem_bytes, bool short_row = false) {
     // 588 -> 600 (617), (2,16,16,4096,4096,128,1) 489 -> 493, GQA 4k 490 -> 495; 2k keeps 128.
     // Short non-causal problems lost with 176 keys too (issue 46's batch-32 rows, H200, 2026-11-29,
     // A/B twice each, ms, 176 -> 128 keys): (32,16,16,512,512) fp16 0.1514 -> 0.1315, (32,16,16,1024,1024)
-    // bf16 0.5005 -> 0.4339 (cuDNN 0.4877 interleaved beside the 176-key side); so non-causal problems
-    // under 2048 queries and keys take the 128-key row. Between 2048 and 8192 it is unmeasured.
+    // bf16 0.5005 -> 0.4339; interleaved with cuDNN, the 128-key build ran them at 1.205x and 1.076x
+    // (the 176-key one at 1.011x and 0.882x). So non-causal problems under 2048 queries and keys take
+    // the 128-key row. Between 2048 and 8192 it is unmeasured.
     case 128: return short_row ? WsTileRow{128, 2, 128, 128, 2, 2} : WsTileRow{128, 2, 128, 176, 2, 2};
     // FA3: 128 x 80 ("hits the limit of smem"): 64 KB of Q and 2 x 2 x 40 KB of K/V. Causal 555
     // (mma.sync 230; 269/549).
@@ -111,9 +114,10 @@ constexpr bool ws_has_row(int D, int elem_bytes) { return ws_tile_row(D, elem_by
 // tma_tile_padded), and only D columns of O are stored. FA3 rounds every head dim up to its next
 // instance (hopper/flash_api.cpp's round_up_headdim: 80 runs as 96). Here D = 80 (16-bit) on D = 96's
 // row, where mma.sync ran 0.76-0.81x cuDNN (issue 46). Measured (H200, 2026-11-29, ms, mma.sync ->
-// padded; cuDNN interleaved with the padded side): (1,32,32,4096,4096,80) fp16 0.538 -> 0.392 (1.13x
-// cuDNN), (4,32,32,2048,2048,80,1) fp16 0.343 -> 0.258 (1.09x), (2,16,16,8192,8192,80) bf16 2.083 ->
-// 1.479 (1.06x); test_gpu_paths, the sanitizers and the shipped sweeps pass on it. With kWsPadOn
+// padded; cuDNN interleaved with the padded side): (1,32,32,4096,4096,80) fp16 0.538 -> 0.392 (1.07x
+// cuDNN; 1.13x in the README table's call), (4,32,32,2048,2048,80,1) fp16 0.343 -> 0.258 (1.09x),
+// (2,16,16,8192,8192,80) bf16 2.083 -> 1.479 (1.06x); test_gpu_paths, the sanitizers and the shipped
+// sweeps passed on it (a build before the short row's change). With kWsPadOn
 // false every D runs on its own row or not at all.
 constexpr bool kWsPadOn = true;
 struct WsPad {

@@ -6,7 +6,6 @@
 
 #include <iostream>
 #include <map>
-#include <set>
 
 #include "harness/check/row_sample.hpp"
 #include "harness/check/tolerance.hpp"
@@ -274,11 +273,12 @@ TEST(GpuPaths, MmaPassesEveryWsHeadDimOnLongAndRaggedKeyRanges) {
 // mma's sm_90 kernel keeps a row's running max while no score passes it by more than 2^8 in the
 // exp2 domain (the 16-bit rows' lazy_rescale_log2: softmax_rows). Keys scaled by 1, 4, 16 and 64 in
 // turn, 97 keys a step, make every warp meet scores far above its kept max (the rescale must run
-// mid-stream, or P overflows) and far below it (the kept max), over 3001 keys (18-24 tiles), at each
-// 16-bit head dim of the ws kernel, causal and not, G 0 and 2; at D = 128 also with 2100 queries,
-// where the non-causal problem takes the 176-key row (the 300-query one the 128-key short row).
-// The reference checks a sample of rows (tile boundaries included). Powers of two keep the scaled
-// keys exact.
+// mid-stream, or P overflows) and far below it (the kept max), at each 16-bit head dim of the ws
+// kernel, causal and not, G 0 and 2, over 3001 keys (18-38 key tiles, non-causal, unsplit); at D =
+// 128 on each of its rows and launches too: a short non-causal problem run as a wave (the 128-key
+// short row, 16 tiles an item, items past the SMs) and a long causal one (the 176-key row). The
+// reference checks a sample of rows (tile boundaries included). Powers of two keep the scaled keys
+// exact.
 TEST(GpuPaths, MmaWsRescalesWhenAScorePassesTheKeptMax) {
   REQUIRE_GPU();
   if (!gpus().ctx.device.has_wgmma_sm90a)
@@ -291,31 +291,39 @@ TEST(GpuPaths, MmaWsRescalesWhenAScorePassesTheKeptMax) {
       p.B = 1, p.H = 4, p.Hk = 2, p.S = 300, p.Sk = 3001, p.D = D, p.causal = causal;
       p.dtype = ps.size() % 4 < 2 ? DType::fp16 : DType::bf16;
       ps.push_back(p);
-      if (D == 128) p.S = 2100, ps.push_back(p);
     }
   }
-  std::set<int64_t> ran;
+  Problem wave;  // 2 x 32 heads x 4 q tiles = 256 items of 16 key tiles
+  wave.B = 2, wave.H = 32, wave.Hk = 8, wave.S = 512, wave.Sk = 1999, wave.D = 128, wave.dtype = DType::bf16;
+  Problem long_causal;
+  long_causal.B = 1, long_causal.H = 2, long_causal.Hk = 1, long_causal.S = 4096, long_causal.Sk = 4096;
+  long_causal.D = 128, long_causal.causal = true, long_causal.dtype = DType::fp16;
+  ASSERT_TRUE(fa::ws::ws_short_row(false, wave.S, wave.Sk) && !fa::ws::ws_short_row(true, 4096, 4096));
+  ps.push_back(wave);
+  ps.push_back(long_causal);
   for (const Problem& p : ps) {
     HostInputs in = make_inputs(p);
     const Strides ks = kv_strides(p);
-    for (int64_t j = 0; j < p.Sk; ++j)
-      for (int64_t h = 0; h < p.Hk; ++h)
-        for (int64_t d = 0; d < p.D; ++d) in.k[size_t(ks.at(0, j, h) + d)] *= float(1 << 2 * ((j / 97) % 4));
+    for (int64_t b = 0; b < p.B; ++b)
+      for (int64_t j = 0; j < p.Sk; ++j)
+        for (int64_t h = 0; h < p.Hk; ++h)
+          for (int64_t d = 0; d < p.D; ++d) in.k[size_t(ks.at(b, j, h) + d)] *= float(1 << 2 * ((j / 97) % 4));
     in.seeded = false;  // no longer the seed's draw: the execution uploads these rather than drawing its own
     const Reference ref = compute_reference(p, in, sample_rows(p, 48, 7), true);
     for (int G : {0, 2}) {
-      if (auto no = gpus().reg.find("mma")->supports(p, G, gpus().ctx)) FAIL() << *no;
+      if (auto no = gpus().reg.find("mma")->supports(p, G, gpus().ctx)) {
+        ADD_FAILURE() << p.label() << " G=" << G << ": " << *no;
+        continue;
+      }
       auto exec = gpus().reg.find("mma")->prepare(p, in, G, gpus().ctx);
       exec->poison();
       exec->run();
       const RunOutputs out = exec->read_back();
       const Verdict v = judge(measure(p, in, ref, out), p.dtype, {});
-      EXPECT_TRUE(v.pass) << "D=" << p.D << " " << dtype_name(p.dtype) << (p.causal ? " causal" : "") << " S=" << p.S
-                          << " G=" << G << ": " << v.reason;
-      ran.insert(p.D);
+      EXPECT_TRUE(v.pass) << p.label() << " " << dtype_name(p.dtype) << (p.causal ? " causal" : "") << " G=" << G
+                          << ": " << v.reason;
     }
   }
-  EXPECT_TRUE(ran.count(64) && ran.count(128) && ran.count(256)) << "the table's 16-bit rows ran";
 }
 
 // mma's gate asked about a made-up H100 and A100: it reads DeviceFacts only, so this runs on any

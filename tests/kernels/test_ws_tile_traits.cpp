@@ -17,7 +17,7 @@
 
 using namespace fa::ws;
 
-TEST(WsTileTraits, TheTableCoversD64_96_128And256In16BitTypesAnd64_128InFp8) {
+TEST(WsTileTraits, TheTableCoversD64_96_128And256In16BitTypesAnd64_128_256InFp8) {
   std::vector<int> dims, fp8;
   for (int D = 8; D <= 512; D += 8) {
     if (ws_has_row(D, 2)) dims.push_back(D);
@@ -31,7 +31,7 @@ TEST(WsTileTraits, TheTableCoversD64_96_128And256In16BitTypesAnd64_128InFp8) {
   EXPECT_FALSE(ws_has_row(128, 4));
 }
 
-// The FP8 rows, and the D = 256 row while it is off (it is checked as the row it would be).
+// The FP8 rows; the D = 256 row as kWsFp8D256Row, on or off (it is checked as the row it would be).
 TEST(WsTileTraits, Fp8RowsAreShapesTheKernelCanRun) {
   for (int D : {64, 128, 256})
     for (bool causal : {false, true}) {
