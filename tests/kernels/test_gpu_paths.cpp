@@ -52,6 +52,25 @@ struct NullSink : RecordSink {
   void write(const Record&) override {}
 };
 
+// The kept-max tests' keys: scaled by 1, 4, 16 and 64 in turn, 97 keys a step (powers of two keep
+// them exact), so that a stream meets scores far above and far below its running max.
+void scale_keys_in_steps(const Problem& p, HostInputs& in) {
+  const Strides ks = kv_strides(p);
+  for (int64_t b = 0; b < p.B; ++b)
+    for (int64_t j = 0; j < p.Sk; ++j)
+      for (int64_t h = 0; h < p.Hk; ++h)
+        for (int64_t d = 0; d < p.D; ++d) in.k[size_t(ks.at(b, j, h) + d)] *= float(1 << 2 * ((j / 97) % 4));
+  in.seeded = false;  // no longer the seed's draw: the execution uploads these rather than drawing its own
+}
+
+// One launch of `path` at split count G on poisoned outputs, read back.
+RunOutputs run_once(const char* path, const Problem& p, const HostInputs& in, int G) {
+  auto exec = gpus().reg.find(path)->prepare(p, in, G, gpus().ctx);
+  exec->poison();
+  exec->run();
+  return exec->read_back();
+}
+
 }  // namespace
 
 #define REQUIRE_GPU()                                                                          \
@@ -204,17 +223,9 @@ TEST(GpuPaths, MmaDecodeNarrowRescalesWhenAScorePassesTheKeptMax) {
         p.B = B, p.H = 16, p.Hk = 4, p.S = 1, p.Sk = 3001, p.D = D, p.dtype = t;  // group 4: narrow
         if (auto no = gpus().reg.find("mma-decode")->supports(p, 0, gpus().ctx)) GTEST_SKIP() << *no;
         HostInputs in = make_inputs(p);
-        const Strides ks = kv_strides(p);
-        for (int64_t b = 0; b < p.B; ++b)
-          for (int64_t j = 0; j < p.Sk; ++j)
-            for (int64_t h = 0; h < p.Hk; ++h)
-              for (int64_t d = 0; d < p.D; ++d) in.k[size_t(ks.at(b, j, h) + d)] *= float(1 << 2 * ((j / 97) % 4));
-        in.seeded = false;  // no longer the seed's draw: the execution uploads these rather than drawing its own
+        scale_keys_in_steps(p, in);
         const Reference ref = compute_reference(p, in, sample_rows(p, 0, 0), true);
-        auto exec = gpus().reg.find("mma-decode")->prepare(p, in, 0, gpus().ctx);
-        exec->poison();
-        exec->run();
-        const RunOutputs out = exec->read_back();
+        const RunOutputs out = run_once("mma-decode", p, in, 0);
         const Verdict v = judge(measure(p, in, ref, out), p.dtype, {});
         EXPECT_TRUE(v.pass) << "D=" << D << " " << dtype_name(t) << " B=" << B << " G_used=" << out.g_used << ": "
                             << v.reason;
@@ -303,22 +314,14 @@ TEST(GpuPaths, MmaWsRescalesWhenAScorePassesTheKeptMax) {
   ps.push_back(long_causal);
   for (const Problem& p : ps) {
     HostInputs in = make_inputs(p);
-    const Strides ks = kv_strides(p);
-    for (int64_t b = 0; b < p.B; ++b)
-      for (int64_t j = 0; j < p.Sk; ++j)
-        for (int64_t h = 0; h < p.Hk; ++h)
-          for (int64_t d = 0; d < p.D; ++d) in.k[size_t(ks.at(b, j, h) + d)] *= float(1 << 2 * ((j / 97) % 4));
-    in.seeded = false;  // no longer the seed's draw: the execution uploads these rather than drawing its own
+    scale_keys_in_steps(p, in);
     const Reference ref = compute_reference(p, in, sample_rows(p, 48, 7), true);
     for (int G : {0, 2}) {
       if (auto no = gpus().reg.find("mma")->supports(p, G, gpus().ctx)) {
         ADD_FAILURE() << p.label() << " G=" << G << ": " << *no;
         continue;
       }
-      auto exec = gpus().reg.find("mma")->prepare(p, in, G, gpus().ctx);
-      exec->poison();
-      exec->run();
-      const RunOutputs out = exec->read_back();
+      const RunOutputs out = run_once("mma", p, in, G);
       const Verdict v = judge(measure(p, in, ref, out), p.dtype, {});
       EXPECT_TRUE(v.pass) << p.label() << " " << dtype_name(p.dtype) << (p.causal ? " causal" : "") << " G=" << G
                           << ": " << v.reason;
