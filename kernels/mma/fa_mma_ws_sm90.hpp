@@ -8,7 +8,7 @@
 //   completing on its stage's full mbarrier;
 // - FP8 inputs: warps 1-3 of warpgroup 0 transpose each V tile into V^T, wgmma's K-major 8-bit B
 //   operand (kernels/mma/ws_fp8.hpp), on a second pair of barriers a stage;
-// - warpgroups 1 .. WGS consume, 64 rows each, with setmaxnreg.inc (to 240, 160, or 232 with FP8):
+// - warpgroups 1 .. WGS consume, 64 rows each, with setmaxnreg.inc (to 240, 160, or 232 / 152 with FP8):
 //   S = Q K^T from shared memory (wgmma, both operands by descriptor), the online softmax in the
 //   exp2 domain on S's registers, P packed in registers as the A operand of O += P V (wgmma with A
 //   from registers; E4M3 with FP8 inputs, O scaled by v's descale with 1/l);
@@ -70,7 +70,6 @@ struct WsTraits {
   static constexpr int SMEM = layout().total;
   static_assert(ROW.BM > 0, "no tile row for this head dim");
   static_assert(WGS >= 2 && WGS <= ws::kMaxConsumerWgs && BM == 64 * WGS, "one 64-row slice a consumer warpgroup");
-  static_assert(!FP8 || WGS == 2, "the FP8 register budgets are for two consumer warpgroups");
   static_assert(ws::budgets_fit(WGS, FP8, D), "setmaxnreg's budgets past the registers the block enters with");
   static_assert(SW > 0 && DE % BC == 0 && BN % (32 / EB) == 0 && STAGES >= 2, "tile shape");
   static_assert(!FP8 || (SWT > 0 && (D == 64 || D == 128 || D == 256) && BN % 32 == 0), "FP8 tile shape");

@@ -27,6 +27,8 @@ struct WsTileRow {
   // lazy rescale with four-chain sums, a variant not shipped). Under ncu (D = 128, share 0) MUFU issued 38% of
   // its peak and the tensor pipe was 36% busy: the exponentials are not the limiter, and the
   // polynomial's 7 instructions in place of 1 cost issue slots. With 0 the kernel is the MUFU-only one.
+  // FP8 at D = 64 on three consumer warpgroups is the exception (its row below): there MUFU issued 61%
+  // of its peak, and 1 of 8 won 1.8%.
   int exp2_poly_of_8 = 0;
   // The consumers' rescale made lazy (mma_sm80.hpp's softmax_rows, FlashAttention-4's conditional
   // rescaling): a warp keeps its rows' max while no score passes it by more than 2^lazy_rescale_log2,
@@ -50,6 +52,15 @@ struct WsTileRow {
 // 128 x 128) are the start; here 128 keys, one 128-byte swizzle span of the transposed V, until
 // measured.
 //
+// Measured on an H200 (2026-11-29, session 30, FP8 e4m3, ms, two rounds alternated, cold L2):
+// - FP8 D = 64 on three consumer warpgroups (192 x 128, as the 16-bit row; FA3: 192 x 160), 152
+//   registers a consumer beside a 40-register transposing producer: (8,16,16,8192,8192,64) 4.70 ->
+//   3.92 (2 warpgroups -> 3); then 1 of 8 exponentials as the polynomial 3.85 (2 of 8: 4.03), the lazy
+//   rescale at 0 3.87 (not taken with the polynomial: not measured together). The 16-bit D = 64 row
+//   lost with the polynomial (1 of 8: aiter-3 4.26 against 4.08-4.27, whisper-enc 0.0910 against 0.0874).
+// - FP8 D = 128 with three K/V stages (16 KB each): (2,16,16,8192,8192,128) 1.438-1.448 -> 1.424-1.434,
+//   the Llama-3 GQA causal row 0.798-0.803 -> 0.793, both rounds.
+//
 // FA3's D = 256 FP8 tile, 128 x 128 (tile_size.h): P V is m64n256k32, V's rows span two 128-byte
 // column blocks for the transposer (ws_fp8.hpp's fp8_v_load_at), O's 128 registers a thread take
 // the consumers to 240 and leave the producer warpgroup, transposer included, 24 (ws_pipeline.hpp:
@@ -66,8 +77,8 @@ constexpr WsTileRow kWsFp8D256Row = {256, 1, 128, 128, 2, 2, 0, 0};
 constexpr bool kWsFp8D256On = true;
 constexpr WsTileRow ws_fp8_row(int D) {
   switch (D) {
-    case 64: return {64, 1, 128, 128, 2, 2, 0, -1};
-    case 128: return {128, 1, 128, 128, 2, 2, 0, 0};
+    case 64: return {64, 1, 192, 128, 2, 3, 1, -1};
+    case 128: return {128, 1, 128, 128, 3, 2, 0, 0};
     case 256: return kWsFp8D256On ? kWsFp8D256Row : WsTileRow{};
     default: return {};
   }

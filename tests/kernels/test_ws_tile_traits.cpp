@@ -38,7 +38,7 @@ TEST(WsTileTraits, Fp8RowsAreShapesTheKernelCanRun) {
       const WsTileRow r = D == 256 ? kWsFp8D256Row : ws_tile_row(D, 1, causal);
       EXPECT_EQ(r.D, D);
       EXPECT_EQ(r.elem_bytes, 1);
-      EXPECT_EQ(r.consumer_wgs, 2) << "the FP8 register budgets are for two consumers";
+      EXPECT_TRUE(r.consumer_wgs == 2 || r.consumer_wgs == 3) << "D " << D;
       EXPECT_EQ(r.BM, 64 * r.consumer_wgs);
       EXPECT_EQ(r.BN % 32, 0) << "P V takes BN in k32 steps";
       EXPECT_EQ(r.BN, 128) << "V^T's rows are one 128-byte swizzle span";
