@@ -205,7 +205,8 @@ class MmaExecution : public GpuExecution {
         wg_(use_wgmma(p.D, ctx.device)),
         units_(ctx.device.units) {
     args_.G = G > 1 ? G : 0;
-    if (ws_ && !with_ws_cfg(p, [&](auto k) { maps_ = make_maps<decltype(k)>(args_, p.dtype); }))
+    if (ws_ && vt_prepass(p)) vt_ = DeviceBuffer(size_t(p.B) * size_t(p.Hk) * size_t(p.D) * size_t(ws::vt_keys(p.Sk)));
+    if (ws_ && !with_ws_cfg(p, [&](auto k) { maps_ = make_maps<decltype(k)>(args_, p.dtype, vt_.as<void>()); }))
       throw std::logic_error(fmt::format("mma has no ws kernel for D={} (use_ws should have said so)", p.D));
   }
 
@@ -214,7 +215,9 @@ class MmaExecution : public GpuExecution {
     append_kv();  // kv_cache: the new tokens into their slots (pages, per-sequence offsets) first
     if (ws_) {
       with_ws_kernel(p_, [&](auto tr, auto k) {
-        launch_ws_cfg<decltype(tr), decltype(k)>(maps_, args_, stream_, units_);
+        using K = decltype(k);
+        if constexpr (K::PREPASS) launch_vt_prepass<K::D>(args_, vt_.as<uint8_t>(), stream_);  // V^T first
+        launch_ws_cfg<decltype(tr), K>(maps_, args_, stream_, units_);
       });
     } else {
       launch_mma(args_, p_.dtype, wg_, stream_);
@@ -226,6 +229,7 @@ class MmaExecution : public GpuExecution {
   bool ws_, wg_;
   int units_;      // SMs: the ws kernel's persistent wave
   WsMaps maps_{};  // encoded once (ws_ only): the buffers they point into live as long as the execution
+  DeviceBuffer vt_;  // FP8 with the V^T pre-pass (vt_prepass): its scratch V^T, rewritten every launch
 };
 
 // Every serving field and kv_cache (the append, per sequence and page, runs first); FP8 on its
@@ -255,7 +259,7 @@ PathRow mma_row(const DeviceFacts&) {
   PathRow r{"mma", "gpu",
             fmt::format("tensor-core flash attention, split-K: on sm_90 a TMA producer warp + 2 or 3 round-robin "
                         "consumer warpgroups (FA3-class, wgmma, setmaxnreg) for D {} (FP8 inputs at D {}: wgmma's 8-bit "
-                        "path, V transposed in shared memory); the wgmma kernel for serving problems at D {}; decode "
+                        "path, V transposed by a pre-pass kernel on long problems, else in shared memory); the wgmma kernel for serving problems at D {}; decode "
                         "shapes (S*H/Hk <= 16) where B*Hk*G blocks fill half the SMs or H = Hk: "
                         "mma-decode's kernel, the GQA group packed in one tile, G key chunks; mma.sync m16n8k16 "
                         "with a cp.async K/V ring elsewhere; S/P in registers",

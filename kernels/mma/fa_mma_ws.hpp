@@ -13,11 +13,13 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "kernels/mma/fa_mma_ws_sm90.hpp"
 #include "kernels/runtime/gpu_execution.hpp"
 #include "kernels/runtime/launchers.hpp"
 #include "kernels/mma/tensor_map.hpp"
+#include "kernels/mma/ws_vt_prepass.hpp"
 
 namespace fa::gpu {
 namespace {
@@ -25,31 +27,47 @@ namespace {
 // The dispatch: calls f(WsTraits<R, ...>{}) for the table's row of (D, short_row: ws_short_row),
 // or returns false; R is D, or the wider row a padded D runs on (ws_run_d). It walks the multiples of
 // 8 up to 256 and instantiates kernels for the D the table has rows for (a second instance where the
-// short row differs, one more for each padded D), so the table is the one head-dim list (the gate
-// and the row's words ask this too).
+// short row differs, one more for each padded D, one more where an FP8 row has the V^T pre-pass and
+// `prepass` asks for it), so the table is the one head-dim list (the gate and the row's words ask this too).
 template <int EB, int DC = 8, typename F>
-bool with_ws_cfg(int64_t D, bool short_row, F&& f) {
+bool with_ws_cfg(int64_t D, bool short_row, bool prepass, F&& f) {
   constexpr int R = ws::ws_run_d(DC, EB);
   if constexpr (R > 0) {
     if (D == DC) {
+      auto run = [&](auto short_tag) {
+        constexpr bool SHORT = decltype(short_tag)::value;
+        if constexpr (ws::ws_tile_row(R, EB, SHORT).vt_prepass_rows > 0) {
+          if (prepass) {
+            f(WsTraits<R, SHORT, EB, (R != DC), true>{});
+            return;
+          }
+        }
+        f(WsTraits<R, SHORT, EB, (R != DC)>{});
+      };
       if constexpr (ws::ws_short_row_differs(R, EB)) {
         if (short_row) {
-          f(WsTraits<R, true, EB, (R != DC)>{});
+          run(std::true_type{});
           return true;
         }
       }
-      f(WsTraits<R, false, EB, (R != DC)>{});
+      run(std::false_type{});
       return true;
     }
   }
-  if constexpr (DC < 256) return with_ws_cfg<EB, DC + 8>(D, short_row, f);
+  if constexpr (DC < 256) return with_ws_cfg<EB, DC + 8>(D, short_row, prepass, f);
   else return false;
 }
-// The row of p (its D, causal and length, and element size: FP8 inputs take the 1-byte rows).
+// The row of p (its D, causal and length, and element size: FP8 inputs take the 1-byte rows), and
+// whether it takes the row's V^T pre-pass (ws_vt_prepass).
 bool short_row(const Problem& p) { return ws::ws_short_row(p.causal, p.S, p.Sk); }
+bool vt_prepass(const Problem& p) {
+  const int run = is_fp8(p.dtype) ? ws::ws_run_d(int(p.D), 1) : 0;
+  return run > 0 && ws::ws_vt_prepass(ws::ws_tile_row(run, 1, short_row(p)), p.S, p.H, p.Hk);
+}
 template <typename F>
 bool with_ws_cfg(const Problem& p, F&& f) {
-  return is_fp8(p.dtype) ? with_ws_cfg<1>(p.D, short_row(p), f) : with_ws_cfg<2>(p.D, short_row(p), f);
+  return is_fp8(p.dtype) ? with_ws_cfg<1>(p.D, short_row(p), vt_prepass(p), f)
+                         : with_ws_cfg<2>(p.D, short_row(p), false, f);
 }
 // Calls f(T{}, K{}) for p's dtype traits and tile row, or returns false: the pairs that exist only
 // (an FP8 dtype with the 1-byte rows, fp16/bf16 with the 2-byte ones).
@@ -59,13 +77,14 @@ bool with_ws_kernel(const Problem& p, F&& f) {
   with_ocp_dtype(p.dtype, [&](auto tr) {
     using T = decltype(tr);
     constexpr int eb = std::is_same_v<T, E4M3> || std::is_same_v<T, E5M2> ? 1 : 2;
-    found = with_ws_cfg<eb>(p.D, short_row(p), [&](auto k) { f(tr, k); });
+    found = with_ws_cfg<eb>(p.D, short_row(p), vt_prepass(p), [&](auto k) { f(tr, k); });
   });
   return found;
 }
 std::string ws_head_dims(int elem_bytes = 2) {
   return head_dims_where([&](int D) {
-           return elem_bytes == 1 ? with_ws_cfg<1>(D, false, [](auto) {}) : with_ws_cfg<2>(D, false, [](auto) {});
+           return elem_bytes == 1 ? with_ws_cfg<1>(D, false, false, [](auto) {})
+                                  : with_ws_cfg<2>(D, false, false, [](auto) {});
          }).str();
 }
 
@@ -98,10 +117,13 @@ ws::TmaTile o_tile(const AttnArgs& a) {
   return ws_view<K>(a.D, 64, a.S, a.H, a.B, a.q_ss, a.q_sh, a.q_sb);
 }
 
+// V's map: V itself, or (K::PREPASS) the pre-pass's V^T in `vt` (vt_keys(Sk) bytes a row).
 template <typename K>
-WsMaps make_maps(const AttnArgs& a, DType t) {
-  return WsMaps{encode_map(t, a.q, q_tile<K>(a), "Q"), encode_map(t, a.k, kv_tile<K>(a), "K"),
-                encode_map(t, a.v, kv_tile<K>(a), "V"),
+WsMaps make_maps(const AttnArgs& a, DType t, const void* vt = nullptr) {
+  const sm90::TensorMap v =
+      K::PREPASS ? encode_map(t, static_cast<const uint16_t*>(vt), ws::tma_tile_vt(K::BN, K::D, ws::vt_keys(a.Sk), a.Hk, a.B), "V^T")
+                 : encode_map(t, a.v, kv_tile<K>(a), "V");
+  return WsMaps{encode_map(t, a.q, q_tile<K>(a), "Q"), encode_map(t, a.k, kv_tile<K>(a), "K"), v,
                 K::tma_stores_o(a.G) ? encode_map(t, a.o, o_tile<K>(a), "O") : sm90::TensorMap{},
                 tile::item_divs(a, int((a.S + K::BM - 1) / K::BM))};
 }

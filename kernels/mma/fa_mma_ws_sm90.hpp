@@ -3,12 +3,14 @@
 // without their code. A block of 128 (1 + WGS) threads owns BM = 64 WGS query rows of one (batch,
 // head, split), WGS (2 or 3) being its tile-table row's consumer warpgroups:
 // - warpgroup 0 produces: setmaxnreg.dec (24 registers beside two consumers, 32 beside three, 40
-//   with FP8 inputs), then one thread issues TMA copies of Q (once) and of each K and V tile into a
-//   STAGES-deep ring (kernels/mma/ws_pipeline.hpp: order, stages, parities), each tile
+//   where it transposes FP8's V at D <= 128, 24 at D = 256), then one thread issues TMA copies of Q (once) and of each K and V
+//   tile into a STAGES-deep ring (kernels/mma/ws_pipeline.hpp: order, stages, parities), each tile
 //   completing on its stage's full mbarrier;
-// - FP8 inputs: warps 1-3 of warpgroup 0 transpose each V tile into V^T, wgmma's K-major 8-bit B
-//   operand (kernels/mma/ws_fp8.hpp), on a second pair of barriers a stage;
-// - warpgroups 1 .. WGS consume, 64 rows each, with setmaxnreg.inc (to 240, 160, or 232 / 152 with FP8):
+// - FP8 inputs: V^T, wgmma's K-major 8-bit B operand (kernels/mma/ws_fp8.hpp), either made by warps
+//   1-3 of warpgroup 0 from each V tile, on a second pair of barriers a stage, or (PREPASS, the row's
+//   vt_prepass_rows) made before the kernel by ws_vt_prepass.hpp and brought into the V ring by the TMA;
+// - warpgroups 1 .. WGS consume, 64 rows each, with setmaxnreg.inc (to 240, 160, or 232 / 152 beside
+//   FP8's transposer):
 //   S = Q K^T from shared memory (wgmma, both operands by descriptor), the online softmax in the
 //   exp2 domain on S's registers, P packed in registers as the A operand of O += P V (wgmma with A
 //   from registers; E4M3 with FP8 inputs, O scaled by v's descale with 1/l);
@@ -46,31 +48,36 @@ namespace {
 // row (EB = 1) goes through the layout arithmetic as 16-bit columns, DE = D / 2 of them a row
 // (kernels/mma/ws_fp8.hpp); its tensor maps are encoded the same way. PAD: the instance runs problems
 // of a smaller head dim (ws_tile_traits.hpp's ws_run_d): the host's maps describe their D, and the
-// epilogue's own stores leave O's columns past it alone.
-template <int D_, bool SHORT_ROW = false, int EB_ = 2, bool PAD_ = false>
+// epilogue's own stores leave O's columns past it alone. PREPASS (FP8, a row with vt_prepass_rows): V^T
+// comes from the pre-pass's scratch tensor (ws_vt_prepass.hpp) by the TMA, into the V ring, and no
+// warp of the producer transposes.
+template <int D_, bool SHORT_ROW = false, int EB_ = 2, bool PAD_ = false, bool PREPASS_ = false>
 struct WsTraits {
   static constexpr ws::WsTileRow ROW = ws::ws_tile_row(D_, EB_, SHORT_ROW);
   static constexpr int D = D_, BM = ROW.BM, BN = ROW.BN, STAGES = ROW.stages, WGS = ROW.consumer_wgs, EB = EB_;
   static constexpr int POLY = ROW.exp2_poly_of_8;        // exponentials of 8 on the FMA pipe (exp2_poly.hpp)
   static constexpr int LAZY = ROW.lazy_rescale_log2;     // the lazy rescale's threshold (softmax_rows)
-  static constexpr bool FP8 = EB == 1, PAD = PAD_;
+  static constexpr bool FP8 = EB == 1, PAD = PAD_, PREPASS = PREPASS_;
+  static constexpr bool TRANSPOSES = FP8 && !PREPASS;  // the producer's warps 1-3 transpose V in shared memory
   static constexpr int DE = D * EB / 2;                  // 16-bit columns a Q/K/V row
   static constexpr int THREADS = ws::block_threads(WGS);
   static constexpr int SW = ws::swizzle_bytes(DE), BC = ws::block_cols(SW);  // swizzle bytes, columns a block
   static constexpr int KD = DE / 16;                     // k steps (32 bytes each) of Q K^T
   static constexpr int KN = BN * EB / 32;                // k steps of P V: 16 keys (16-bit), 32 keys (FP8)
   static constexpr int SWT = FP8 ? ws::swizzle_bytes(BN / 2) : 0;  // FP8: V^T's rows are BN bytes
+  static constexpr int BCT = ws::block_cols(SWT > 0 ? SWT : 128);  // PREPASS: 16-bit columns a V^T box
   // O through shared memory and TMA stores (ws_layout.hpp's ws_stage_o; the epilogue below).
   static constexpr bool STAGE_O = ws::ws_stage_o(BM, BN, D, STAGES, EB);
-  static constexpr int QSTAGES = ws::ws_q_stages(BM, BN, D, STAGES, EB, STAGE_O);  // Q's ring (ws_layout.hpp)
+  static constexpr int QSTAGES = ws::ws_q_stages(BM, BN, D, STAGES, EB, STAGE_O, PREPASS);  // Q's ring (ws_layout.hpp)
   // Whether a launch with split count G stores O through the staging tile and the TMA (the kernel's
   // epilogue; the host encodes O's tensor map then): splits store fp32 partials thread by thread.
   static constexpr FA_HD bool tma_stores_o(int G) { return STAGE_O && G <= 1; }
-  static constexpr ws::WsSmem layout() { return ws::ws_smem(BM, BN, D, STAGES, EB, STAGE_O, QSTAGES); }
+  static constexpr ws::WsSmem layout() { return ws::ws_smem(BM, BN, D, STAGES, EB, STAGE_O, QSTAGES, PREPASS); }
   static constexpr int SMEM = layout().total;
   static_assert(ROW.BM > 0, "no tile row for this head dim");
   static_assert(WGS >= 2 && WGS <= ws::kMaxConsumerWgs && BM == 64 * WGS, "one 64-row slice a consumer warpgroup");
-  static_assert(ws::budgets_fit(WGS, FP8, D), "setmaxnreg's budgets past the registers the block enters with");
+  static_assert(ws::budgets_fit(WGS, TRANSPOSES, D), "setmaxnreg's budgets past the registers the block enters with");
+  static_assert(!PREPASS || (FP8 && ROW.vt_prepass_rows > 0 && (BN / 2) % BCT == 0), "the V^T pre-pass is an FP8 row's");
   static_assert(SW > 0 && DE % BC == 0 && BN % (32 / EB) == 0 && STAGES >= 2, "tile shape");
   static_assert(!FP8 || (SWT > 0 && (D == 64 || D == 128 || D == 256) && BN % 32 == 0), "FP8 tile shape");
   static_assert(SMEM <= ws::kMaxDynamicSmem, "shared memory");
@@ -116,6 +123,14 @@ __device__ inline void ws_produce(const sm90::TensorMap* mq, const sm90::TensorM
     const uint32_t empty = base + (ld.is_v ? L.v_empty(st) : L.k_empty(st));
     sm90::mbar_wait_or_trap(empty, ws::empty_parity(tb + ld.tile, K::STAGES));
     sm90::mbar_arrive_expect_tx(full, uint32_t(L.stage_bytes));
+    if constexpr (K::PREPASS) {
+      if (ld.is_v) {  // V^T's BN key bytes of all D rows (ws_layout.hpp's tma_tile_vt): box j is column block j
+#pragma unroll
+        for (int j = 0; j < K::BN / 2 / K::BCT; ++j)
+          sm90::tma_load_4d(dst + j * K::D * K::SWT, map, full, kv0 / 2 + j * K::BCT, 0, c.hk, c.b);
+        continue;
+      }
+    }
 #pragma unroll
     for (int j = 0; j < K::DE / K::BC; ++j) sm90::tma_load_4d(dst + j * K::BN * K::SW, map, full, j * K::BC, kv0, c.hk, c.b);
   }
@@ -192,8 +207,8 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
   constexpr ws::DescStrides kd = ws::kmajor_strides(K::SW), vd = ws::mnmajor_strides(K::BN, K::SW);
   constexpr ws::DescStrides td = ws::kmajor_strides(K::FP8 ? K::SWT : 128);  // FP8: V^T, K-major
   // The V stage the consumers read, its barriers: V itself, or with FP8 its transpose.
-  auto v_ready = [&](int st) { return base + (K::FP8 ? L.vt_full(st) : L.v_full(st)); };
-  auto v_free = [&](int st) { return K::FP8 ? L.vt_empty(st) : L.v_empty(st); };
+  auto v_ready = [&](int st) { return base + (K::TRANSPOSES ? L.vt_full(st) : L.v_full(st)); };
+  auto v_free = [&](int st) { return K::TRANSPOSES ? L.vt_empty(st) : L.v_empty(st); };
   const int lane = wt % 32;
   const int64_t no_mask_end = tile::unmasked_end(a, c, kr);
   float o[K::D / 2], s[K::BN / 2], alpha[2];
@@ -222,7 +237,8 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
   };
   auto issue_pv = [&](int t) {  // O += P V_t
     if constexpr (K::FP8) {  // B = V^T (D rows of BN key bytes), K-major; k step kn is its bytes [32 kn, 32 kn + 32)
-      const uint32_t vtt = base + L.vt(ws::stage_of(tb + t, K::STAGES));
+      const int vst = ws::stage_of(tb + t, K::STAGES);
+      const uint32_t vtt = base + (K::TRANSPOSES ? L.vt(vst) : L.v(vst));  // PREPASS: the V ring holds V^T
 #pragma unroll
       for (int kn = 0; kn < K::KN; ++kn)
         sm90::rs8<std::is_same_v<T, E4M3>, K::D>(
@@ -387,8 +403,8 @@ __global__ void __launch_bounds__(K::THREADS, 1) mma_ws_fwd(const FA_GRID_CONSTA
       sm90::mbar_init(base + L.k_full(st), 1);
       sm90::mbar_init(base + L.v_full(st), 1);
       sm90::mbar_init(base + L.k_empty(st), ws::empty_arrivals(K::WGS));
-      sm90::mbar_init(base + L.v_empty(st), ws::v_empty_arrivals(K::WGS, K::FP8));
-      if constexpr (K::FP8) {
+      sm90::mbar_init(base + L.v_empty(st), ws::v_empty_arrivals(K::WGS, K::TRANSPOSES));
+      if constexpr (K::TRANSPOSES) {
         sm90::mbar_init(base + L.vt_full(st), ws::kTransposeWarps);
         sm90::mbar_init(base + L.vt_empty(st), ws::empty_arrivals(K::WGS));
       }
@@ -419,23 +435,23 @@ __global__ void __launch_bounds__(K::THREADS, 1) mma_ws_fwd(const FA_GRID_CONSTA
       one(-1);
   };
   if (tid < 128) {
-    sm90::reg_dealloc<ws::producer_regs(K::WGS, K::FP8, K::D)>();
+    sm90::reg_dealloc<ws::producer_regs(K::WGS, K::TRANSPOSES, K::D)>();
     if (tid == 0) {
       sm90::prefetch_tensor_map(&maps.q);
       sm90::prefetch_tensor_map(&maps.k);
       sm90::prefetch_tensor_map(&maps.v);
     }
-    if (tid == 0 || (K::FP8 && tid >= 32)) {
+    if (tid == 0 || (K::TRANSPOSES && tid >= 32)) {
       for_items([&](const tile::BlockCoords& c, const KeyRange& kr, int ntiles) {
         if (ntiles == 0) return;
         if (tid == 0) ws_produce<K, WAVE>(&maps.q, &maps.k, &maps.v, c, kr, ntiles, base, tb, qk);
-        if constexpr (K::FP8)
+        if constexpr (K::TRANSPOSES)
           if (tid >= 32) ws_transpose_v<K>(ntiles, base, tid - 32, tb);
       });
       if (tid == 0) ws_drain<K>(base, tb, qk);
     }
   } else {
-    sm90::reg_alloc<ws::consumer_regs(K::WGS, K::FP8, K::D)>();
+    sm90::reg_alloc<ws::consumer_regs(K::WGS, K::TRANSPOSES, K::D)>();
     for_items([&](const tile::BlockCoords& c, const KeyRange& kr, int ntiles) {
       ws_consume<T, K, WAVE>(a, &maps.o, c, kr, ntiles, base, tid / 128 - 1, tid % 128, tb, qk);
     });

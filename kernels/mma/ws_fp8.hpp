@@ -1,10 +1,11 @@
 // The FP8 pieces of mma's sm_90 kernel (kernels/mma/fa_mma_ws_sm90.hpp), plain C++ (FA_HD) checked on the
 // CPU by tests/kernels/test_ws_fp8.cpp: how P's fp32 scores become the 8-bit A operand of O += P V
-// without leaving their registers, and where the producer warpgroup writes V's transpose.
+// without leaving their registers, where the producer warpgroup writes V's transpose, and the order
+// and loops of the V^T pre-pass (kernels/mma/ws_vt_prepass.hpp) that replaces it on long problems.
 //
 // wgmma's 8-bit forms (m64nNk32 .e4m3/.e5m2) take B K-major only, so V (keys x D, D contiguous, as
-// the TMA brings it) is transposed in shared memory into V^T (D rows x BN key bytes), as FA3 does
-// (hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp, Transpose_V). A thread's S accumulator holds, per
+// the TMA brings it) is transposed into V^T (D rows x BN key bytes): in shared memory, as FA3 does
+// (hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp, Transpose_V), or before the kernel by the pre-pass. A thread's S accumulator holds, per
 // 8-column block, the columns 2q, 2q + 1 of its rows (q = thread % 4), where the 8-bit A layout wants
 // 4q .. 4q + 3: so the k32 step's 32 keys are relabelled instead of moved. A slot c of the A operand
 // stands for key fp8_key_of_slot(c), and the transpose writes V^T's column c from that key's row:
@@ -26,6 +27,32 @@ FA_HD constexpr int fp8_key_of_slot(int c) {
   const int e = c % 4;
   return 16 * (c / 16) + 2 * ((c % 16) / 4) + (e & 1) + 8 * (e >> 1);
 }
+// The V^T pre-pass (ws_tile_traits.hpp's vt_prepass_rows; kernels/mma/ws_vt_prepass.hpp) writes V^T to
+// global memory in the order the consumers read it: column c of a (batch, kv head)'s D x keys matrix
+// holds key vt_source_key(c), so that a tile's column c (tiles start on multiples of 32 keys: BN is
+// one, and split ranges are whole tiles) is the key its A slot c stands for. Rows are Sk rounded up
+// to whole chunks of kVtChunkKeys (one pre-pass block, a whole number of 32-key groups), the keys past
+// Sk written as zeros: P is 0 there, and 0 times a stale E4M3 NaN would not be.
+constexpr int kVtChunkKeys = 128;
+FA_HD constexpr int64_t vt_keys(int64_t Sk) { return (Sk + kVtChunkKeys - 1) / kVtChunkKeys * kVtChunkKeys; }
+FA_HD constexpr int64_t vt_source_key(int64_t c) { return c / 32 * 32 + fp8_key_of_slot(int(c % 32)); }
+// The pre-pass's loops over one chunk (a block of ws_vt_prepass.hpp; the CPU tests run every item).
+// Its rows sit in shared memory vt_chunk_pitch(D) 4-byte words apart (one word of padding: the four
+// key rows an item reads, b, b + 1, b + 8, b + 9, fall in different banks where they can); item i of
+// the store phase is the output word column w (slots 4 w .. 4 w + 3) of head-dim rows 4 dg .. 4 dg +
+// 3: it reads word dg of the key rows its slots stand for (vt_prepass_word, j = 0..3), transposes the
+// 4 x 4 bytes (transpose_4x4_bytes: out[r] byte j = in[j] byte r) and writes out[r] to row 4 dg + r
+// at byte 4 w; w fastest, so a warp's 32 items write one 128-byte segment of each of 4 rows.
+FA_HD constexpr int vt_chunk_pitch(int D) { return D / 4 + 1; }
+struct VtItem {
+  int dg, w;
+};
+FA_HD constexpr int vt_items(int D) { return D / 4 * (kVtChunkKeys / 4); }
+FA_HD constexpr VtItem vt_item(int i) { return {i / (kVtChunkKeys / 4), i % (kVtChunkKeys / 4)}; }
+FA_HD constexpr int vt_prepass_word(const VtItem& it, int j, int D) {
+  return int(vt_source_key(4 * it.w + j)) * vt_chunk_pitch(D) + it.dg;
+}
+
 // P register r (0..3) of k32 step kn, byte j (0..3): the S accumulator slot it packs (the
 // frag::wgmma_m64nNk16_c numbering: slot 4 b + e is column block b's entry e).
 FA_HD constexpr int fp8_p_source(int kn, int r, int j) { return 16 * kn + 8 * (r / 2) + 2 * (r % 2) + (j & 1) + 4 * (j >> 1); }

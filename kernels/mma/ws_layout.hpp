@@ -88,6 +88,7 @@ struct TmaTile {
   int box_bytes;       // shared-memory bytes of one box = the distance between consecutive boxes
   uint32_t tile_bytes; // bytes one tile brings: the mbarrier's expect_tx
   int rank;            // 4, or 5 (tma_tile_one_copy)
+  bool walks_cols = false;  // the boxes cover a window of the columns that moves (tma_tile_vt), not all of them
 };
 FA_HD constexpr TmaTile tma_tile(int D, int tile_rows, int64_t rows, int64_t heads, int64_t batch, int64_t s_row,
                                  int64_t s_head, int64_t s_batch) {
@@ -132,11 +133,23 @@ FA_HD constexpr TmaTile tma_tile_one_copy(TmaTile t) {
   t.rank = 5;
   return t;
 }
+// V^T as the FP8 pre-pass writes it (kernels/mma/ws_vt_prepass.hpp): per (batch, kv head) D rows of
+// `keys` bytes (Sk rounded up to whole tiles), contiguous, as a tensor of keys / 2 16-bit columns.
+// A tile is BN key bytes of all D rows, K-major with the swizzle of BN / 2 columns: the layout of a K
+// tile with the roles of rows and columns swapped, which is the one the consumers' descriptors read
+// (ws_fp8.hpp's fp8_vt_offset). Its boxes cover BN / 2 columns from the tile's first key on.
+FA_HD constexpr TmaTile tma_tile_vt(int BN, int D, int64_t keys, int64_t heads, int64_t batch) {
+  TmaTile t = tma_tile(BN / 2, D, D, heads, batch, keys / 2, keys / 2 * D, keys / 2 * D * heads);
+  t.dim[0] = uint64_t(keys / 2);
+  t.walks_cols = true;
+  return t;
+}
 // Why cuTensorMapEncodeTiled would refuse the tile, or nullptr: its documented limits.
 inline const char* tma_tile_problem(const TmaTile& t) {
   if (t.swizzle != 64 && t.swizzle != 128) return "the head dimension is not a multiple of 32 (no 64- or 128-byte swizzle)";
-  if (t.rank == 5 ? t.dim[0] != t.box[0]
-                  : uint64_t(t.copies) * t.box[0] < t.dim[0] || uint64_t(t.copies - 1) * t.box[0] >= t.dim[0])
+  if (t.walks_cols ? uint64_t(t.copies) * t.box[0] > t.dim[0]
+      : t.rank == 5 ? t.dim[0] != t.box[0]
+                    : uint64_t(t.copies) * t.box[0] < t.dim[0] || uint64_t(t.copies - 1) * t.box[0] >= t.dim[0])
     return "the boxes do not cover the head dimension (a padded tile: the last box must hold columns of it)";
   for (int i = 0; i < t.rank; ++i)
     if (t.dim[i] < 1 || t.dim[i] > (uint64_t(1) << 32)) return "a tensor dimension is outside [1, 2^32]";
@@ -151,11 +164,12 @@ inline const char* tma_tile_problem(const TmaTile& t) {
 // ---- one block's shared memory --------------------------------------------------------------
 // From a base aligned to 1024 bytes (the kernel rounds the dynamic base up, hence `align` spare
 // bytes): Q (BM rows), then K stages 0..S-1, then V stages 0..S-1 (BN rows each), with 1-byte
-// elements (FP8) then V's transposes stages 0..S-1 (D rows of BN bytes: the K-major B operand of P V),
+// elements (FP8) transposed in the kernel then V's transposes stages 0..S-1 (D rows of BN bytes: the
+// K-major B operand of P V; with the V^T pre-pass the V stages hold those instead),
 // with `stage_o` then O's staging tile (BM rows in Q's layout: the consumers write their rows of O
 // there and the TMA stores it, ws_stage_o below), with q_stages 2 then Q's second stage
 // (ws_q_stages), then the mbarriers, 8 bytes each: q_full, k_full[S], k_empty[S], v_full[S],
-// v_empty[S], vt_full[S], vt_empty[S] (those two FP8 only), q_empty (a block that runs several
+// v_empty[S], vt_full[S], vt_empty[S] (those two with the transposes only), q_empty (a block that runs several
 // items: the consumers are done with its Q, the producer may load the next one), and for Q's second
 // stage its q_full and q_empty. Every tile starts on a
 // multiple of 1024 (tile sizes are multiples of 8 rows * SW bytes, SW = 128 or 64: 1024 or 512).
@@ -164,7 +178,7 @@ struct WsSmem {
   int o;      // O's staging tile (q_bytes of them), or -1 without one
   int q1;     // Q's second stage (q_stages 2), or -1
   int bar;    // q_full; then k_full, k_empty, v_full, v_empty, vt_full, vt_empty, `stages` each
-  int stages, ring_bars;  // ring_bars: the barrier arrays a stage has (4, or 6 with FP8)
+  int stages, ring_bars;  // ring_bars: the barrier arrays a stage has (4, or 6 with V's transposes)
   int used;   // bytes past the aligned base
   int total;  // bytes to ask for: used + the alignment slack
   FA_HD constexpr int k(int s) const { return k0 + s * stage_bytes; }
@@ -182,8 +196,11 @@ struct WsSmem {
 };
 constexpr int kSmemAlign = 1024;
 constexpr int kMaxDynamicSmem = 232448;  // sm_90's opt-in limit a block (227 KB, cudaFuncSetAttribute)
+// `prepass`: FP8 whose V^T comes in by the TMA (ws_tile_traits.hpp's vt_prepass_rows): the V ring holds
+// the transposed tiles, and there is no third ring nor its barriers.
 FA_HD constexpr WsSmem ws_smem(int BM, int BN, int D, int stages, int elem_bytes = 2, bool stage_o = false,
-                               int q_stages = 1) {
+                               int q_stages = 1, bool prepass = false) {
+  const bool vt_ring = elem_bytes == 1 && !prepass;
   WsSmem s{};
   s.q = 0;
   s.q_bytes = BM * D * elem_bytes;
@@ -192,12 +209,12 @@ FA_HD constexpr WsSmem ws_smem(int BM, int BN, int D, int stages, int elem_bytes
   s.k0 = s.q + s.q_bytes;
   s.v0 = s.k0 + stages * s.stage_bytes;
   s.vt0 = s.v0 + stages * s.stage_bytes;
-  const int o0 = s.vt0 + (elem_bytes == 1 ? stages * s.stage_bytes : 0);
+  const int o0 = s.vt0 + (vt_ring ? stages * s.stage_bytes : 0);
   s.o = stage_o ? o0 : -1;
   const int q1 = o0 + (stage_o ? s.q_bytes : 0);
   s.q1 = q_stages > 1 ? q1 : -1;
   s.bar = q1 + (q_stages > 1 ? s.q_bytes : 0);
-  s.ring_bars = elem_bytes == 1 ? 6 : 4;
+  s.ring_bars = vt_ring ? 6 : 4;
   s.used = s.bar + 8 * (2 + s.ring_bars * stages) + 16 * (q_stages - 1);
   s.total = s.used + kSmemAlign;
   return s;
@@ -212,8 +229,8 @@ FA_HD constexpr bool ws_stage_o(int BM, int BN, int D, int stages, int elem_byte
 // several items (a wave) loads the next item's Q while its consumers still read the current one; with
 // one, that load waited for their release after the item's last S, and the next item's first S waited
 // on it (3.4% of the consumer warps' samples on (16,16,16,512,512,64) under ncu).
-FA_HD constexpr int ws_q_stages(int BM, int BN, int D, int stages, int elem_bytes, bool stage_o) {
-  return ws_smem(BM, BN, D, stages, elem_bytes, stage_o, 2).total <= kMaxDynamicSmem ? 2 : 1;
+FA_HD constexpr int ws_q_stages(int BM, int BN, int D, int stages, int elem_bytes, bool stage_o, bool prepass = false) {
+  return ws_smem(BM, BN, D, stages, elem_bytes, stage_o, 2, prepass).total <= kMaxDynamicSmem ? 2 : 1;
 }
 
 }  // namespace fa::ws

@@ -13,7 +13,7 @@ namespace fa::ws {
 
 // ---- roles ------------------------------------------------------------------------------------
 // Warpgroup 0 produces (one elected thread issues every TMA load; its other warps exit at once, or
-// with FP8 inputs transpose V: kTransposeWarps below), warpgroups 1 .. wgs consume: each owns 64 query rows of the block. FA3 does the same
+// with FP8 inputs under the row's V^T pre-pass threshold transpose V: kTransposeWarps below), warpgroups 1 .. wgs consume: each owns 64 query rows of the block. FA3 does the same
 // (hopper/flash_fwd_kernel_sm90.h: NumLoadWarpGroups = 1, the producer's other warps return). The
 // consumer count `wgs` is a tile-table row's (ws_tile_traits.hpp): 2, or 3 where 64-wide GEMMs need
 // a third warpgroup to keep the tensor pipe fed (FA3's hdim-64 kBlockM = 192).
@@ -25,33 +25,35 @@ FA_HD constexpr int block_threads(int wgs) { return 128 * (1 + wgs); }
 // 64512), 3 consumers 32 / 160 (128 * 32 + 384 * 160 = 65536). The kernel enters with 65536 /
 // threads registers a thread (__launch_bounds__(threads, 1): 168 at 384 threads, 128 at 512), which
 // is what makes setmaxnreg take effect (HOPPER.md).
-// With FP8 inputs the producer warpgroup's other three warps transpose V (ws_fp8.hpp), so it keeps
-// 40 (FA3's producer budget where its warps do more than issue TMA): 128 * 40 + 256 * 232 = 64512.
+// Where the producer warpgroup's other three warps transpose FP8's V (ws_fp8.hpp), it keeps 40 (FA3's
+// producer budget where its warps do more than issue TMA): 128 * 40 + 256 * 232 = 64512.
 // FP8 at D = 256 holds O in 128 registers a consumer thread (208 with S and P), so the consumers
 // take 240 and the producer warpgroup, transposer included, 24: FA3's split for two consumers fed by
 // the TMA, FP8 and its V transpose included (hopper/flash_fwd_kernel_sm90.h). The pool is what the
 // block enters with, 384 x 168 = 64512 (__launch_bounds__(384, 1)), not the register file:
 // setmaxnreg.inc waits until the pool has the registers, so a split past it hangs the consumers.
-// Three consumer warpgroups beside the transposing producer (FP8 at D = 64) take 152:
-// 128 * 40 + 384 * 152 = 63488 of 65536.
-FA_HD constexpr int producer_regs(int wgs, bool fp8 = false, int D = 0) {
-  return fp8 ? (D > 128 ? 24 : 40) : wgs == 2 ? 24 : 32;
+// `transposes`: the producer's warps transpose V (FP8 without the V^T pre-pass, ws_tile_traits.hpp);
+// with the pre-pass an FP8 block splits its registers as a 16-bit one. Three consumer warpgroups
+// beside a transposing producer (FP8 at D = 64) take 152: 128 * 40 + 384 * 152 = 63488 of 65536.
+FA_HD constexpr int producer_regs(int wgs, bool transposes = false, int D = 0) {
+  return transposes ? (D > 128 ? 24 : 40) : wgs == 2 ? 24 : 32;
 }
-FA_HD constexpr int consumer_regs(int wgs, bool fp8 = false, int D = 0) {
-  return fp8 ? (D > 128 ? 240 : wgs == 3 ? 152 : 232) : wgs == 2 ? 240 : 160;
+FA_HD constexpr int consumer_regs(int wgs, bool transposes = false, int D = 0) {
+  return transposes ? (D > 128 ? 240 : wgs == 3 ? 152 : 232) : wgs == 2 ? 240 : 160;
 }
 // The registers a thread enters with under __launch_bounds__(threads, 1) (168 at 384 threads, 128
 // at 512), and the block's pool that setmaxnreg divides: what the budgets above must fit.
 constexpr int kRegisterFile = 65536;
 FA_HD constexpr int entry_regs(int wgs) { return kRegisterFile / block_threads(wgs) / 8 * 8; }
 FA_HD constexpr int register_pool(int wgs) { return block_threads(wgs) * entry_regs(wgs); }
-FA_HD constexpr bool budgets_fit(int wgs, bool fp8, int D) {
-  return 128 * producer_regs(wgs, fp8, D) + 128 * wgs * consumer_regs(wgs, fp8, D) <= register_pool(wgs);
+FA_HD constexpr bool budgets_fit(int wgs, bool transposes, int D) {
+  return 128 * producer_regs(wgs, transposes, D) + 128 * wgs * consumer_regs(wgs, transposes, D) <= register_pool(wgs);
 }
-// FP8: warps 1 .. 3 of the producer warpgroup transpose each V tile once it lands (v_full), into
-// the stage's V^T once the consumers released it (vt_empty); each warp then arrives on vt_full and
-// on v_empty (the raw V stage is free for the next copy). So with FP8 the raw V stage's empty
-// barrier counts the transposing warps, and vt_empty counts the consumer warps.
+// FP8 with the transposer: warps 1 .. 3 of the producer warpgroup transpose each V tile once it lands
+// (v_full), into the stage's V^T once the consumers released it (vt_empty); each warp then arrives
+// on vt_full and on v_empty (the raw V stage is free for the next copy). So there the raw V stage's
+// empty barrier counts the transposing warps, and vt_empty counts the consumer warps. With the V^T
+// pre-pass the V ring holds V^T and its barriers count as a 16-bit block's.
 constexpr int kTransposeWarps = 3;
 
 // ---- the K/V ring ---------------------------------------------------------------------------
@@ -65,7 +67,7 @@ constexpr int kTransposeWarps = 3;
 // current one has completed, so a fresh barrier (no phase completed) passes a wait on parity 1:
 // the producer's first pass through the ring waits for nothing (CUTLASS's producer start state).
 FA_HD constexpr int empty_arrivals(int wgs) { return 4 * wgs; }
-FA_HD constexpr int v_empty_arrivals(int wgs, bool fp8) { return fp8 ? kTransposeWarps : empty_arrivals(wgs); }
+FA_HD constexpr int v_empty_arrivals(int wgs, bool transposes) { return transposes ? kTransposeWarps : empty_arrivals(wgs); }
 FA_HD constexpr int stage_of(int t, int stages) { return t % stages; }
 FA_HD constexpr uint32_t full_parity(int t, int stages) { return uint32_t(t / stages) & 1u; }       // consumers wait
 FA_HD constexpr uint32_t empty_parity(int t, int stages) { return (uint32_t(t / stages) & 1u) ^ 1u; }  // the producer waits

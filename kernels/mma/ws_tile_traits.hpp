@@ -43,42 +43,70 @@ struct WsTileRow {
   // 1.451, GQA causal 0.850 -> 0.805, D = 256 1.333 -> 1.303, but D = 64 4.766 -> 4.928 (at 8 too:
   // 5.287), so D = 64 stays eager.
   int lazy_rescale_log2 = 8;
+  // FP8 rows: V^T (wgmma's K-major 8-bit B operand) made before the kernel by a pre-pass
+  // (kernels/mma/ws_vt_prepass.hpp: V read once, V^T written to a scratch tensor in the key order
+  // P's registers hold) and brought in by the TMA like K, instead of transposed in shared memory by
+  // the producer warpgroup's warps, for problems with at least this many query rows a kv head
+  // (S x H / Hk: each V byte is then read by that many rows, and the pre-pass's extra pass over V
+  // is a small share); 0: never. The producer then keeps 24 registers (no transposer) and the
+  // consumers 240 (as a 16-bit block), and the third ring (V^T) is gone from shared memory. Measured
+  // below per row; both instances exist, the transposing one for problems under the threshold.
+  int vt_prepass_rows = 0;
 };
 
 // fp16 and bf16 share rows (FA3 keys its table on the element size, not the type), and so do the
-// two FP8 formats (elem_bytes 1). FP8 rows: V is transposed in shared memory by the producer
-// warpgroup before the consumers read it (wgmma's fp8 B operand must be K-major), into a third
-// buffer a stage. FA3's fp8 shapes (tile_size.h's element_size == 1 branch: D128 128 x 224, D256
-// 128 x 128) are the start; here 128 keys, one 128-byte swizzle span of the transposed V, until
-// measured.
+// two FP8 formats (elem_bytes 1). FP8 rows: wgmma's fp8 B operand must be K-major, so V is
+// transposed: by the producer warpgroup in shared memory into a third buffer a stage, or, at or past
+// the row's vt_prepass_rows, by a pre-pass kernel into global memory. FA3's fp8 shapes (tile_size.h's
+// element_size == 1 branch: D64 192 x 160, D128 128 x 224, D256 128 x 128) are the start; here 128
+// keys, one 128-byte swizzle span of the transposed V, until measured.
 //
 // Measured on an H200 (2026-11-29, session 30, FP8 e4m3, ms, two rounds alternated, cold L2):
+// - The transposer bounds the FP8 kernel: with its loop taken out (a timing-only build, wrong
+//   results) (2,16,16,8192,8192,128) ran 1.311 against 1.436, (1,16,16,8192,8192,256) 0.873 against
+//   1.301, the Llama-3 GQA causal row 0.725 against 0.795, (8,16,16,8192,8192,64) 3.869 against 3.923.
+// - The pre-pass (ws_vt_prepass.hpp) in its first form (byte loads; 44 us on the D = 256 row's 32 MiB
+//   of V under ncu), against the transposer: D = 128 (B,16,16,S,S) S = 512 +30%, 1k +14%, 2k +3.4%,
+//   4k causal +0.6%, 8k -6.5%; (4,32,8,256,16384) (1024 rows a kv head) +12%; D = 256 S = 512 +8%,
+//   1k -8.6%, 2k causal -10%, 8k -27%; (4,32,8,S,16384) S = 32 (128 rows a kv head) +18%, S = 128
+//   (512 rows) +20%. With 4x4 byte transposes the pre-pass saved 21 us on the D = 256 row (0.945 ->
+//   0.924 ms), about half its cost there. The thresholds are that cost halved on every row, an
+//   estimate (the device time ran out before the mid-size rows were timed again): D = 128 from 2048
+//   rows a kv head (2k then about 2% faster, 1k about 5% slower), D = 256 from 256 (512-row rows then
+//   6-7% faster). The candidate in one call: D = 128 1.321 (832 TFLOP/s,
+//   1.19x the bf16 row's 1.573 in the same call), GQA causal 0.727 (1.19x bf16's 0.867), D = 256
+//   0.924 (1190 TFLOP/s, 1.48x bf16's 1.369). Issue 46 asks 1.3x at D = 128: not met.
 // - FP8 D = 64 on three consumer warpgroups (192 x 128, as the 16-bit row; FA3: 192 x 160), 152
-//   registers a consumer beside a 40-register transposing producer: (8,16,16,8192,8192,64) 4.70 ->
-//   3.92 (2 warpgroups -> 3); then 1 of 8 exponentials as the polynomial 3.85 (2 of 8: 4.03), the lazy
-//   rescale at 0 3.87 (not taken with the polynomial: not measured together). The 16-bit D = 64 row
-//   lost with the polynomial (1 of 8: aiter-3 4.26 against 4.08-4.27, whisper-enc 0.0910 against 0.0874).
-// - FP8 D = 128 with three K/V stages (16 KB each): (2,16,16,8192,8192,128) 1.438-1.448 -> 1.424-1.434,
-//   the Llama-3 GQA causal row 0.798-0.803 -> 0.793, both rounds.
+//   registers a consumer beside a 40-register transposing producer: 4.70 -> 3.92 (2 warpgroups ->
+//   3); then 1 of 8 exponentials as the polynomial 3.85 (2 of 8: 4.03), the lazy rescale at 0 3.87
+//   (not taken with the polynomial: not measured together). 571 TFLOP/s, 1.03x the bf16 row (issue
+//   46 asks 1.15x). The 16-bit D = 64 row lost with the polynomial (1 of 8: aiter-3 4.26 against
+//   4.08-4.27, whisper-enc 0.0910 against 0.0874).
+// - FP8 D = 128 with three K/V stages (16 KB each): 1.438-1.448 -> 1.424-1.434, GQA causal 0.798-0.803
+//   -> 0.793, both rounds (before the pre-pass; the pre-pass instance keeps them).
 //
 // FA3's D = 256 FP8 tile, 128 x 128 (tile_size.h): P V is m64n256k32, V's rows span two 128-byte
 // column blocks for the transposer (ws_fp8.hpp's fp8_v_load_at), O's 128 registers a thread take
 // the consumers to 240 and leave the producer warpgroup, transposer included, 24 (ws_pipeline.hpp:
-// FA3's split); shared memory Q 32 KB, K, V and V^T 2 x 32 KB each. Built with the row on (nvcc
-// 13.0, sm_90a), ptxas spills 24 bytes (36 loaded) in the one-item instance and 120 in the wave
-// instance (the D = 64 and 128 FP8 ones: 0 and 44); with D <= 128's 40 / 232 instead, 48 and 92. On
+// FA3's split); shared memory Q 32 KB, K, V and V^T 2 x 32 KB each (no V^T ring with the pre-pass).
+// Built with the row on (nvcc 13.0, sm_90a), ptxas spills 24 bytes (36 loaded) in the one-item
+// instance and 120 in the wave instance (the D = 64 and 128 FP8 ones then: 0 and 44); with D <= 128's
+// 40 / 232 instead, 48 and 92. With the pre-pass (session 30) its one-item instance spills nothing and
+// its wave instance 44; D = 64 on three warpgroups spills 40 in its wave instance, D = 128's wave
+// instances 44 with or without the pre-pass. On
 // since its first GPU run (H200, 2026-11-29, a build before the short row's change):
 // test_gpu_paths' ws head dims (e4m3 and e5m2, causal or not, G 0, 2, 16, ragged and ring-wrapping
 // key ranges) and fp8.yaml pass; memcheck, racecheck and synccheck are clean on it;
 // (1,16,16,8192,8192,256) e4m3 runs at 845-849 TFLOP/s, 1.06x the bf16 row's 796 (issue 46 asks
-// 1.3x). kWsFp8D256On false takes it out of the table again: nothing of it is then instantiated,
-// and mma refuses such problems by name.
-constexpr WsTileRow kWsFp8D256Row = {256, 1, 128, 128, 2, 2, 0, 0};
+// 1.3x); with the V^T pre-pass (session 30, above) 1.48x. kWsFp8D256On false takes it out of the
+// table again: nothing of it is then instantiated, and mma refuses such problems by name.
+constexpr int kVtPrepassRowsD128 = 2048, kVtPrepassRowsD256 = 256;
+constexpr WsTileRow kWsFp8D256Row = {256, 1, 128, 128, 2, 2, 0, 0, kVtPrepassRowsD256};
 constexpr bool kWsFp8D256On = true;
 constexpr WsTileRow ws_fp8_row(int D) {
   switch (D) {
     case 64: return {64, 1, 192, 128, 2, 3, 1, -1};
-    case 128: return {128, 1, 128, 128, 3, 2, 0, 0};
+    case 128: return {128, 1, 128, 128, 3, 2, 0, 0, kVtPrepassRowsD128};
     case 256: return kWsFp8D256On ? kWsFp8D256Row : WsTileRow{};
     default: return {};
   }
@@ -146,7 +174,7 @@ constexpr int ws_run_d(int D, int elem_bytes) {
 constexpr bool same_row(const WsTileRow& a, const WsTileRow& b) {
   return a.D == b.D && a.elem_bytes == b.elem_bytes && a.BM == b.BM && a.BN == b.BN && a.stages == b.stages &&
          a.consumer_wgs == b.consumer_wgs && a.exp2_poly_of_8 == b.exp2_poly_of_8 &&
-         a.lazy_rescale_log2 == b.lazy_rescale_log2;
+         a.lazy_rescale_log2 == b.lazy_rescale_log2 && a.vt_prepass_rows == b.vt_prepass_rows;
 }
 // Whether a problem takes its D's short row: causal and short enough that the diagonal tiles' masked
 // halves are a large share of the work, or not causal and short (the row comments above hold the
@@ -154,6 +182,11 @@ constexpr bool same_row(const WsTileRow& a, const WsTileRow& b) {
 constexpr int64_t kWsLongCausal = 4096, kWsLongDense = 2048;
 constexpr bool ws_short_row(bool causal, int64_t S, int64_t Sk) {
   return causal ? S < kWsLongCausal || Sk < kWsLongCausal : S < kWsLongDense && Sk < kWsLongDense;
+}
+// Whether an FP8 problem takes its row's V^T pre-pass (WsTileRow::vt_prepass_rows): query rows a kv
+// head at least the row's threshold.
+constexpr bool ws_vt_prepass(const WsTileRow& r, int64_t S, int64_t H, int64_t Hk) {
+  return r.elem_bytes == 1 && r.vt_prepass_rows > 0 && Hk > 0 && S * (H / Hk) >= r.vt_prepass_rows;
 }
 // Whether D has a short row of its own (the kernel is instantiated for both).
 constexpr bool ws_short_row_differs(int D, int elem_bytes) {

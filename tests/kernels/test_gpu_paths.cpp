@@ -236,8 +236,10 @@ TEST(GpuPaths, MmaDecodeNarrowRescalesWhenAScorePassesTheKeptMax) {
 // mma's sm_90 kernel (issue 18: TMA producer, mbarrier ring, ping-pong consumers) on every head dim
 // of its tile table, both dtypes, causal and not, BSHD and BHSD, GQA, at G = 0, 2 and 16, with S and
 // Sk off the tiles; and key ranges long enough (up to 19 tiles) that the K/V ring wraps its stages
-// several times, so a wrong mbarrier phase parity shows as a stale tile. Dense problems at these D
-// run the ws kernel on sm_90a; elsewhere the kernel is not there and the test skips.
+// several times, so a wrong mbarrier phase parity shows as a stale tile. FP8 takes a fourth shape,
+// 2400 query rows a kv head in BHSD, past every FP8 row's V^T pre-pass threshold (the other shapes
+// take the pre-pass at D = 256 and the producer's transposer at D = 64 and 128). Dense problems at
+// these D run the ws kernel on sm_90a; elsewhere the kernel is not there and the test skips.
 TEST(GpuPaths, MmaPassesEveryWsHeadDimOnLongAndRaggedKeyRanges) {
   REQUIRE_GPU();
   if (!gpus().ctx.device.has_wgmma_sm90a)
@@ -253,19 +255,22 @@ TEST(GpuPaths, MmaPassesEveryWsHeadDimOnLongAndRaggedKeyRanges) {
   for (int D = 8; D <= 256; D += 8)
     if (fa::ws::ws_run_d(D, 1) > 0)
       for (DType t : {DType::fp8_e4m3, DType::fp8_e5m2}) kinds.push_back({D, t});
+  int rows = 0;
   for (const auto& [D, t] : kinds)
     for (bool causal : {false, true})
-      for (int shape = 0; shape < 3; ++shape) {
+      for (int shape = 0; shape < (is_fp8(t) ? 4 : 3); ++shape) {
         SweepRow r;
         Problem& p = r.problem;
         p.D = D, p.dtype = t, p.causal = causal;
         if (shape == 0) p.B = 2, p.H = 4, p.Hk = 2, p.S = 200, p.Sk = 333;            // GQA, ragged
         else if (shape == 1) p.B = 1, p.H = 2, p.Hk = 2, p.S = 130, p.Sk = 2431;      // long: the ring wraps
-        else p.B = 1, p.H = 8, p.Hk = 1, p.S = 77, p.Sk = 61, p.layout = Layout::bhsd;  // MQA, S > Sk, BHSD
+        else if (shape == 2) p.B = 1, p.H = 8, p.Hk = 1, p.S = 77, p.Sk = 61, p.layout = Layout::bhsd;  // MQA, S > Sk, BHSD
+        else p.B = 1, p.H = 16, p.Hk = 2, p.S = 300, p.Sk = 700, p.layout = Layout::bhsd;  // FP8: 2400 rows a kv head, V^T by the pre-pass at D 128 too
         p.seed = uint64_t(1000 + line);
         r.where = SourceLoc{"ws-head-dims", ++line};
         r.splits = {SplitRequest{}, SplitRequest{false, 2}, SplitRequest{false, 16}};
         s.rows.push_back(r);
+        ++rows;
       }
   RunOptions o = validate_only();
   o.paths = {"mma"};
@@ -278,7 +283,7 @@ TEST(GpuPaths, MmaPassesEveryWsHeadDimOnLongAndRaggedKeyRanges) {
                                       << " G=" << r.g_req.str() << ": " << status_name(r.status) << ": " << r.reason;
     passes += r.path == "mma" && r.status == Status::pass;
   }
-  EXPECT_EQ(passes, int(kinds.size()) * 2 * 3 * 3);
+  EXPECT_EQ(passes, rows * 3);
 }
 
 // mma's sm_90 kernel keeps a row's running max while no score passes it by more than 2^8 in the

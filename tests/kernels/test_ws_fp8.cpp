@@ -205,3 +205,121 @@ TEST(WsFp8, TheTransposingWarpsCoverEachItemOnceAndLoadWithoutBankConflicts) {
     EXPECT_EQ(worst_plain, 8) << "D " << D << ": the model no longer sees the conflicts the kernel had";
   }
 }
+
+// The V^T pre-pass's loops (ws_vt_prepass.hpp's kernel, item by item on the CPU: the load phase's
+// rows into the padded chunk, then ws_fp8.hpp's vt_item / vt_prepass_word / transpose_4x4_bytes) over
+// V in BSHD or BHSD; `writes` counts each V^T byte's stores.
+namespace {
+std::vector<uint8_t> prepass_on_cpu(const std::vector<uint8_t>& v, int D, int64_t Sk, int64_t Hk, int64_t B, int64_t s_row,
+                                    int64_t s_head, int64_t s_batch, std::vector<int>& writes) {
+  const int64_t keys = vt_keys(Sk);
+  std::vector<uint8_t> vt(size_t(B * Hk * D * keys), 0xEE);
+  writes.assign(vt.size(), 0);
+  const int pitch = vt_chunk_pitch(D);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < Hk; ++h)
+      for (int64_t k0 = 0; k0 < keys; k0 += kVtChunkKeys) {
+        std::vector<uint32_t> chunk(size_t(kVtChunkKeys * pitch), 0xDEADBEEFu);
+        for (int i = 0; i < kVtChunkKeys * D / 16; ++i) {  // 16-byte pieces: row r, piece c
+          const int r = i / (D / 16), c = i % (D / 16);
+          for (int word = 0; word < 4; ++word) {
+            uint32_t x = 0;
+            if (k0 + r < Sk)
+              for (int e = 0; e < 4; ++e)
+                x |= uint32_t(v[size_t(b * s_batch + h * s_head + (k0 + r) * s_row + 16 * c + 4 * word + e)]) << (8 * e);
+            chunk[size_t(r * pitch + 4 * c + word)] = x;
+          }
+        }
+        for (int i = 0; i < vt_items(D); ++i) {
+          const VtItem it = vt_item(i);
+          uint32_t in[4], out[4];
+          for (int j = 0; j < 4; ++j) in[j] = chunk[size_t(vt_prepass_word(it, j, D))];
+          transpose_4x4_bytes(in, out);
+          for (int r = 0; r < 4; ++r)
+            for (int e = 0; e < 4; ++e) {
+              const size_t at = size_t(((b * Hk + h) * D + 4 * it.dg + r) * keys + k0 + 4 * it.w + e);
+              vt[at] = uint8_t(out[r] >> (8 * e)), ++writes[at];
+            }
+        }
+      }
+  return vt;
+}
+}  // namespace
+
+// The pre-pass writes every byte of V^T once: V^T[d][c] is key vt_source_key(c)'s byte d, zero past
+// Sk, in both layouts; the key rows an item reads sit in at most 4 banks' worth of conflict (each of
+// a warp's 32 items' 4-byte loads: 8 distinct banks at least).
+TEST(WsFp8, ThePrepassWritesEveryVtByteOnceWithTheKeyItsSlotStandsFor) {
+  std::mt19937 rng(5);
+  for (int D : {64, 128, 256})
+    for (const bool bshd : {true, false}) {
+      const int64_t Sk = 300, Hk = 2, B = 2, keys = vt_keys(Sk);
+      const int64_t s_row = bshd ? Hk * D : D, s_head = bshd ? D : Sk * D, s_batch = Sk * Hk * D;
+      std::vector<uint8_t> v(size_t(B * Sk * Hk * D));
+      for (auto& x : v) x = uint8_t(1 + rng() % 255);
+      std::vector<int> writes;
+      const std::vector<uint8_t> vt = prepass_on_cpu(v, D, Sk, Hk, B, s_row, s_head, s_batch, writes);
+      for (int w : writes) ASSERT_EQ(w, 1) << "D " << D;
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < Hk; ++h)
+          for (int d = 0; d < D; ++d)
+            for (int64_t c = 0; c < keys; ++c) {
+              const int64_t key = vt_source_key(c);
+              const uint8_t want = key < Sk ? v[size_t(b * s_batch + h * s_head + key * s_row + d)] : 0;
+              ASSERT_EQ(vt[size_t(((b * Hk + h) * D + d) * keys + c)], want)
+                  << "D " << D << (bshd ? " BSHD" : " BHSD") << " (" << b << ", " << h << ") V^T (" << d << ", " << c << ")";
+            }
+      for (int dg = 0; dg < D / 4; ++dg)
+        for (int j = 0; j < 4; ++j) {
+          std::vector<int> banks;
+          for (int w = 0; w < 32; ++w) banks.push_back(vt_prepass_word(VtItem{dg, w}, j, D) % 32);
+          std::sort(banks.begin(), banks.end());
+          EXPECT_GE(std::unique(banks.begin(), banks.end()) - banks.begin(), 8) << "D " << D << " dg " << dg << " j " << j;
+        }
+    }
+}
+
+// The pre-pass's V^T through its tensor map (ws_layout.hpp's tma_tile_vt) under the TMA's documented
+// rules (box j reads columns [j BC, (j + 1) BC) from the tile's first key, an element outside the
+// tensor reads as zero, it lands at j * box_bytes plus the swizzled box offset) puts in shared memory
+// what the producer's transposer writes there (TheTransposeWritesEveryVtByteOnceWithItsSlotsKeysValue):
+// at fp8_vt_offset(d, c), the byte of the key A slot c stands for, or zero past Sk; every tile of a
+// ragged Sk, V in BHSD.
+TEST(WsFp8, ThePrepassesVtTilesLandAsTheTransposerWritesThem) {
+  constexpr int BN = 128;
+  std::mt19937 rng(11);
+  for (int D : {64, 128, 256}) {
+    const int64_t Sk = 300, Hk = 2, B = 2, keys = vt_keys(Sk);
+    const int64_t s_row = D, s_head = Sk * D, s_batch = Sk * Hk * D;  // BHSD
+    std::vector<uint8_t> v(size_t(B * Sk * Hk * D));
+    for (auto& x : v) x = uint8_t(1 + rng() % 255);  // no zero: a zero in a tile is a key past Sk
+    std::vector<int> writes;
+    const std::vector<uint8_t> vt = prepass_on_cpu(v, D, Sk, Hk, B, s_row, s_head, s_batch, writes);
+    const TmaTile t = tma_tile_vt(BN, D, keys, Hk, B);
+    ASSERT_EQ(tma_tile_problem(t), nullptr) << tma_tile_problem(t);
+    EXPECT_EQ(t.tile_bytes, uint32_t(BN * D)) << "expect_tx: a V stage's bytes";
+    EXPECT_EQ(t.swizzle, swizzle_bytes(BN / 2)) << "the consumers' V^T descriptors' swizzle";
+    for (int64_t kv0 = 0; kv0 < Sk; kv0 += BN) {
+      const int64_t h = 1, b = 1;
+      std::vector<uint8_t> smem(t.tile_bytes, 0xCD);
+      for (int j = 0; j < t.copies; ++j)
+        for (uint32_t r = 0; r < t.box[1]; ++r)
+          for (uint32_t c = 0; c < t.box[0]; ++c) {  // 16-bit columns: two key bytes each
+            const uint64_t col = uint64_t(kv0 / 2) + uint64_t(j) * t.box[0] + c;
+            const uint32_t at = uint32_t(j * t.box_bytes) + swizzle_address(r * uint32_t(t.swizzle) + c * 2, t.swizzle);
+            for (int e = 0; e < 2; ++e)
+              smem[at + uint32_t(e)] = col < t.dim[0] && r < t.dim[1]
+                                           ? vt[size_t(b * int64_t(t.stride[2]) + h * int64_t(t.stride[1]) +
+                                                       int64_t(r) * int64_t(t.stride[0]) + int64_t(col) * 2 + e)]
+                                           : uint8_t(0);
+          }
+      for (int d = 0; d < D; ++d)
+        for (int c = 0; c < BN; ++c) {
+          const int64_t key = kv0 + 32 * (c / 32) + fp8_key_of_slot(c % 32);
+          const uint8_t want = key < Sk ? v[size_t(b * s_batch + h * s_head + key * s_row + d)] : 0;
+          ASSERT_EQ(smem[size_t(fp8_vt_offset(d, c, BN, D))], want)
+              << "D " << D << " tile at " << kv0 << " V^T (" << d << ", " << c << ")";
+        }
+    }
+  }
+}

@@ -354,7 +354,8 @@ bool breaks_a_rule(Sim& s, std::vector<Actor>& actors, uint32_t seed) {
 TEST(WsPipeline, RegisterBudgetsFitTheFileAndSetmaxnregsRules) {
   EXPECT_EQ(block_threads(2), 384);
   EXPECT_EQ(block_threads(3), 512);
-  const std::tuple<int, bool, int> cases[] = {{2, false, 128}, {3, false, 64}, {2, true, 128}, {2, true, 256}, {3, true, 64}};  // consumers, FP8, D
+  // consumers, the producer transposes FP8's V, D
+  const std::tuple<int, bool, int> cases[] = {{2, false, 128}, {3, false, 64}, {2, true, 128}, {2, true, 256}, {3, true, 64}};
   for (const auto& [wgs, fp8, D] : cases) {
     const int prod = producer_regs(wgs, fp8, D), cons = consumer_regs(wgs, fp8, D);
     for (int r : {prod, cons}) EXPECT_TRUE(r % 8 == 0 && r >= 24 && r <= 256) << r;
@@ -362,7 +363,7 @@ TEST(WsPipeline, RegisterBudgetsFitTheFileAndSetmaxnregsRules) {
     EXPECT_EQ(entry, wgs == 2 ? 168 : 128);
     // setmaxnreg moves registers inside the pool the block entered with: .inc waits for them, so a
     // split past the pool (not the file: 384 x 168 = 64512 of its 65536) hangs the consumers.
-    EXPECT_LE(128 * prod + 128 * wgs * cons, register_pool(wgs)) << wgs << " consumers, FP8 " << fp8 << ", D " << D;
+    EXPECT_LE(128 * prod + 128 * wgs * cons, register_pool(wgs)) << wgs << " consumers, transposing " << fp8 << ", D " << D;
     EXPECT_LE(prod, entry) << "setmaxnreg.dec lowers";
     EXPECT_GE(cons, entry) << "setmaxnreg.inc raises";
   }

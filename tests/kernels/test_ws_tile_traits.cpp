@@ -53,7 +53,23 @@ TEST(WsTileTraits, Fp8RowsAreShapesTheKernelCanRun) {
                 register_pool(r.consumer_wgs))
           << "D " << D << ": the registers the block enters with (setmaxnreg moves them, it adds none)";
       EXPECT_EQ(ws_fragment_registers(r), D / 2 + r.BN / 2 + r.BN / 8) << "P: four E4M3 values a register";
+      // With the V^T pre-pass the V ring holds V^T, no third ring, and the block splits its registers as
+      // a 16-bit one (no transposer).
+      EXPECT_GE(r.vt_prepass_rows, 0);
+      if (r.vt_prepass_rows > 0) {
+        const WsSmem P = ws_smem(r.BM, r.BN, D, r.stages, 1, false, 1, true);
+        EXPECT_EQ(P.ring_bars, 4);
+        EXPECT_EQ(P.total, L.total - r.stages * (L.stage_bytes + 16)) << "D " << D << ": the V^T ring and its barriers gone";
+        EXPECT_LE(ws_fragment_registers(r) + kRegisterHeadroom, consumer_regs(r.consumer_wgs, false, D)) << "D " << D;
+        EXPECT_TRUE(budgets_fit(r.consumer_wgs, false, D));
+        EXPECT_TRUE(ws_vt_prepass(r, r.vt_prepass_rows, 8, 8) && !ws_vt_prepass(r, r.vt_prepass_rows - 1, 8, 8));
+        EXPECT_TRUE(ws_vt_prepass(r, (r.vt_prepass_rows + 3) / 4, 32, 8)) << "query rows a kv head: S x H / Hk";
+      }
     }
+  WsTileRow r16 = ws_tile_row(128, 2);
+  r16.vt_prepass_rows = 1;
+  EXPECT_FALSE(ws_vt_prepass(r16, 1 << 20, 8, 8)) << "16-bit rows read V as it is (wgmma's 16-bit B takes MN-major)";
+  EXPECT_FALSE(ws_vt_prepass(ws_tile_row(128, 1), 1 << 20, 8, 0)) << "no kv heads: nothing to transpose";
 }
 
 TEST(WsTileTraits, EveryRowIsAShapeTheKernelCanRun) {
