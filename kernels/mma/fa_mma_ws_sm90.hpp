@@ -3,9 +3,9 @@
 // without their code. A block of 128 (1 + WGS) threads owns BM = 64 WGS query rows of one (batch,
 // head, split), WGS (2 or 3) being its tile-table row's consumer warpgroups:
 // - warpgroup 0 produces: setmaxnreg.dec (24 registers beside two consumers, 32 beside three, 40
-//   where it transposes FP8's V at D <= 128, 24 at D = 256), then one thread issues TMA copies of Q (once) and of each K and V
-//   tile into a STAGES-deep ring (kernels/mma/ws_pipeline.hpp: order, stages, parities), each tile
-//   completing on its stage's full mbarrier;
+//   where it transposes FP8's V at D <= 128, 24 at D = 256), then one thread issues TMA copies of Q
+//   (once) and of each K and V tile into a STAGES-deep ring (kernels/mma/ws_pipeline.hpp: order,
+//   stages, parities), each tile completing on its stage's full mbarrier;
 // - FP8 inputs: V^T, wgmma's K-major 8-bit B operand (kernels/mma/ws_fp8.hpp), either made by warps
 //   1-3 of warpgroup 0 from each V tile, on a second pair of barriers a stage, or (PREPASS, the row's
 //   vt_prepass_rows) made before the kernel by ws_vt_prepass.hpp and brought into the V ring by the TMA;

@@ -5,9 +5,10 @@
 //
 // wgmma's 8-bit forms (m64nNk32 .e4m3/.e5m2) take B K-major only, so V (keys x D, D contiguous, as
 // the TMA brings it) is transposed into V^T (D rows x BN key bytes): in shared memory, as FA3 does
-// (hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp, Transpose_V), or before the kernel by the pre-pass. A thread's S accumulator holds, per
-// 8-column block, the columns 2q, 2q + 1 of its rows (q = thread % 4), where the 8-bit A layout wants
-// 4q .. 4q + 3: so the k32 step's 32 keys are relabelled instead of moved. A slot c of the A operand
+// (hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp, Transpose_V), or before the kernel by the pre-pass. A
+// thread's S accumulator holds, per 8-column block, the columns 2q, 2q + 1 of its rows (q = thread %
+// 4), where the 8-bit A layout wants 4q .. 4q + 3: so the k32 step's 32 keys are relabelled instead of
+// moved. A slot c of the A operand
 // stands for key fp8_key_of_slot(c), and the transpose writes V^T's column c from that key's row:
 // P V sums the same products in another order. (FA3 permutes P's registers with permute_Cregs_fp8
 // to the same end.)

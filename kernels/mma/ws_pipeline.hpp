@@ -13,7 +13,8 @@ namespace fa::ws {
 
 // ---- roles ------------------------------------------------------------------------------------
 // Warpgroup 0 produces (one elected thread issues every TMA load; its other warps exit at once, or
-// with FP8 inputs under the row's V^T pre-pass threshold transpose V: kTransposeWarps below), warpgroups 1 .. wgs consume: each owns 64 query rows of the block. FA3 does the same
+// with FP8 inputs under the row's V^T pre-pass threshold transpose V: kTransposeWarps below),
+// warpgroups 1 .. wgs consume: each owns 64 query rows of the block. FA3 does the same
 // (hopper/flash_fwd_kernel_sm90.h: NumLoadWarpGroups = 1, the producer's other warps return). The
 // consumer count `wgs` is a tile-table row's (ws_tile_traits.hpp): 2, or 3 where 64-wide GEMMs need
 // a third warpgroup to keep the tensor pipe fed (FA3's hdim-64 kBlockM = 192).
