@@ -205,8 +205,11 @@ class MmaExecution : public GpuExecution {
         wg_(use_wgmma(p.D, ctx.device)),
         units_(ctx.device.units) {
     args_.G = G > 1 ? G : 0;
-    if (ws_ && vt_prepass(p)) vt_ = DeviceBuffer(size_t(p.B) * size_t(p.Hk) * size_t(p.D) * size_t(ws::vt_keys(p.Sk)));
-    if (ws_ && !with_ws_cfg(p, [&](auto k) { maps_ = make_maps<decltype(k)>(args_, p.dtype, vt_.as<void>()); }))
+    if (ws_ && !with_ws_cfg(p, [&](auto k) {
+          using K = decltype(k);
+          if constexpr (K::PREPASS) vt_ = DeviceBuffer(size_t(ws::vt_bytes(p.B, p.Hk, K::D, p.Sk)));  // the instance's scratch
+          maps_ = make_maps<K>(args_, p.dtype, vt_.as<void>());
+        }))
       throw std::logic_error(fmt::format("mma has no ws kernel for D={} (use_ws should have said so)", p.D));
   }
 

@@ -8,10 +8,9 @@
 // (hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp, Transpose_V), or before the kernel by the pre-pass. A
 // thread's S accumulator holds, per 8-column block, the columns 2q, 2q + 1 of its rows (q = thread %
 // 4), where the 8-bit A layout wants 4q .. 4q + 3: so the k32 step's 32 keys are relabelled instead of
-// moved. A slot c of the A operand
-// stands for key fp8_key_of_slot(c), and the transpose writes V^T's column c from that key's row:
-// P V sums the same products in another order. (FA3 permutes P's registers with permute_Cregs_fp8
-// to the same end.)
+// moved. A slot c of the A operand stands for key fp8_key_of_slot(c), and the transpose writes V^T's
+// column c from that key's row: P V sums the same products in another order. (FA3 permutes P's
+// registers with permute_Cregs_fp8 to the same end.)
 //
 // 1-byte tiles go through ws_layout.hpp's 16-bit arithmetic as tiles of half as many columns: a row
 // of D fp8 values is D / 2 16-bit columns (the same bytes, swizzle, TMA box bytes and descriptors;
@@ -36,6 +35,7 @@ FA_HD constexpr int fp8_key_of_slot(int c) {
 // Sk written as zeros: P is 0 there, and 0 times a stale E4M3 NaN would not be.
 constexpr int kVtChunkKeys = 128;
 FA_HD constexpr int64_t vt_keys(int64_t Sk) { return (Sk + kVtChunkKeys - 1) / kVtChunkKeys * kVtChunkKeys; }
+FA_HD constexpr int64_t vt_bytes(int64_t B, int64_t Hk, int64_t D, int64_t Sk) { return B * Hk * D * vt_keys(Sk); }
 FA_HD constexpr int64_t vt_source_key(int64_t c) { return c / 32 * 32 + fp8_key_of_slot(int(c % 32)); }
 // The pre-pass's loops over one chunk (a block of ws_vt_prepass.hpp; the CPU tests run every item).
 // Its rows sit in shared memory vt_chunk_pitch(D) 4-byte words apart (one word of padding: the four

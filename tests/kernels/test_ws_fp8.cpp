@@ -213,7 +213,7 @@ namespace {
 std::vector<uint8_t> prepass_on_cpu(const std::vector<uint8_t>& v, int D, int64_t Sk, int64_t Hk, int64_t B, int64_t s_row,
                                     int64_t s_head, int64_t s_batch, std::vector<int>& writes) {
   const int64_t keys = vt_keys(Sk);
-  std::vector<uint8_t> vt(size_t(B * Hk * D * keys), 0xEE);
+  std::vector<uint8_t> vt(size_t(vt_bytes(B, Hk, D, Sk)), 0xEE);  // the scratch MmaExecution allocates
   writes.assign(vt.size(), 0);
   const int pitch = vt_chunk_pitch(D);
   for (int64_t b = 0; b < B; ++b)
