@@ -159,6 +159,7 @@ __device__ inline void bar_arrive(int id, int threads) {
 #define FA_WS_REGS_48 FA_WS_REGS_40 ", " FA_WS_R8_5
 #define FA_WS_REGS_64 FA_WS_REGS_48 ", " FA_WS_R8_6 ", " FA_WS_R8_7
 #define FA_WS_REGS_88 FA_WS_REGS_64 ", " FA_WS_R8_8 ", " FA_WS_R8_9 ", " FA_WS_R8_10
+#define FA_WS_REGS_96 FA_WS_REGS_88 ", " FA_WS_R8_11
 #define FA_WS_REGS_128 FA_WS_REGS_88 ", " FA_WS_R8_11 ", " FA_WS_R8_12 ", " FA_WS_R8_13 ", " FA_WS_R8_14 ", " FA_WS_R8_15
 #define FA_WS_D8(i) \
   "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
@@ -167,6 +168,7 @@ __device__ inline void bar_arrive(int id, int threads) {
 #define FA_WS_ACC_48 FA_WS_ACC_40, FA_WS_D8(40)
 #define FA_WS_ACC_64 FA_WS_ACC_48, FA_WS_D8(48), FA_WS_D8(56)
 #define FA_WS_ACC_88 FA_WS_ACC_64, FA_WS_D8(64), FA_WS_D8(72), FA_WS_D8(80)
+#define FA_WS_ACC_96 FA_WS_ACC_88, FA_WS_D8(88)
 #define FA_WS_ACC_128 FA_WS_ACC_88, FA_WS_D8(88), FA_WS_D8(96), FA_WS_D8(104), FA_WS_D8(112), FA_WS_D8(120)
 
 // D (64 x N) (+)= A (64 x K, shared, K-major) B (K x N, shared, K-major); SCALE_D 0 ignores D. TAIL
@@ -234,11 +236,13 @@ __device__ inline void rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db
 // D (64 x N) (+)= A (64 x 32) B (32 x N), both E4M3 or both E5M2 (E4M3 true / false).
 template <bool E4M3, int N, int SCALE_D>
 __device__ inline void ss8(float (&d)[N / 2], uint64_t da, uint64_t db) {
-  static_assert(N == 64 || N == 128, "8-bit wgmma N without an operand list here");
+  static_assert(N == 64 || N == 128 || N == 192, "8-bit wgmma N without an operand list here");
   if constexpr (N == 64) {
     if constexpr (E4M3) FA_WS_SS8(64, 32, 32, 33, 34, "e4m3"); else FA_WS_SS8(64, 32, 32, 33, 34, "e5m2");
-  } else {
+  } else if constexpr (N == 128) {
     if constexpr (E4M3) FA_WS_SS8(128, 64, 64, 65, 66, "e4m3"); else FA_WS_SS8(128, 64, 64, 65, 66, "e5m2");
+  } else {
+    if constexpr (E4M3) FA_WS_SS8(192, 96, 96, 97, 98, "e4m3"); else FA_WS_SS8(192, 96, 96, 97, 98, "e5m2");
   }
 }
 // D (64 x N) += P (64 x 32, E4M3 in registers) B (32 x N, E4M3 or E5M2, shared, K-major).

@@ -50,10 +50,11 @@ namespace {
 // of a smaller head dim (ws_tile_traits.hpp's ws_run_d): the host's maps describe their D, and the
 // epilogue's own stores leave O's columns past it alone. PREPASS (FP8, a row with vt_prepass_rows): V^T
 // comes from the pre-pass's scratch tensor (ws_vt_prepass.hpp) by the TMA, into the V ring, and no
-// warp of the producer transposes.
+// warp of the producer transposes; the instance takes the pre-pass row (ws_fp8_row's `prepass`: 192
+// keys at D = 128).
 template <int D_, bool SHORT_ROW = false, int EB_ = 2, bool PAD_ = false, bool PREPASS_ = false>
 struct WsTraits {
-  static constexpr ws::WsTileRow ROW = ws::ws_tile_row(D_, EB_, SHORT_ROW);
+  static constexpr ws::WsTileRow ROW = ws::ws_tile_row(D_, EB_, SHORT_ROW, PREPASS_);
   static constexpr int D = D_, BM = ROW.BM, BN = ROW.BN, STAGES = ROW.stages, WGS = ROW.consumer_wgs, EB = EB_;
   static constexpr int POLY = ROW.exp2_poly_of_8;        // exponentials of 8 on the FMA pipe (exp2_poly.hpp)
   static constexpr int LAZY = ROW.lazy_rescale_log2;     // the lazy rescale's threshold (softmax_rows)
@@ -78,6 +79,7 @@ struct WsTraits {
   static_assert(WGS >= 2 && WGS <= ws::kMaxConsumerWgs && BM == 64 * WGS, "one 64-row slice a consumer warpgroup");
   static_assert(ws::budgets_fit(WGS, TRANSPOSES, D), "setmaxnreg's budgets past the registers the block enters with");
   static_assert(!PREPASS || (FP8 && ROW.vt_prepass_rows > 0 && (BN / 2) % BCT == 0), "the V^T pre-pass is an FP8 row's");
+  static_assert(!PREPASS || ws::kVtKeysRound % BN == 0, "the pre-pass's rows hold whole tiles (its tensor map's window)");
   static_assert(SW > 0 && DE % BC == 0 && BN % (32 / EB) == 0 && STAGES >= 2, "tile shape");
   static_assert(!FP8 || (SWT > 0 && (D == 64 || D == 128 || D == 256) && BN % 32 == 0), "FP8 tile shape");
   static_assert(SMEM <= ws::kMaxDynamicSmem, "shared memory");

@@ -59,7 +59,8 @@ struct WsTileRow {
 // transposed: by the producer warpgroup in shared memory into a third buffer a stage, or, at or past
 // the row's vt_prepass_rows, by a pre-pass kernel into global memory. FA3's fp8 shapes (tile_size.h's
 // element_size == 1 branch: D64 192 x 160, D128 128 x 224, D256 128 x 128) are the start; here 128
-// keys, one 128-byte swizzle span of the transposed V, until measured.
+// keys, one 128-byte swizzle span of the transposed V (the transposer's loops are written for it), and
+// 192 for D = 128's pre-pass instance (ws_fp8_row below).
 //
 // Measured on an H200 (2026-11-29, session 30, FP8 e4m3, ms, two rounds alternated, cold L2):
 // - The transposer bounds the FP8 kernel: with its loop taken out (a timing-only build, wrong
@@ -103,16 +104,33 @@ struct WsTileRow {
 constexpr int kVtPrepassRowsD128 = 2048, kVtPrepassRowsD256 = 256;
 constexpr WsTileRow kWsFp8D256Row = {256, 1, 128, 128, 2, 2, 0, 0, kVtPrepassRowsD256};
 constexpr bool kWsFp8D256On = true;
-constexpr WsTileRow ws_fp8_row(int D) {
+// `prepass`: the row of the instance that takes its V^T from the pre-pass (the threshold is the
+// transposing row's; both rows carry it). At D = 128 that instance has its own row, FA3's 128 x 224
+// direction: with no transposer (whose loops are written for 128 keys) the tile can be wider, and the
+// consumers' per-tile costs (their turn and wgmma issue, the S wait, the mbarrier waits, the row
+// max's shuffles) spread over more keys. 192 keys: V^T rows of 192 bytes are three 64-byte swizzle
+// blocks (224 would need the 32-byte swizzle, which the TMA tiles here do not describe). Measured
+// (H200, 2026-11-29, session 31, e4m3 unless named, ms, two rounds alternated, 128 -> 192 keys):
+// (2,16,16,8192,8192,128) 1.324-1.325 -> 1.259-1.263 (874 TFLOP/s, 1.26x the bf16 row's 1.583-1.584 in
+// the same call; issue 46 asks 1.3x), e5m2 1.311 -> 1.245-1.249, Llama-3 GQA causal 0.727-0.730 ->
+// 0.703-0.704 (1.23x bf16's 0.865); ncu: tensor pipe 45.3% -> 48.2%, MUFU (XU) 46.1% -> 48.9%. Two
+// stages instead of three: the same (1.258, 0.704); 1 of 8 exponentials as the polynomial: 4% slower
+// (1.313, 0.736). The threshold, with this row on every D = 128 problem against the transposer:
+// (32,16,16,512,512) +28%, (16,16,16,1024,1024) +11.5%, (4,32,8,64,16384) (256 rows a kv head)
+// +6.8%, (4,32,8,256,16384) (1024 rows) -2.2%, (8,16,16,2048,2048) -2.5%, (4,16,16,4096,4096,causal)
+// -0.2%: 2048 rows a kv head kept.
+constexpr WsTileRow ws_fp8_row(int D, bool prepass = false) {
   switch (D) {
     case 64: return {64, 1, 192, 128, 2, 3, 1, -1};
-    case 128: return {128, 1, 128, 128, 3, 2, 0, 0, kVtPrepassRowsD128};
+    case 128:
+      return prepass ? WsTileRow{128, 1, 128, 192, 3, 2, 0, 0, kVtPrepassRowsD128}
+                     : WsTileRow{128, 1, 128, 128, 3, 2, 0, 0, kVtPrepassRowsD128};
     case 256: return kWsFp8D256On ? kWsFp8D256Row : WsTileRow{};
     default: return {};
   }
 }
-constexpr WsTileRow ws_tile_row(int D, int elem_bytes, bool short_row = false) {
-  if (elem_bytes == 1) return ws_fp8_row(D);
+constexpr WsTileRow ws_tile_row(int D, int elem_bytes, bool short_row = false, bool prepass = false) {
+  if (elem_bytes == 1) return ws_fp8_row(D, prepass);
   if (elem_bytes != 2) return {};
   switch (D) {
     // FA3: 192 x 192 (128 keys for causal) with three consumer warpgroups. Here three, and its causal
@@ -195,7 +213,7 @@ constexpr bool ws_short_row_differs(int D, int elem_bytes) {
 
 // The wgmma N (m64nNk16) that kernels/mma/async_sm90.hpp has operand lists for: a row's BN (S = Q K^T)
 // and D (O += P V) must be among them.
-constexpr bool wgmma_has_n(int N) { return N == 64 || N == 80 || N == 96 || N == 128 || N == 176 || N == 256; }
+constexpr bool wgmma_has_n(int N) { return N == 64 || N == 80 || N == 96 || N == 128 || N == 176 || N == 192 || N == 256; }
 
 // Accumulator and fragment registers a consumer thread holds through the loop: O (D / 2 floats), S
 // (BN / 2 floats) and P (BN / 2 values packed, 2 a register in 16 bits, 4 in FP8). What is left of its setmaxnreg budget

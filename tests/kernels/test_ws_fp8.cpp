@@ -9,11 +9,13 @@
 #include <cstdint>
 #include <numeric>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "kernels/device/fragment_layout.hpp"
 #include "kernels/mma/ws_fp8.hpp"
 #include "kernels/mma/ws_pipeline.hpp"
+#include "kernels/mma/ws_tile_traits.hpp"
 
 using namespace fa::ws;
 namespace frag = fa::frag;
@@ -284,42 +286,44 @@ TEST(WsFp8, ThePrepassWritesEveryVtByteOnceWithTheKeyItsSlotStandsFor) {
 // tensor reads as zero, it lands at j * box_bytes plus the swizzled box offset) puts in shared memory
 // what the producer's transposer writes there (TheTransposeWritesEveryVtByteOnceWithItsSlotsKeysValue):
 // at fp8_vt_offset(d, c), the byte of the key A slot c stands for, or zero past Sk; every tile of a
-// ragged Sk, V in BHSD.
+// ragged Sk, V in BHSD. Also for the pre-pass instance's own row where its tile is wider (D = 128: 192
+// keys, three 64-byte swizzle blocks a V^T row), where fp8_vt_offset is where the consumers' V^T
+// descriptors read (kmajor_start with its swizzle).
 TEST(WsFp8, ThePrepassesVtTilesLandAsTheTransposerWritesThem) {
-  constexpr int BN = 128;
   std::mt19937 rng(11);
-  for (int D : {64, 128, 256}) {
-    const int64_t Sk = 300, Hk = 2, B = 2, keys = vt_keys(Sk);
-    const int64_t s_row = D, s_head = Sk * D, s_batch = Sk * Hk * D;  // BHSD
-    std::vector<uint8_t> v(size_t(B * Sk * Hk * D));
-    for (auto& x : v) x = uint8_t(1 + rng() % 255);  // no zero: a zero in a tile is a key past Sk
-    std::vector<int> writes;
-    const std::vector<uint8_t> vt = prepass_on_cpu(v, D, Sk, Hk, B, s_row, s_head, s_batch, writes);
-    const TmaTile t = tma_tile_vt(BN, D, keys, Hk, B);
-    ASSERT_EQ(tma_tile_problem(t), nullptr) << tma_tile_problem(t);
-    EXPECT_EQ(t.tile_bytes, uint32_t(BN * D)) << "expect_tx: a V stage's bytes";
-    EXPECT_EQ(t.swizzle, swizzle_bytes(BN / 2)) << "the consumers' V^T descriptors' swizzle";
-    for (int64_t kv0 = 0; kv0 < Sk; kv0 += BN) {
-      const int64_t h = 1, b = 1;
-      std::vector<uint8_t> smem(t.tile_bytes, 0xCD);
-      for (int j = 0; j < t.copies; ++j)
-        for (uint32_t r = 0; r < t.box[1]; ++r)
-          for (uint32_t c = 0; c < t.box[0]; ++c) {  // 16-bit columns: two key bytes each
-            const uint64_t col = uint64_t(kv0 / 2) + uint64_t(j) * t.box[0] + c;
-            const uint32_t at = uint32_t(j * t.box_bytes) + swizzle_address(r * uint32_t(t.swizzle) + c * 2, t.swizzle);
-            for (int e = 0; e < 2; ++e)
-              smem[at + uint32_t(e)] = col < t.dim[0] && r < t.dim[1]
-                                           ? vt[size_t(b * int64_t(t.stride[2]) + h * int64_t(t.stride[1]) +
-                                                       int64_t(r) * int64_t(t.stride[0]) + int64_t(col) * 2 + e)]
-                                           : uint8_t(0);
+  for (int D : {64, 128, 256})
+    for (const int BN : std::set<int>{128, ws_tile_row(D, 1, false, true).BN}) {
+      const int64_t Sk = 300, Hk = 2, B = 2, keys = vt_keys(Sk);
+      const int64_t s_row = D, s_head = Sk * D, s_batch = Sk * Hk * D;  // BHSD
+      std::vector<uint8_t> v(size_t(B * Sk * Hk * D));
+      for (auto& x : v) x = uint8_t(1 + rng() % 255);  // no zero: a zero in a tile is a key past Sk
+      std::vector<int> writes;
+      const std::vector<uint8_t> vt = prepass_on_cpu(v, D, Sk, Hk, B, s_row, s_head, s_batch, writes);
+      const TmaTile t = tma_tile_vt(BN, D, keys, Hk, B);
+      ASSERT_EQ(tma_tile_problem(t), nullptr) << tma_tile_problem(t);
+      EXPECT_EQ(t.tile_bytes, uint32_t(BN * D)) << "expect_tx: a V stage's bytes";
+      EXPECT_EQ(t.swizzle, swizzle_bytes(BN / 2)) << "the consumers' V^T descriptors' swizzle";
+      for (int64_t kv0 = 0; kv0 < Sk; kv0 += BN) {
+        const int64_t h = 1, b = 1;
+        std::vector<uint8_t> smem(t.tile_bytes, 0xCD);
+        for (int j = 0; j < t.copies; ++j)
+          for (uint32_t r = 0; r < t.box[1]; ++r)
+            for (uint32_t c = 0; c < t.box[0]; ++c) {  // 16-bit columns: two key bytes each
+              const uint64_t col = uint64_t(kv0 / 2) + uint64_t(j) * t.box[0] + c;
+              const uint32_t at = uint32_t(j * t.box_bytes) + swizzle_address(r * uint32_t(t.swizzle) + c * 2, t.swizzle);
+              for (int e = 0; e < 2; ++e)
+                smem[at + uint32_t(e)] = col < t.dim[0] && r < t.dim[1]
+                                             ? vt[size_t(b * int64_t(t.stride[2]) + h * int64_t(t.stride[1]) +
+                                                         int64_t(r) * int64_t(t.stride[0]) + int64_t(col) * 2 + e)]
+                                             : uint8_t(0);
+            }
+        for (int d = 0; d < D; ++d)
+          for (int c = 0; c < BN; ++c) {
+            const int64_t key = kv0 + 32 * (c / 32) + fp8_key_of_slot(c % 32);
+            const uint8_t want = key < Sk ? v[size_t(b * s_batch + h * s_head + key * s_row + d)] : 0;
+            ASSERT_EQ(smem[size_t(fp8_vt_offset(d, c, BN, D))], want)
+                << "D " << D << " BN " << BN << " tile at " << kv0 << " V^T (" << d << ", " << c << ")";
           }
-      for (int d = 0; d < D; ++d)
-        for (int c = 0; c < BN; ++c) {
-          const int64_t key = kv0 + 32 * (c / 32) + fp8_key_of_slot(c % 32);
-          const uint8_t want = key < Sk ? v[size_t(b * s_batch + h * s_head + key * s_row + d)] : 0;
-          ASSERT_EQ(smem[size_t(fp8_vt_offset(d, c, BN, D))], want)
-              << "D " << D << " tile at " << kv0 << " V^T (" << d << ", " << c << ")";
-        }
+      }
     }
-  }
 }

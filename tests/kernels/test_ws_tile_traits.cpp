@@ -11,6 +11,7 @@
 
 #include "harness/dtype.hpp"
 #include "harness/sweep/sweep.hpp"
+#include "kernels/mma/ws_fp8.hpp"
 #include "kernels/mma/ws_layout.hpp"
 #include "kernels/mma/ws_pipeline.hpp"
 #include "kernels/mma/ws_tile_traits.hpp"
@@ -66,6 +67,28 @@ TEST(WsTileTraits, Fp8RowsAreShapesTheKernelCanRun) {
         EXPECT_TRUE(ws_vt_prepass(r, (r.vt_prepass_rows + 3) / 4, 32, 8)) << "query rows a kv head: S x H / Hk";
       }
     }
+  // The pre-pass instance's own rows (ws_fp8_row's `prepass`): the transposing row's threshold and
+  // block, and a tile the pre-pass's V^T rows and the TMA can feed (no transposer, so not only 128 keys).
+  for (int D : {64, 128, 256}) {
+    const WsTileRow t = D == 256 ? kWsFp8D256Row : ws_tile_row(D, 1);
+    const WsTileRow r = D == 256 ? kWsFp8D256Row : ws_tile_row(D, 1, false, true);
+    if (t.vt_prepass_rows == 0) {
+      EXPECT_TRUE(same_row(r, t)) << "D " << D << ": no pre-pass, no row of its own";
+      continue;
+    }
+    EXPECT_EQ(r.vt_prepass_rows, t.vt_prepass_rows) << "D " << D << ": the host decides on the transposing row's threshold";
+    EXPECT_EQ(r.BM, t.BM);
+    EXPECT_EQ(r.consumer_wgs, t.consumer_wgs);
+    EXPECT_EQ(r.BN % 32, 0) << "P V takes BN in k32 steps; the pre-pass's key order repeats every 32";
+    EXPECT_TRUE(wgmma_has_n(r.BN) && wgmma_has_n(D));
+    const int sw = swizzle_bytes(r.BN / 2);
+    EXPECT_TRUE(sw == 64 || sw == 128) << "D " << D << ": V^T's rows of BN bytes in whole TMA boxes";
+    EXPECT_EQ((r.BN / 2) % block_cols(sw), 0);
+    EXPECT_EQ(kVtKeysRound % r.BN, 0) << "a tile's window lies inside the pre-pass's rows";
+    EXPECT_LE(ws_smem(r.BM, r.BN, D, r.stages, 1, false, 1, true).total, kMaxDynamicSmem) << "D " << D;
+    EXPECT_LE(ws_fragment_registers(r) + kRegisterHeadroom, consumer_regs(r.consumer_wgs, false, D)) << "D " << D;
+  }
+  EXPECT_EQ(ws_tile_row(128, 1, false, true).BN, 192) << "D = 128's pre-pass row (measured in its comment)";
   WsTileRow r16 = ws_tile_row(128, 2);
   r16.vt_prepass_rows = 1;
   EXPECT_FALSE(ws_vt_prepass(r16, 1 << 20, 8, 8)) << "16-bit rows read V as it is (wgmma's 16-bit B takes MN-major)";
