@@ -228,15 +228,15 @@ __device__ inline void rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db
 }
 // ---- wgmma.mma_async m64nNk32 with 8-bit inputs (.e4m3 / .e5m2): both operands K-major (the 8-bit
 // forms have no transpose), so V comes as its transpose (kernels/mma/ws_fp8.hpp). A from shared
-// memory (S = Q K^T) or from registers (O += P V; frag::wgmma_m64nNk32_a8). N = 64 or 128 (S's BN,
-// O's D), and 256 for O's D = 256.
+// memory (S = Q K^T) or from registers (O += P V; frag::wgmma_m64nNk32_a8). S's BN: 64, 128, or 192
+// (D = 128's pre-pass row); O's D: 64, 128 or 256 (ws_tile_traits.hpp's wgmma8_ss_has_n / _rs_has_n).
 #define FA_WS_SS8(N, R, I0, I1, I2, TY) FA_WS_SS_K(N, 32, R, I0, I1, I2, TY, "")
 #define FA_WS_RS8(N, R, I0, I1, I2, I3, I4, TB) FA_WS_RS_K(N, 32, R, I0, I1, I2, I3, I4, "e4m3", TB, "")
 
 // D (64 x N) (+)= A (64 x 32) B (32 x N), both E4M3 or both E5M2 (E4M3 true / false).
 template <bool E4M3, int N, int SCALE_D>
 __device__ inline void ss8(float (&d)[N / 2], uint64_t da, uint64_t db) {
-  static_assert(N == 64 || N == 128 || N == 192, "8-bit wgmma N without an operand list here");
+  static_assert(ws::wgmma8_ss_has_n(N), "8-bit wgmma N without an operand list here");
   if constexpr (N == 64) {
     if constexpr (E4M3) FA_WS_SS8(64, 32, 32, 33, 34, "e4m3"); else FA_WS_SS8(64, 32, 32, 33, 34, "e5m2");
   } else if constexpr (N == 128) {
@@ -248,7 +248,7 @@ __device__ inline void ss8(float (&d)[N / 2], uint64_t da, uint64_t db) {
 // D (64 x N) += P (64 x 32, E4M3 in registers) B (32 x N, E4M3 or E5M2, shared, K-major).
 template <bool E4M3_B, int N>
 __device__ inline void rs8(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db) {
-  static_assert(N == 64 || N == 128 || N == 256, "8-bit wgmma N without an operand list here");
+  static_assert(ws::wgmma8_rs_has_n(N), "8-bit wgmma N without an operand list here");
   if constexpr (N == 64) {
     if constexpr (E4M3_B) FA_WS_RS8(64, 32, 32, 33, 34, 35, 36, "e4m3"); else FA_WS_RS8(64, 32, 32, 33, 34, 35, 36, "e5m2");
   } else if constexpr (N == 128) {

@@ -1,5 +1,5 @@
 // The tile table of mma's sm_90 kernel (mma_ws_fwd, kernels/mma/fa_mma_ws_sm90.hpp): per head dim and element size,
-// and short or long (ws_short_row), the query rows a block (BM = 64 per consumer warpgroup), the keys a K/V tile (BN), the K/V ring's
+// short or long (ws_short_row), and for FP8 the V^T pre-pass's instance or not, the query rows a block (BM = 64 per consumer warpgroup), the keys a K/V tile (BN), the K/V ring's
 // stages and the consumer warpgroups. The table is the kernel's head-dim list: the dispatch
 // (kernels/mma/fa_mma_ws.hpp) and mma's use_ws (kernels/mma/fa_mma.hip) instantiate and pick exactly the rows below. Plain C++; checked on
 // the CPU by tests/kernels/test_ws_tile_traits.cpp (shared memory fits, wgmma shapes exist, the
@@ -84,7 +84,8 @@ struct WsTileRow {
 //   46 asks 1.15x). The 16-bit D = 64 row lost with the polynomial (1 of 8: aiter-3 4.26 against
 //   4.08-4.27, whisper-enc 0.0910 against 0.0874).
 // - FP8 D = 128 with three K/V stages (16 KB each): 1.438-1.448 -> 1.424-1.434, GQA causal 0.798-0.803
-//   -> 0.793, both rounds (before the pre-pass; the pre-pass instance keeps them).
+//   -> 0.793, both rounds (before the pre-pass; the pre-pass instance keeps three, of 24 KB since its
+//   192-key row).
 //
 // FA3's D = 256 FP8 tile, 128 x 128 (tile_size.h): P V is m64n256k32, V's rows span two 128-byte
 // column blocks for the transposer (ws_fp8.hpp's fp8_v_load_at), O's 128 registers a thread take
@@ -93,8 +94,9 @@ struct WsTileRow {
 // Built with the row on (nvcc 13.0, sm_90a), ptxas spills 24 bytes (36 loaded) in the one-item
 // instance and 120 in the wave instance (the D = 64 and 128 FP8 ones then: 0 and 44); with D <= 128's
 // 40 / 232 instead, 48 and 92. With the pre-pass (session 30) its one-item instance spills nothing and
-// its wave instance 44; D = 64 on three warpgroups spills 40 in its wave instance, D = 128's wave
-// instances 44 with or without the pre-pass. On
+// its wave instance 44; D = 64 on three warpgroups spills 40 in its wave instance, D = 128's
+// transposing wave instance 44, and its 192-key pre-pass instance (session 31) nothing in the
+// one-item instance and 44 (60 loaded) in the wave one. On
 // since its first GPU run (H200, 2026-11-29, a build before the short row's change):
 // test_gpu_paths' ws head dims (e4m3 and e5m2, causal or not, G 0, 2, 16, ragged and ring-wrapping
 // key ranges) and fp8.yaml pass; memcheck, racecheck and synccheck are clean on it;
@@ -111,13 +113,14 @@ constexpr bool kWsFp8D256On = true;
 // max's shuffles) spread over more keys. 192 keys: V^T rows of 192 bytes are three 64-byte swizzle
 // blocks (224 would need the 32-byte swizzle, which the TMA tiles here do not describe). Measured
 // (H200, 2026-11-29, session 31, e4m3 unless named, ms, two rounds alternated, 128 -> 192 keys):
-// (2,16,16,8192,8192,128) 1.324-1.325 -> 1.259-1.263 (874 TFLOP/s, 1.26x the bf16 row's 1.583-1.584 in
-// the same call; issue 46 asks 1.3x), e5m2 1.311 -> 1.245-1.249, Llama-3 GQA causal 0.727-0.730 ->
-// 0.703-0.704 (1.23x bf16's 0.865); ncu: tensor pipe 45.3% -> 48.2%, MUFU (XU) 46.1% -> 48.9%. Two
+// calls 3 and 4, four rounds: (2,16,16,8192,8192,128) 1.316-1.325 -> 1.247-1.263 (call 4: 1.258-1.261
+// in the sweep beside bf16, 873 TFLOP/s, 1.26x the bf16 row's 1.583-1.584; issue 46 asks 1.3x), e5m2
+// 1.311 -> 1.245-1.249, Llama-3 GQA causal 0.720-0.730 -> 0.696-0.705 (1.23x bf16's 0.865); ncu:
+// tensor pipe 45.3% -> 48.2%, MUFU (XU) 46.1% -> 48.9%. Two
 // stages instead of three: the same (1.258, 0.704); 1 of 8 exponentials as the polynomial: 4% slower
 // (1.313, 0.736). The threshold, with this row on every D = 128 problem against the transposer:
 // (32,16,16,512,512) +28%, (16,16,16,1024,1024) +11.5%, (4,32,8,64,16384) (256 rows a kv head)
-// +6.8%, (4,32,8,256,16384) (1024 rows) -2.2%, (8,16,16,2048,2048) -2.5%, (4,16,16,4096,4096,causal)
+// +6.8%, (4,32,8,256,16384) (1024 rows) -2.3%, (8,16,16,2048,2048) -2.4%, (4,16,16,4096,4096,causal)
 // -0.2%: 2048 rows a kv head kept.
 constexpr WsTileRow ws_fp8_row(int D, bool prepass = false) {
   switch (D) {
@@ -211,9 +214,12 @@ constexpr bool ws_short_row_differs(int D, int elem_bytes) {
   return !same_row(ws_tile_row(D, elem_bytes, true), ws_tile_row(D, elem_bytes, false));
 }
 
-// The wgmma N (m64nNk16) that kernels/mma/async_sm90.hpp has operand lists for: a row's BN (S = Q K^T)
-// and D (O += P V) must be among them.
-constexpr bool wgmma_has_n(int N) { return N == 64 || N == 80 || N == 96 || N == 128 || N == 176 || N == 192 || N == 256; }
+// The wgmma N that kernels/mma/async_sm90.hpp has operand lists for: a row's BN (S = Q K^T) and D
+// (O += P V) must be among them. 16-bit (m64nNk16, ss and rs) and 8-bit (m64nNk32: ss8 takes S's BN,
+// rs8 O's D) apart.
+constexpr bool wgmma_has_n(int N) { return N == 64 || N == 80 || N == 96 || N == 128 || N == 176 || N == 256; }
+constexpr bool wgmma8_ss_has_n(int N) { return N == 64 || N == 128 || N == 192; }
+constexpr bool wgmma8_rs_has_n(int N) { return N == 64 || N == 128 || N == 256; }
 
 // Accumulator and fragment registers a consumer thread holds through the loop: O (D / 2 floats), S
 // (BN / 2 floats) and P (BN / 2 values packed, 2 a register in 16 bits, 4 in FP8). What is left of its setmaxnreg budget

@@ -290,40 +290,50 @@ TEST(WsFp8, ThePrepassWritesEveryVtByteOnceWithTheKeyItsSlotStandsFor) {
 // keys, three 64-byte swizzle blocks a V^T row), where fp8_vt_offset is where the consumers' V^T
 // descriptors read (kmajor_start with its swizzle).
 TEST(WsFp8, ThePrepassesVtTilesLandAsTheTransposerWritesThem) {
+  // The pre-pass's rows: Sk rounded up to 384 keys, whole tiles of 128 and of 192.
+  EXPECT_EQ(vt_keys(1), 384);
+  EXPECT_EQ(vt_keys(384), 384);
+  EXPECT_EQ(vt_keys(385), 768);
+  EXPECT_EQ(vt_keys(8192), 8448);
   std::mt19937 rng(11);
   for (int D : {64, 128, 256})
-    for (const int BN : std::set<int>{128, ws_tile_row(D, 1, false, true).BN}) {
-      const int64_t Sk = 300, Hk = 2, B = 2, keys = vt_keys(Sk);
-      const int64_t s_row = D, s_head = Sk * D, s_batch = Sk * Hk * D;  // BHSD
-      std::vector<uint8_t> v(size_t(B * Sk * Hk * D));
-      for (auto& x : v) x = uint8_t(1 + rng() % 255);  // no zero: a zero in a tile is a key past Sk
-      std::vector<int> writes;
-      const std::vector<uint8_t> vt = prepass_on_cpu(v, D, Sk, Hk, B, s_row, s_head, s_batch, writes);
-      const TmaTile t = tma_tile_vt(BN, D, keys, Hk, B);
-      ASSERT_EQ(tma_tile_problem(t), nullptr) << tma_tile_problem(t);
-      EXPECT_EQ(t.tile_bytes, uint32_t(BN * D)) << "expect_tx: a V stage's bytes";
-      EXPECT_EQ(t.swizzle, swizzle_bytes(BN / 2)) << "the consumers' V^T descriptors' swizzle";
-      for (int64_t kv0 = 0; kv0 < Sk; kv0 += BN) {
-        const int64_t h = 1, b = 1;
-        std::vector<uint8_t> smem(t.tile_bytes, 0xCD);
-        for (int j = 0; j < t.copies; ++j)
-          for (uint32_t r = 0; r < t.box[1]; ++r)
-            for (uint32_t c = 0; c < t.box[0]; ++c) {  // 16-bit columns: two key bytes each
-              const uint64_t col = uint64_t(kv0 / 2) + uint64_t(j) * t.box[0] + c;
-              const uint32_t at = uint32_t(j * t.box_bytes) + swizzle_address(r * uint32_t(t.swizzle) + c * 2, t.swizzle);
-              for (int e = 0; e < 2; ++e)
-                smem[at + uint32_t(e)] = col < t.dim[0] && r < t.dim[1]
-                                             ? vt[size_t(b * int64_t(t.stride[2]) + h * int64_t(t.stride[1]) +
-                                                         int64_t(r) * int64_t(t.stride[0]) + int64_t(col) * 2 + e)]
-                                             : uint8_t(0);
+    for (const int BN : std::set<int>{128, ws_tile_row(D, 1, false, true).BN})
+      for (const int64_t Sk : {100, 300, 385}) {
+        const int64_t Hk = 2, B = 2, keys = vt_keys(Sk);
+        const int64_t s_row = D, s_head = Sk * D, s_batch = Sk * Hk * D;  // BHSD
+        std::vector<uint8_t> v(size_t(B * Sk * Hk * D));
+        for (auto& x : v) x = uint8_t(1 + rng() % 255);  // no zero: a zero in a tile is a key past Sk
+        std::vector<int> writes;
+        const std::vector<uint8_t> vt = prepass_on_cpu(v, D, Sk, Hk, B, s_row, s_head, s_batch, writes);
+        const TmaTile t = tma_tile_vt(BN, D, keys, Hk, B);
+        ASSERT_EQ(tma_tile_problem(t), nullptr) << tma_tile_problem(t);
+        EXPECT_EQ(t.tile_bytes, uint32_t(BN * D)) << "expect_tx: a V stage's bytes";
+        // 128 keys: one 128-byte swizzle block a V^T row; 192: three 64-byte ones (wgmma's layout type 2).
+        EXPECT_EQ(t.swizzle, BN == 192 ? 64 : 128);
+        EXPECT_EQ(t.copies, BN == 192 ? 3 : 1);
+        EXPECT_EQ(t.box_bytes, uint32_t(D * t.swizzle)) << "box j lands D rows of one swizzle block on";
+        for (int64_t kv0 = 0; kv0 < Sk; kv0 += BN) {
+          EXPECT_LE(uint64_t(kv0 / 2) + uint64_t(t.copies) * t.box[0], t.dim[0]) << "the tile's window inside the row";
+          const int64_t h = 1, b = 1;
+          std::vector<uint8_t> smem(t.tile_bytes, 0xCD);
+          for (int j = 0; j < t.copies; ++j)
+            for (uint32_t r = 0; r < t.box[1]; ++r)
+              for (uint32_t c = 0; c < t.box[0]; ++c) {  // 16-bit columns: two key bytes each
+                const uint64_t col = uint64_t(kv0 / 2) + uint64_t(j) * t.box[0] + c;
+                const uint32_t at = uint32_t(j * t.box_bytes) + swizzle_address(r * uint32_t(t.swizzle) + c * 2, t.swizzle);
+                for (int e = 0; e < 2; ++e)
+                  smem[at + uint32_t(e)] = col < t.dim[0] && r < t.dim[1]
+                                               ? vt[size_t(b * int64_t(t.stride[2]) + h * int64_t(t.stride[1]) +
+                                                           int64_t(r) * int64_t(t.stride[0]) + int64_t(col) * 2 + e)]
+                                               : uint8_t(0);
+              }
+          for (int d = 0; d < D; ++d)
+            for (int c = 0; c < BN; ++c) {
+              const int64_t key = kv0 + 32 * (c / 32) + fp8_key_of_slot(c % 32);
+              const uint8_t want = key < Sk ? v[size_t(b * s_batch + h * s_head + key * s_row + d)] : 0;
+              ASSERT_EQ(smem[size_t(fp8_vt_offset(d, c, BN, D))], want)
+                  << "D " << D << " BN " << BN << " Sk " << Sk << " tile at " << kv0 << " V^T (" << d << ", " << c << ")";
             }
-        for (int d = 0; d < D; ++d)
-          for (int c = 0; c < BN; ++c) {
-            const int64_t key = kv0 + 32 * (c / 32) + fp8_key_of_slot(c % 32);
-            const uint8_t want = key < Sk ? v[size_t(b * s_batch + h * s_head + key * s_row + d)] : 0;
-            ASSERT_EQ(smem[size_t(fp8_vt_offset(d, c, BN, D))], want)
-                << "D " << D << " BN " << BN << " tile at " << kv0 << " V^T (" << d << ", " << c << ")";
-          }
+        }
       }
-    }
 }

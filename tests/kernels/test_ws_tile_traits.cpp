@@ -44,7 +44,7 @@ TEST(WsTileTraits, Fp8RowsAreShapesTheKernelCanRun) {
       EXPECT_EQ(r.BN % 32, 0) << "P V takes BN in k32 steps";
       EXPECT_EQ(r.BN, 128) << "V^T's rows are one 128-byte swizzle span";
       EXPECT_TRUE(r.exp2_poly_of_8 >= 0 && r.exp2_poly_of_8 <= 8) << "D " << D << ": a share of 8 exponentials";
-      EXPECT_TRUE(wgmma_has_n(r.BN) && wgmma_has_n(D));
+      EXPECT_TRUE(wgmma8_ss_has_n(r.BN) && wgmma8_rs_has_n(D));
       const WsSmem L = ws_smem(r.BM, r.BN, D, r.stages, 1);
       EXPECT_EQ(L.vt(0) - L.v(0), r.stages * L.stage_bytes) << "the transposes follow the V ring";
       EXPECT_EQ(L.stage_bytes, r.BN * D);
@@ -70,8 +70,9 @@ TEST(WsTileTraits, Fp8RowsAreShapesTheKernelCanRun) {
   // The pre-pass instance's own rows (ws_fp8_row's `prepass`): the transposing row's threshold and
   // block, and a tile the pre-pass's V^T rows and the TMA can feed (no transposer, so not only 128 keys).
   for (int D : {64, 128, 256}) {
-    const WsTileRow t = D == 256 ? kWsFp8D256Row : ws_tile_row(D, 1);
-    const WsTileRow r = D == 256 ? kWsFp8D256Row : ws_tile_row(D, 1, false, true);
+    const bool as_would_be = D == 256 && !kWsFp8D256On;  // the D = 256 row checked as the row it would be
+    const WsTileRow t = as_would_be ? kWsFp8D256Row : ws_tile_row(D, 1);
+    const WsTileRow r = as_would_be ? kWsFp8D256Row : ws_tile_row(D, 1, false, true);
     if (t.vt_prepass_rows == 0) {
       EXPECT_TRUE(same_row(r, t)) << "D " << D << ": no pre-pass, no row of its own";
       continue;
@@ -80,7 +81,7 @@ TEST(WsTileTraits, Fp8RowsAreShapesTheKernelCanRun) {
     EXPECT_EQ(r.BM, t.BM);
     EXPECT_EQ(r.consumer_wgs, t.consumer_wgs);
     EXPECT_EQ(r.BN % 32, 0) << "P V takes BN in k32 steps; the pre-pass's key order repeats every 32";
-    EXPECT_TRUE(wgmma_has_n(r.BN) && wgmma_has_n(D));
+    EXPECT_TRUE(wgmma8_ss_has_n(r.BN) && wgmma8_rs_has_n(D));
     const int sw = swizzle_bytes(r.BN / 2);
     EXPECT_TRUE(sw == 64 || sw == 128) << "D " << D << ": V^T's rows of BN bytes in whole TMA boxes";
     EXPECT_EQ((r.BN / 2) % block_cols(sw), 0);
@@ -89,6 +90,7 @@ TEST(WsTileTraits, Fp8RowsAreShapesTheKernelCanRun) {
     EXPECT_LE(ws_fragment_registers(r) + kRegisterHeadroom, consumer_regs(r.consumer_wgs, false, D)) << "D " << D;
   }
   EXPECT_EQ(ws_tile_row(128, 1, false, true).BN, 192) << "D = 128's pre-pass row (measured in its comment)";
+  EXPECT_FALSE(wgmma_has_n(192)) << "m64n192 has an operand list in the 8-bit forms only";
   WsTileRow r16 = ws_tile_row(128, 2);
   r16.vt_prepass_rows = 1;
   EXPECT_FALSE(ws_vt_prepass(r16, 1 << 20, 8, 8)) << "16-bit rows read V as it is (wgmma's 16-bit B takes MN-major)";
