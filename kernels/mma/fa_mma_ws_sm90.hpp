@@ -15,8 +15,9 @@
 //   exp2 domain on S's registers, P packed in registers as the A operand of O += P V (wgmma with A
 //   from registers; E4M3 with FP8 inputs, O scaled by v's descale with 1/l);
 //   S_t and P_{t-1} V_{t-1} are issued together and the softmax of S_t runs under P_{t-1} V_{t-1}
-//   (intra-warpgroup overlap), and the warpgroups take turns issuing (round robin on WGS named
-//   barriers) so that one's softmax runs under the others' GEMMs. A warp releases a stage (one
+//   (intra-warpgroup overlap), and where the row says so (take_turns: the 16-bit rows) the
+//   warpgroups take turns issuing (round robin on WGS named barriers) so that one's softmax runs
+//   under the others' GEMMs. A warp releases a stage (one
 //   arrival on its empty mbarrier) once its wgmma.wait_group shows every read of it done.
 // - WAVE (short non-causal items, kernels/mma/fa_mma_ws.hpp): one wave of blocks, each walking every
 //   gridDim.x-th item; the ring's stages and parities run on across items, and Q is a ring of
@@ -58,6 +59,7 @@ struct WsTraits {
   static constexpr int D = D_, BM = ROW.BM, BN = ROW.BN, STAGES = ROW.stages, WGS = ROW.consumer_wgs, EB = EB_;
   static constexpr int POLY = ROW.exp2_poly_of_8;        // exponentials of 8 on the FMA pipe (exp2_poly.hpp)
   static constexpr int LAZY = ROW.lazy_rescale_log2;     // the lazy rescale's threshold (softmax_rows)
+  static constexpr bool TURNS = ROW.take_turns;          // the consumers take turns issuing (ws_pipeline.hpp)
   static constexpr bool FP8 = EB == 1, PAD = PAD_, PREPASS = PREPASS_;
   static constexpr bool TRANSPOSES = FP8 && !PREPASS;  // the producer's warps 1-3 transpose V in shared memory
   static constexpr int DE = D * EB / 2;                  // 16-bit columns a Q/K/V row
@@ -297,18 +299,18 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
     if (WAVE && ntiles == 1) release(L.q_empty(ws::stage_of(qk, K::QSTAGES)));  // every S of the item landed: Q is free
     softmax(0);  // O is still zero: no rescale
     pack_p();
-    if (ws::sched_first_arrive(cw, ntiles)) sm90::bar_arrive(ws::sched_barrier(0), ws::kSchedThreads);
+    if (K::TURNS && ws::sched_first_arrive(cw, ntiles)) sm90::bar_arrive(ws::sched_barrier(0), ws::kSchedThreads);
     for (int t = 1; t < ntiles; ++t) {
       const int ks = ws::stage_of(tb + t, K::STAGES), vs = ws::stage_of(tb + t - 1, K::STAGES);
       // Both tiles landed before either GEMM issues: a wait loop between the two issues makes ptxas
       // serialise every wgmma of the kernel (C7520, nvcc 13.0), where FA3 waits for V in between.
       sm90::mbar_wait(base + L.k_full(ks), ws::full_parity(tb + t, K::STAGES));
       sm90::mbar_wait(v_ready(vs), ws::full_parity(tb + t - 1, K::STAGES));
-      sm90::bar_sync(ws::sched_barrier(cw), ws::kSchedThreads);  // this warpgroup's turn on the tensor cores
+      if (K::TURNS) sm90::bar_sync(ws::sched_barrier(cw), ws::kSchedThreads);  // this warpgroup's turn on the tensor cores
       wg::fence();  // O rescaled and P packed by ordinary instructions since the last wgmma
       issue_s(t);
       issue_pv(t - 1);
-      if (ws::sched_arrive_after(cw, t, ntiles, K::WGS))
+      if (K::TURNS && ws::sched_arrive_after(cw, t, ntiles, K::WGS))
         sm90::bar_arrive(ws::sched_barrier(ws::sched_next(cw, K::WGS)), ws::kSchedThreads);
       wg::wait<1>();  // S_t landed; P_{t-1} V_{t-1} may still run
       wg::pin(s);

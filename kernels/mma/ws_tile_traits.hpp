@@ -52,6 +52,19 @@ struct WsTileRow {
   // consumers 240 (as a 16-bit block), and the third ring (V^T) is gone from shared memory. Measured
   // below per row; both instances exist, the transposing one for problems under the threshold.
   int vt_prepass_rows = 0;
+  // The consumer warpgroups take turns issuing their wgmma (FA3's ping-pong: a named barrier before
+  // and an arrival after, kernels/mma/ws_pipeline.hpp), so that one's softmax runs under the others'
+  // GEMMs. Off in the FP8 rows: there the exponentials take as long as the GEMMs, the warpgroups'
+  // softmaxes overlap each other whatever the order, and the turn only made them wait (ncu, session
+  // 31: 5% of the FP8 D = 128 kernel's samples on the turn's barrier). Measured without the turns
+  // (H200, 2026-11-29, session 31, ms, two rounds alternated): (2,16,16,8192,8192,128) e4m3 1.257-1.261
+  // -> 1.247-1.249, the Llama-3 GQA causal row 0.700-0.704 -> 0.699, (1,16,16,8192,8192,256)
+  // 0.926-0.927 -> 0.916-0.917, (8,16,16,8192,8192,64) 3.853 -> 3.806-3.807, its causal 2-batch row
+  // 0.579-0.582 -> 0.570-0.572. The 16-bit rows keep them: without, (2,16,16,8192,8192,128) bf16
+  // 1.576-1.579 -> 1.596-1.597, its Llama-3 GQA causal row 0.869 -> 0.881-0.882, (8,16,16,8192,8192,64)
+  // 3.98 -> 4.40, (1,16,16,8192,8192,256) 1.372-1.374 -> 1.385-1.387, the batch-32 short rows 2-6%
+  // slower but (32,16,16,1024,1024,128) bf16 (0.437 -> 0.431-0.432).
+  bool take_turns = true;
 };
 
 // fp16 and bf16 share rows (FA3 keys its table on the element size, not the type), and so do the
@@ -104,7 +117,7 @@ struct WsTileRow {
 // 1.3x); with the V^T pre-pass (session 30, above) 1.48x. kWsFp8D256On false takes it out of the
 // table again: nothing of it is then instantiated, and mma refuses such problems by name.
 constexpr int kVtPrepassRowsD128 = 2048, kVtPrepassRowsD256 = 256;
-constexpr WsTileRow kWsFp8D256Row = {256, 1, 128, 128, 2, 2, 0, 0, kVtPrepassRowsD256};
+constexpr WsTileRow kWsFp8D256Row = {256, 1, 128, 128, 2, 2, 0, 0, kVtPrepassRowsD256, false};
 constexpr bool kWsFp8D256On = true;
 // `prepass`: the row of the instance that takes its V^T from the pre-pass (the threshold is the
 // transposing row's; both rows carry it). At D = 128 that instance has its own row, FA3's 128 x 224
@@ -124,10 +137,10 @@ constexpr bool kWsFp8D256On = true;
 // -0.2%: 2048 rows a kv head kept.
 constexpr WsTileRow ws_fp8_row(int D, bool prepass = false) {
   switch (D) {
-    case 64: return {64, 1, 192, 128, 2, 3, 1, -1};
+    case 64: return {64, 1, 192, 128, 2, 3, 1, -1, 0, false};
     case 128:
-      return prepass ? WsTileRow{128, 1, 128, 192, 3, 2, 0, 0, kVtPrepassRowsD128}
-                     : WsTileRow{128, 1, 128, 128, 3, 2, 0, 0, kVtPrepassRowsD128};
+      return prepass ? WsTileRow{128, 1, 128, 192, 3, 2, 0, 0, kVtPrepassRowsD128, false}
+                     : WsTileRow{128, 1, 128, 128, 3, 2, 0, 0, kVtPrepassRowsD128, false};
     case 256: return kWsFp8D256On ? kWsFp8D256Row : WsTileRow{};
     default: return {};
   }
@@ -195,7 +208,8 @@ constexpr int ws_run_d(int D, int elem_bytes) {
 constexpr bool same_row(const WsTileRow& a, const WsTileRow& b) {
   return a.D == b.D && a.elem_bytes == b.elem_bytes && a.BM == b.BM && a.BN == b.BN && a.stages == b.stages &&
          a.consumer_wgs == b.consumer_wgs && a.exp2_poly_of_8 == b.exp2_poly_of_8 &&
-         a.lazy_rescale_log2 == b.lazy_rescale_log2 && a.vt_prepass_rows == b.vt_prepass_rows;
+         a.lazy_rescale_log2 == b.lazy_rescale_log2 && a.vt_prepass_rows == b.vt_prepass_rows &&
+         a.take_turns == b.take_turns;
 }
 // Whether a problem takes its D's short row: causal and short enough that the diagonal tiles' masked
 // halves are a large share of the work, or not causal and short (the row comments above hold the

@@ -91,6 +91,10 @@ TEST(WsTileTraits, Fp8RowsAreShapesTheKernelCanRun) {
   }
   EXPECT_EQ(ws_tile_row(128, 1, false, true).BN, 192) << "D = 128's pre-pass row (measured in its comment)";
   EXPECT_FALSE(wgmma_has_n(192)) << "m64n192 has an operand list in the 8-bit forms only";
+  for (int D : {64, 128})
+    for (bool prepass : {false, true}) EXPECT_FALSE(ws_tile_row(D, 1, false, prepass).take_turns) << "FP8 D " << D;
+  EXPECT_FALSE(kWsFp8D256Row.take_turns);
+  for (int D : {64, 96, 128, 256}) EXPECT_TRUE(ws_tile_row(D, 2).take_turns && ws_tile_row(D, 2, true).take_turns) << "D " << D;
   WsTileRow r16 = ws_tile_row(128, 2);
   r16.vt_prepass_rows = 1;
   EXPECT_FALSE(ws_vt_prepass(r16, 1 << 20, 8, 8)) << "16-bit rows read V as it is (wgmma's 16-bit B takes MN-major)";
