@@ -204,6 +204,7 @@ __device__ inline void ss(float (&d)[N / 2], uint64_t da, uint64_t db) {
   } else if constexpr (N == 176) {
     if constexpr (bf) FA_WS_SS(176, 88, 88, 89, 90, "bf16"); else FA_WS_SS(176, 88, 88, 89, 90, "f16");
   } else {
+    static_assert(N == 256, "the last operand list is N = 256's: give this N its own branch");
     if constexpr (bf) FA_WS_SS(256, 128, 128, 129, 130, "bf16"); else FA_WS_SS(256, 128, 128, 129, 130, "f16");
   }
 }
@@ -223,6 +224,7 @@ __device__ inline void rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db
   } else if constexpr (N == 176) {
     if constexpr (bf) FA_WS_RS(176, 88, 88, 89, 90, 91, 92, "bf16"); else FA_WS_RS(176, 88, 88, 89, 90, 91, 92, "f16");
   } else {
+    static_assert(N == 256, "the last operand list is N = 256's: give this N its own branch");
     if constexpr (bf) FA_WS_RS(256, 128, 128, 129, 130, 131, 132, "bf16"); else FA_WS_RS(256, 128, 128, 129, 130, 131, 132, "f16");
   }
 }
@@ -242,6 +244,7 @@ __device__ inline void ss8(float (&d)[N / 2], uint64_t da, uint64_t db) {
   } else if constexpr (N == 128) {
     if constexpr (E4M3) FA_WS_SS8(128, 64, 64, 65, 66, "e4m3"); else FA_WS_SS8(128, 64, 64, 65, 66, "e5m2");
   } else {
+    static_assert(N == 192, "the last operand list is N = 192's: give this N its own branch");
     if constexpr (E4M3) FA_WS_SS8(192, 96, 96, 97, 98, "e4m3"); else FA_WS_SS8(192, 96, 96, 97, 98, "e5m2");
   }
 }
@@ -254,6 +257,7 @@ __device__ inline void rs8(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t d
   } else if constexpr (N == 128) {
     if constexpr (E4M3_B) FA_WS_RS8(128, 64, 64, 65, 66, 67, 68, "e4m3"); else FA_WS_RS8(128, 64, 64, 65, 66, 67, 68, "e5m2");
   } else {
+    static_assert(N == 256, "the last operand list is N = 256's: give this N its own branch");
     if constexpr (E4M3_B) FA_WS_RS8(256, 128, 128, 129, 130, 131, 132, "e4m3"); else FA_WS_RS8(256, 128, 128, 129, 130, 131, 132, "e5m2");
   }
 }

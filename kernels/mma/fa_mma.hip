@@ -8,7 +8,8 @@
 // (kernels/device/tile_loop.hpp). G > 1 writes fp32 partials that kernels/device/combine.hip folds.
 // On sm_90 (built with sm_90a), dense problems with D in the ws tile table (64, 96, 128, 256) run a
 // FlashAttention-3-class kernel instead (issue 18): a TMA producer warp fills a K/V ring completed
-// on mbarriers, two consumer warpgroups (three at D=64; setmaxnreg) take turns on wgmma with P in registers
+// on mbarriers, two consumer warpgroups (three at D=64; setmaxnreg; in the 16-bit rows they take turns
+// on wgmma) with P in registers
 // (kernels/mma/fa_mma_ws_sm90.hpp; its host side, tensor maps and launch, in kernels/mma/fa_mma_ws.hpp).
 // Problems with serving fields (per-sequence lengths, thd, paged K/V, window, ALiBi, softcap) run
 // each other kernel's SERVE instance: the same loop with the sequence's key range (tiles outside
@@ -261,8 +262,8 @@ std::optional<std::string> mma_limits(const Problem& p, int G, const GateContext
 
 PathRow mma_row(const DeviceFacts&) {
   PathRow r{"mma", "gpu",
-            fmt::format("tensor-core flash attention, split-K: on sm_90 a TMA producer warp + 2 or 3 round-robin "
-                        "consumer warpgroups (FA3-class, wgmma, setmaxnreg) for D {} (FP8 inputs at D {}: wgmma's 8-bit "
+            fmt::format("tensor-core flash attention, split-K: on sm_90 a TMA producer warp + 2 or 3 consumer "
+                        "warpgroups (FA3-class, wgmma, setmaxnreg) for D {} (FP8 inputs at D {}: wgmma's 8-bit "
                         "path, V transposed by a pre-pass kernel on long problems, else in shared memory); the wgmma kernel for serving problems at D {}; decode "
                         "shapes (S*H/Hk <= 16) where B*Hk*G blocks fill half the SMs or H = Hk: "
                         "mma-decode's kernel, the GQA group packed in one tile, G key chunks; mma.sync m16n8k16 "

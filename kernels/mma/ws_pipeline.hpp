@@ -2,7 +2,8 @@
 // shared by the kernel and the CPU simulation that checks it (tests/kernels/test_ws_pipeline.cpp):
 // the roles of the block's warpgroups and their register budgets, the order the producer issues its
 // TMA loads in, which ring stage and mbarrier phase parity each load and each wait uses, and the
-// ping-pong rule between the two consumer warpgroups (who arrives on which named barrier, when).
+// ping-pong rule between the consumer warpgroups where their row takes turns (who arrives on which
+// named barrier, when).
 // Plain C++ (FA_HD); no CUDA header.
 #pragma once
 #include <cstdint>
@@ -88,7 +89,9 @@ FA_HD constexpr Load producer_load(int i, int ntiles) {
 }
 
 // ---- ping-pong between the consumer warpgroups ------------------------------------------------
-// Iterations t >= 1 issue S_t = Q K_t^T and O += P_{t-1} V_{t-1} back to back. Before issuing, a
+// Where the row takes turns (ws_tile_traits.hpp's take_turns: the 16-bit rows; the FP8 rows skip all
+// three steps below and touch no named barrier). Iterations t >= 1 issue S_t = Q K_t^T and
+// O += P_{t-1} V_{t-1} back to back. Before issuing, a
 // warpgroup waits on its own named barrier (bar.sync, 256 threads); after issuing, it arrives on
 // the next one's (bar.arrive): the warpgroups' GEMMs take the tensor cores in turn, round robin,
 // while each one's softmax runs during the others' GEMMs (FA3: warp_scheduler_barrier_sync/arrive

@@ -1,9 +1,10 @@
-// The tile table of mma's sm_90 kernel (mma_ws_fwd, kernels/mma/fa_mma_ws_sm90.hpp): per head dim and element size,
-// short or long (ws_short_row), and for FP8 the V^T pre-pass's instance or not, the query rows a block (BM = 64 per consumer warpgroup), the keys a K/V tile (BN), the K/V ring's
+// The tile table of mma's sm_90 kernel (mma_ws_fwd, kernels/mma/fa_mma_ws_sm90.hpp): per head dim
+// and element size, short or long (ws_short_row), and for FP8 the V^T pre-pass's instance or not,
+// the query rows a block (BM = 64 per consumer warpgroup), the keys a K/V tile (BN), the K/V ring's
 // stages and the consumer warpgroups. The table is the kernel's head-dim list: the dispatch
-// (kernels/mma/fa_mma_ws.hpp) and mma's use_ws (kernels/mma/fa_mma.hip) instantiate and pick exactly the rows below. Plain C++; checked on
-// the CPU by tests/kernels/test_ws_tile_traits.cpp (shared memory fits, wgmma shapes exist, the
-// fragments fit the consumers' register budget).
+// (kernels/mma/fa_mma_ws.hpp) and mma's use_ws (kernels/mma/fa_mma.hip) instantiate and pick exactly
+// the rows below. Plain C++; checked on the CPU by tests/kernels/test_ws_tile_traits.cpp (shared
+// memory fits, wgmma shapes exist, the fragments fit the consumers' register budget).
 //
 // FA3's hopper/tile_size.h (tile_size_fwd_sm90, 16-bit elements) is the starting point, with P kept
 // in registers (RS) everywhere, and FA3's two stages (hopper/flash_fwd_launch_template.h: kStages = 2
@@ -58,11 +59,11 @@ struct WsTileRow {
   // softmaxes overlap each other whatever the order, and the turn only made them wait (ncu, session
   // 31: 5% of the FP8 D = 128 kernel's samples on the turn's barrier). Measured without the turns
   // (H200, 2026-11-29, session 31, ms, two rounds alternated): (2,16,16,8192,8192,128) e4m3 1.257-1.261
-  // -> 1.247-1.249, the Llama-3 GQA causal row 0.700-0.704 -> 0.699, (1,16,16,8192,8192,256)
+  // -> 1.247-1.250, the Llama-3 GQA causal row 0.700-0.704 -> 0.699, (1,16,16,8192,8192,256)
   // 0.926-0.927 -> 0.916-0.917, (8,16,16,8192,8192,64) 3.853 -> 3.806-3.807, its causal 2-batch row
   // 0.579-0.582 -> 0.570-0.572. The 16-bit rows keep them: without, (2,16,16,8192,8192,128) bf16
   // 1.576-1.579 -> 1.596-1.597, its Llama-3 GQA causal row 0.869 -> 0.881-0.882, (8,16,16,8192,8192,64)
-  // 3.98 -> 4.40, (1,16,16,8192,8192,256) 1.372-1.374 -> 1.385-1.387, the batch-32 short rows 2-6%
+  // 3.98 (one round; the other ran under the power cap) -> 4.40, (1,16,16,8192,8192,256) 1.372-1.374 -> 1.385-1.387, the batch-32 short rows 2-6%
   // slower but (32,16,16,1024,1024,128) bf16 (0.437 -> 0.431-0.432).
   bool take_turns = true;
 };

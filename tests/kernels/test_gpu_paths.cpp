@@ -233,7 +233,7 @@ TEST(GpuPaths, MmaDecodeNarrowRescalesWhenAScorePassesTheKeptMax) {
       }
 }
 
-// mma's sm_90 kernel (issue 18: TMA producer, mbarrier ring, ping-pong consumers) on every head dim
+// mma's sm_90 kernel (issue 18: TMA producer, mbarrier ring, consumer warpgroups) on every head dim
 // of its tile table, both dtypes, causal and not, BSHD and BHSD, GQA, at G = 0, 2 and 16, with S and
 // Sk off the tiles; and key ranges long enough (up to 19 tiles) that the K/V ring wraps its stages
 // several times, so a wrong mbarrier phase parity shows as a stale tile. FP8 takes a fourth shape,

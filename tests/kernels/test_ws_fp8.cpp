@@ -311,7 +311,7 @@ TEST(WsFp8, ThePrepassesVtTilesLandAsTheTransposerWritesThem) {
         // 128 keys: one 128-byte swizzle block a V^T row; 192: three 64-byte ones (wgmma's layout type 2).
         EXPECT_EQ(t.swizzle, BN == 192 ? 64 : 128);
         EXPECT_EQ(t.copies, BN == 192 ? 3 : 1);
-        EXPECT_EQ(t.box_bytes, uint32_t(D * t.swizzle)) << "box j lands D rows of one swizzle block on";
+        EXPECT_EQ(int64_t(t.box_bytes), int64_t(D) * t.swizzle) << "box j lands D rows of one swizzle block on";
         for (int64_t kv0 = 0; kv0 < Sk; kv0 += BN) {
           EXPECT_LE(uint64_t(kv0 / 2) + uint64_t(t.copies) * t.box[0], t.dim[0]) << "the tile's window inside the row";
           const int64_t h = 1, b = 1;

@@ -5,7 +5,8 @@
 // modelled after the PTX ISA. The op lists below follow kernels/mma/fa_mma_ws_sm90.hpp step by step (keep
 // them in step with it); the checks: no deadlock, a consumer reads a stage only when it holds the
 // tile it expects, the TMA never overwrites a stage a warpgroup still reads, the warpgroups'
-// GEMMs take turns round robin, and every barrier ends balanced (no phase half done, no arrival pending).
+// GEMMs take turns round robin where the row takes turns, and every barrier ends balanced (no phase
+// half done, no arrival pending).
 // Run: ctest -R WsPipeline
 #include <gtest/gtest.h>
 
@@ -163,8 +164,10 @@ std::vector<Op> transposer_ops(int stages, int n) {
 // S has landed). A release is its 4 warps' arrivals; a GEMM's reads of a stage (and of Q) last from
 // its issue to the wait that shows them done. With FP8 inputs the consumers read V^T (Kind::vt)
 // where they would read V. An issue is recorded as (warpgroup, the block's tile t of its S).
+// `turns`: the warpgroups take turns issuing (ws_tile_traits.hpp's take_turns: the 16-bit rows);
+// without (the FP8 rows) no named barrier is touched.
 std::vector<Op> consumer_ops(int cw, int wgs, int stages, const std::vector<int>& items, bool wave, bool fp8 = false,
-                             int q_stages = 1) {
+                             int q_stages = 1, bool turns = true) {
   std::vector<Op> ops;
   const Kind vk = fp8 ? Kind::vt : Kind::v;
   auto wait_full = [&](Kind k, int t) { ops.push_back({Op::wait_mbar, k, stage_of(t, stages), t, 0, true, full_parity(t, stages)}); };
@@ -184,16 +187,17 @@ std::vector<Op> consumer_ops(int cw, int wgs, int stages, const std::vector<int>
     read(Op::end_read, Kind::k, tb);
     release(Kind::k, tb);
     if (wave && n == 1) release(Kind::q, qk);
-    if (sched_first_arrive(cw, n)) ops.push_back({Op::bar_arrive, Kind::q, 0, 0, sched_barrier(0)});
+    if (turns && sched_first_arrive(cw, n)) ops.push_back({Op::bar_arrive, Kind::q, 0, 0, sched_barrier(0)});
     for (int t = 1; t < n; ++t) {
       wait_full(Kind::k, tb + t);
       wait_full(vk, tb + t - 1);
-      ops.push_back({Op::bar_sync, Kind::q, 0, 0, sched_barrier(cw)});
+      if (turns) ops.push_back({Op::bar_sync, Kind::q, 0, 0, sched_barrier(cw)});
       ops.push_back({Op::issue, Kind::q, 0, tb + t, cw});
       read(Op::begin_read, Kind::q, qk);
       read(Op::begin_read, Kind::k, tb + t);
       read(Op::begin_read, vk, tb + t - 1);
-      if (sched_arrive_after(cw, t, n, wgs)) ops.push_back({Op::bar_arrive, Kind::q, 0, 0, sched_barrier(sched_next(cw, wgs))});
+      if (turns && sched_arrive_after(cw, t, n, wgs))
+        ops.push_back({Op::bar_arrive, Kind::q, 0, 0, sched_barrier(sched_next(cw, wgs))});
       read(Op::end_read, Kind::q, qk);
       read(Op::end_read, Kind::k, tb + t);  // wgmma.wait_group 1: S_t done
       release(Kind::k, tb + t);
@@ -277,9 +281,9 @@ struct Outcome {
 // The block's actors: the producer, then consumer warpgroups 0 .. wgs - 1 (and with FP8 inputs the
 // transposing warps), over the block's items (`items`: each one's tiles; a wave's where `wave`).
 std::vector<Actor> block_actors(std::vector<Op> producer, int wgs, int stages, const std::vector<int>& items, bool wave,
-                                bool fp8 = false, int q_stages = 1) {
+                                bool fp8 = false, int q_stages = 1, bool turns = true) {
   std::vector<Actor> actors = {{std::move(producer)}};
-  for (int cw = 0; cw < wgs; ++cw) actors.push_back({consumer_ops(cw, wgs, stages, items, wave, fp8, q_stages)});
+  for (int cw = 0; cw < wgs; ++cw) actors.push_back({consumer_ops(cw, wgs, stages, items, wave, fp8, q_stages, turns)});
   int total = 0;
   for (int n : items) total += n;
   if (fp8)
@@ -293,12 +297,12 @@ std::vector<Actor> block_actors(std::vector<Op> producer, int wgs, int stages, i
 // Runs one block of `wgs` consumer warpgroups to the end under a random interleaving of its actors
 // and the TMA engine: one item of n tiles, or a wave's items (Q's ring of q_stages).
 Outcome run(int wgs, int stages, const std::vector<int>& items, bool wave, uint32_t seed, bool fp8 = false,
-            int q_stages = 1) {
+            int q_stages = 1, bool turns = true) {
   int total = 0;
   for (int n : items) total += n;
   Sim s(wgs, stages, total, fp8, q_stages);
   std::vector<Actor> actors =
-      block_actors(producer_ops(stages, items, wave, q_stages), wgs, stages, items, wave, fp8, q_stages);
+      block_actors(producer_ops(stages, items, wave, q_stages), wgs, stages, items, wave, fp8, q_stages, turns);
   const int tma = int(actors.size());  // the choice that lands a copy
   std::mt19937 rng(seed);
   auto fail = [&](std::string e) { return Outcome{std::move(e), s.issues}; };
@@ -332,7 +336,9 @@ Outcome run(int wgs, int stages, const std::vector<int>& items, bool wave, uint3
     if (s.named[id].arrived != 0) return fail("named barrier " + std::to_string(id) + " ends with arrivals pending");
   return Outcome{"", s.issues};
 }
-Outcome run(int wgs, int stages, int n, uint32_t seed, bool fp8 = false) { return run(wgs, stages, {n}, false, seed, fp8); }
+Outcome run(int wgs, int stages, int n, uint32_t seed, bool fp8 = false, bool turns = true) {
+  return run(wgs, stages, {n}, false, seed, fp8, 1, turns);
+}
 
 // Steps the actors (or lands the oldest copy) in a seeded random order until a rule breaks, all are
 // done or stuck, or 100000 choices pass: whether a rule broke. For the checks that must fail.
@@ -392,14 +398,17 @@ TEST(WsPipeline, StagesAndParitiesWalkTheRing) {
   EXPECT_EQ(empty_parity(3, 3), 0u);
 }
 
+// Without turns too: FP8's pre-pass instances (the V ring holds V^T, no transposer) run this protocol
+// with the row's take_turns off.
 TEST(WsPipeline, RandomInterleavingsNeverDeadlockReadStaleTilesOrOverwriteOnesInUse) {
-  for (int wgs = 2; wgs <= kMaxConsumerWgs; ++wgs)
-    for (int stages : {2, 3, 4})
-      for (int n : {0, 1, 2, 3, 4, 5, 8, 13})
-        for (uint32_t seed = 1; seed <= 200; ++seed) {
-          ASSERT_EQ(run(wgs, stages, n, seed).error, "")
-              << wgs << " consumers, stages " << stages << ", " << n << " tiles, seed " << seed;
-        }
+  for (bool turns : {true, false})
+    for (int wgs = 2; wgs <= kMaxConsumerWgs; ++wgs)
+      for (int stages : {2, 3, 4})
+        for (int n : {0, 1, 2, 3, 4, 5, 8, 13})
+          for (uint32_t seed = 1; seed <= 200; ++seed) {
+            ASSERT_EQ(run(wgs, stages, n, seed, /*fp8=*/false, turns).error, "")
+                << wgs << " consumers, stages " << stages << ", " << n << " tiles, turns " << turns << ", seed " << seed;
+          }
 }
 
 TEST(WsPipeline, WithFp8InputsTheTransposingWarpsNeitherDeadlockNorServeAStaleOrHalfWrittenVt) {
@@ -407,8 +416,11 @@ TEST(WsPipeline, WithFp8InputsTheTransposingWarpsNeitherDeadlockNorServeAStaleOr
     for (int stages : {2, 3})
       for (int n : {0, 1, 2, 3, 5, 8, 13})
         for (uint32_t seed = 1; seed <= 200; ++seed) {
-          const Outcome o = run(wgs, stages, n, seed, /*fp8=*/true);
-          ASSERT_EQ(o.error, "") << wgs << " consumers, stages " << stages << ", " << n << " tiles, seed " << seed;
+          for (bool turns : {false, true}) {  // the FP8 rows take no turns (take_turns)
+            const Outcome o = run(wgs, stages, n, seed, /*fp8=*/true, turns);
+            ASSERT_EQ(o.error, "") << wgs << " consumers, stages " << stages << ", " << n << " tiles, turns " << turns
+                                   << ", seed " << seed;
+          }
         }
 }
 
@@ -466,7 +478,8 @@ TEST(WsPipeline, AWavesBlockRunsItsItemsWithoutDeadlockStaleTilesOrAStaleQ) {
           }
   for (int q_stages : {1, 2})
     for (uint32_t seed = 1; seed <= 100; ++seed)
-      ASSERT_EQ(run(2, 2, {3, 1, 4}, true, seed, /*fp8=*/true, q_stages).error, "") << "FP8, seed " << seed;
+      for (bool turns : {false, true})
+        ASSERT_EQ(run(2, 2, {3, 1, 4}, true, seed, /*fp8=*/true, q_stages, turns).error, "") << "FP8, seed " << seed;
 }
 
 TEST(WsPipeline, TheSimulationCatchesAProducerThatReloadsQBeforeTheConsumersReleaseIt) {
