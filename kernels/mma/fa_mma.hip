@@ -9,8 +9,8 @@
 // On sm_90 (built with sm_90a), dense problems with D in the ws tile table (64, 96, 128, 256) run a
 // FlashAttention-3-class kernel instead (issue 18): a TMA producer warp fills a K/V ring completed
 // on mbarriers, two consumer warpgroups (three at D=64; setmaxnreg; in the 16-bit rows they take turns
-// on wgmma) with P in registers
-// (kernels/mma/fa_mma_ws_sm90.hpp; its host side, tensor maps and launch, in kernels/mma/fa_mma_ws.hpp).
+// on wgmma) with P in registers (kernels/mma/fa_mma_ws_sm90.hpp; its host side, tensor maps and
+// launch, in kernels/mma/fa_mma_ws.hpp).
 // Problems with serving fields (per-sequence lengths, thd, paged K/V, window, ALiBi, softcap) run
 // each other kernel's SERVE instance: the same loop with the sequence's key range (tiles outside
 // the window never visited) and rows and keys addressed through the serving view; on sm_90 those

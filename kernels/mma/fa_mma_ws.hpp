@@ -1,8 +1,9 @@
 // The host side of mma's sm_90 kernel (kernels/mma/fa_mma_ws_sm90.hpp, mma_ws_fwd: FlashAttention-3's
 // forward structure: a TMA producer warp fills a K/V ring completed on mbarriers; two or three consumer
-// warpgroups (setmaxnreg; in the 16-bit rows they take turns on the tensor cores) with P in registers): the dispatch from D to
-// a row of the tile table (kernels/mma/ws_tile_traits.hpp), the tensor maps (encoded by
-// kernels/mma/tensor_map.hpp), the launch, the tile for the split rules and the TMA's refusals.
+// warpgroups (setmaxnreg; in the 16-bit rows they take turns on the tensor cores) with P in
+// registers): the dispatch from D to a row of the tile table (kernels/mma/ws_tile_traits.hpp), the
+// tensor maps (encoded by kernels/mma/tensor_map.hpp), the launch, the tile for the split rules and
+// the TMA's refusals.
 // kernels/mma/fa_mma.hip includes it (alone: its definitions sit in an unnamed namespace) and decides
 // when a problem runs it (use_ws).
 #pragma once

@@ -17,8 +17,8 @@
 //   S_t and P_{t-1} V_{t-1} are issued together and the softmax of S_t runs under P_{t-1} V_{t-1}
 //   (intra-warpgroup overlap), and where the row says so (take_turns: the 16-bit rows) the
 //   warpgroups take turns issuing (round robin on WGS named barriers) so that one's softmax runs
-//   under the others' GEMMs. A warp releases a stage (one
-//   arrival on its empty mbarrier) once its wgmma.wait_group shows every read of it done.
+//   under the others' GEMMs. A warp releases a stage (one arrival on its empty mbarrier) once its
+//   wgmma.wait_group shows every read of it done.
 // - WAVE (short non-causal items, kernels/mma/fa_mma_ws.hpp): one wave of blocks, each walking every
 //   gridDim.x-th item; the ring's stages and parities run on across items, and Q is a ring of
 //   QSTAGES (two where shared memory has room: ws_layout.hpp's ws_q_stages) that the consumers free

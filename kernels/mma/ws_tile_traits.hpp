@@ -63,8 +63,9 @@ struct WsTileRow {
   // 0.926-0.927 -> 0.916-0.917, (8,16,16,8192,8192,64) 3.853 -> 3.806-3.807, its causal 2-batch row
   // 0.579-0.582 -> 0.570-0.572. The 16-bit rows keep them: without, (2,16,16,8192,8192,128) bf16
   // 1.576-1.579 -> 1.596-1.597, its Llama-3 GQA causal row 0.869 -> 0.881-0.882, (8,16,16,8192,8192,64)
-  // 3.98 (one round; the other ran under the power cap) -> 4.40, (1,16,16,8192,8192,256) 1.372-1.374 -> 1.385-1.387, the batch-32 short rows 2-6%
-  // slower but (32,16,16,1024,1024,128) bf16 (0.437 -> 0.431-0.432).
+  // 3.98 (one round; the other ran under the power cap) -> 4.40, (1,16,16,8192,8192,256) 1.372-1.374
+  // -> 1.385-1.387, the batch-32 short rows 2-6% slower but (32,16,16,1024,1024,128) bf16 (0.437 ->
+  // 0.431-0.432).
   bool take_turns = true;
 };
 
