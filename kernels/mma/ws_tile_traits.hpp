@@ -140,9 +140,11 @@ constexpr bool kWsFp8D256On = true;
 constexpr WsTileRow ws_fp8_row(int D, bool prepass = false) {
   switch (D) {
     case 64: return {64, 1, 192, 128, 2, 3, 1, -1, 0, false};
-    case 128:
-      return prepass ? WsTileRow{128, 1, 128, 192, 3, 2, 0, 0, kVtPrepassRowsD128, false}
-                     : WsTileRow{128, 1, 128, 128, 3, 2, 0, 0, kVtPrepassRowsD128, false};
+    case 128: {
+      WsTileRow r{128, 1, 128, 128, 3, 2, 0, 0, kVtPrepassRowsD128, false};
+      if (prepass) r.BN = 192;  // the pre-pass instance: the same row, a wider tile
+      return r;
+    }
     case 256: return kWsFp8D256On ? kWsFp8D256Row : WsTileRow{};
     default: return {};
   }
