@@ -26,7 +26,7 @@
 // kernels: mma_fwd in fa_mma_sm80.hpp, mma_wg_fwd in fa_mma_sm90.hpp, mma_ws_fwd in fa_mma_ws_sm90.hpp.
 // fa-bench-isa: sm_90a: mma.sync.aligned.m16n8k16 wgmma.mma_async cp.async.bulk.tensor mbarrier setmaxnreg
 // fa-bench-isa: sm_90a: wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 cvt.rn.satfinite.e4m3x2.f32
-// fa-bench-isa: sm_90a: wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3
+// fa-bench-isa: sm_90a: wgmma.mma_async.sync.aligned.m64n224k32.f32.e4m3.e4m3
 // fa-bench-isa: sm_90a.sass: HMMA HGMMA UTMALDG
 // fa-bench-isa-each: sm_90a: mma_ws_fwd: wgmma.mma_async cp.async.bulk.tensor setmaxnreg
 // fa-bench-isa-each: sm_90a: mma_wg_fwd: wgmma.mma_async

@@ -51,8 +51,8 @@ namespace {
 // of a smaller head dim (ws_tile_traits.hpp's ws_run_d): the host's maps describe their D, and the
 // epilogue's own stores leave O's columns past it alone. PREPASS (FP8, a row with vt_prepass_rows): V^T
 // comes from the pre-pass's scratch tensor (ws_vt_prepass.hpp) by the TMA, into the V ring, and no
-// warp of the producer transposes; the instance takes the pre-pass row (ws_fp8_row's `prepass`: 192
-// keys at D = 128).
+// warp of the producer transposes; the instance takes the pre-pass row (ws_fp8_row's `prepass`: 224
+// keys at D = 128, V^T in 32-byte swizzle blocks).
 template <int D_, bool SHORT_ROW = false, int EB_ = 2, bool PAD_ = false, bool PREPASS_ = false>
 struct WsTraits {
   static constexpr ws::WsTileRow ROW = ws::ws_tile_row(D_, EB_, SHORT_ROW, PREPASS_);
@@ -67,7 +67,7 @@ struct WsTraits {
   static constexpr int SW = ws::swizzle_bytes(DE), BC = ws::block_cols(SW);  // swizzle bytes, columns a block
   static constexpr int KD = DE / 16;                     // k steps (32 bytes each) of Q K^T
   static constexpr int KN = BN * EB / 32;                // k steps of P V: 16 keys (16-bit), 32 keys (FP8)
-  static constexpr int SWT = FP8 ? ws::swizzle_bytes(BN / 2) : 0;  // FP8: V^T's rows are BN bytes
+  static constexpr int SWT = FP8 ? ws::swizzle_bytes_vt(BN / 2) : 0;  // FP8: V^T's rows are BN bytes
   static constexpr int BCT = ws::block_cols(SWT > 0 ? SWT : 128);  // PREPASS: 16-bit columns a V^T box
   // O through shared memory and TMA stores (ws_layout.hpp's ws_stage_o; the epilogue below).
   static constexpr bool STAGE_O = ws::ws_stage_o(BM, BN, D, STAGES, EB);

@@ -66,7 +66,7 @@ inline sm90::TensorMap encode_map(DType t, const uint16_t* base, const ws::TmaTi
                          : CU_TENSOR_MAP_DATA_TYPE_UINT16,  // FP8: the TMA moves bytes, two a column
       cuuint32_t(g.rank),
       const_cast<uint16_t*>(base), dim, stride, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      g.swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
+      g.swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : g.swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_32B,
       l2_promote == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)

@@ -32,10 +32,10 @@ FA_HD constexpr int fp8_key_of_slot(int c) {
 // holds key vt_source_key(c), so that a tile's column c (tiles start on multiples of 32 keys: BN is
 // one, and split ranges are whole tiles) is the key its A slot c stands for. Rows are Sk rounded up
 // to a multiple of kVtKeysRound, a whole number of chunks of kVtChunkKeys (one pre-pass block, a
-// whole number of 32-key groups) and of each pre-pass row's tile (128 or 192 keys: a tile's window
+// whole number of 32-key groups) and of each pre-pass row's tile (128 or 224 keys: a tile's window
 // of the tensor map then lies inside the row), the keys past Sk written as zeros: P is 0 there, and
 // 0 times a stale E4M3 NaN would not be.
-constexpr int kVtChunkKeys = 128, kVtKeysRound = 384;
+constexpr int kVtChunkKeys = 128, kVtKeysRound = 896;
 static_assert(kVtKeysRound % kVtChunkKeys == 0, "whole pre-pass chunks");
 FA_HD constexpr int64_t vt_keys(int64_t Sk) { return (Sk + kVtKeysRound - 1) / kVtKeysRound * kVtKeysRound; }
 FA_HD constexpr int64_t vt_bytes(int64_t B, int64_t Hk, int64_t D, int64_t Sk) { return B * Hk * D * vt_keys(Sk); }
@@ -67,7 +67,7 @@ FA_HD constexpr int fp8_v_offset(int key, int d, int BN, int D) {
   return sw_offset(key, d / 2, BN, swizzle_bytes(D / 2)) + d % 2;
 }
 FA_HD constexpr int fp8_vt_offset(int d, int c, int BN, int D) {
-  return sw_offset(d, c / 2, D, swizzle_bytes(BN / 2)) + c % 2;
+  return sw_offset(d, c / 2, D, swizzle_bytes_vt(BN / 2)) + c % 2;
 }
 
 // The transpose, in items of 8 x 4 bytes: item i covers V^T rows 8 d8 .. 8 d8 + 7 and columns

@@ -23,6 +23,10 @@ namespace fa::ws {
 // the dimension is not a multiple of 64; wgmma's MN-major canonical layout repeats whole SW/2-column
 // atoms along N, so N = 96 has no 128-byte form).
 FA_HD constexpr int swizzle_bytes(int D) { return D % 64 == 0 ? 128 : (D % 32 == 0 ? 64 : 0); }
+// FP8's V^T rows (BN key bytes, BN / 2 16-bit columns; ws_fp8.hpp): the widest span that divides
+// them, the 32-byte swizzle included (224 keys: seven 32-byte blocks; wgmma's layout type 3, the TMA's
+// CU_TENSOR_MAP_SWIZZLE_32B). Q, K and V rows keep swizzle_bytes' 64 and 128.
+FA_HD constexpr int swizzle_bytes_vt(int cols) { return swizzle_bytes(cols) > 0 ? swizzle_bytes(cols) : cols % 16 == 0 ? 32 : 0; }
 FA_HD constexpr int block_cols(int sw) { return sw / 2; }
 FA_HD constexpr int swizzle_period(int sw) { return 8 * sw; }  // bytes: 8 rows of one column block
 FA_HD constexpr int swizzle_phase(int r, int sw) { return (r * sw / 128) % (sw / 16); }
@@ -83,16 +87,17 @@ struct TmaTile {
   uint64_t dim[5];     // elements: D, rows, heads, batch (rank 5: the box's columns, rows, column blocks, heads, batch)
   uint64_t stride[4];  // bytes between consecutive rows, heads, batches (rank 5: rows, column blocks, heads, batches)
   uint32_t box[5];     // {SW/2, tile_rows, 1, 1} (rank 5: {SW/2, tile_rows, D/(SW/2), 1, 1})
-  int swizzle;         // bytes: 64 or 128
+  int swizzle;         // bytes: 64 or 128 (32: V^T, tma_tile_vt)
   int copies;          // boxes a tile
   int box_bytes;       // shared-memory bytes of one box = the distance between consecutive boxes
   uint32_t tile_bytes; // bytes one tile brings: the mbarrier's expect_tx
   int rank;            // 4, or 5 (tma_tile_one_copy)
   bool walks_cols = false;  // the boxes cover a window of the columns that moves (tma_tile_vt), not all of them
 };
+// `swizzle`: the span, where not swizzle_bytes(D) (V^T's, swizzle_bytes_vt).
 FA_HD constexpr TmaTile tma_tile(int D, int tile_rows, int64_t rows, int64_t heads, int64_t batch, int64_t s_row,
-                                 int64_t s_head, int64_t s_batch) {
-  const int sw = swizzle_bytes(D), bc = block_cols(sw > 0 ? sw : 128);
+                                 int64_t s_head, int64_t s_batch, int swizzle = 0) {
+  const int sw = swizzle > 0 ? swizzle : swizzle_bytes(D), bc = block_cols(sw > 0 ? sw : 128);
   TmaTile t{};
   t.dim[0] = uint64_t(D), t.dim[1] = uint64_t(rows), t.dim[2] = uint64_t(heads), t.dim[3] = uint64_t(batch);
   t.stride[0] = uint64_t(s_row) * 2, t.stride[1] = uint64_t(s_head) * 2, t.stride[2] = uint64_t(s_batch) * 2;
@@ -139,14 +144,15 @@ FA_HD constexpr TmaTile tma_tile_one_copy(TmaTile t) {
 // tile with the roles of rows and columns swapped, which is the one the consumers' descriptors read
 // (ws_fp8.hpp's fp8_vt_offset). Its boxes cover BN / 2 columns from the tile's first key on.
 FA_HD constexpr TmaTile tma_tile_vt(int BN, int D, int64_t keys, int64_t heads, int64_t batch) {
-  TmaTile t = tma_tile(BN / 2, D, D, heads, batch, keys / 2, keys / 2 * D, keys / 2 * D * heads);
+  TmaTile t = tma_tile(BN / 2, D, D, heads, batch, keys / 2, keys / 2 * D, keys / 2 * D * heads, swizzle_bytes_vt(BN / 2));
   t.dim[0] = uint64_t(keys / 2);
   t.walks_cols = true;
   return t;
 }
 // Why cuTensorMapEncodeTiled would refuse the tile, or nullptr: its documented limits.
 inline const char* tma_tile_problem(const TmaTile& t) {
-  if (t.swizzle != 64 && t.swizzle != 128) return "the head dimension is not a multiple of 32 (no 64- or 128-byte swizzle)";
+  if (t.swizzle != 64 && t.swizzle != 128 && !(t.walks_cols && t.swizzle == 32))
+    return "the head dimension is not a multiple of 32 (no 64- or 128-byte swizzle)";
   if (t.walks_cols ? uint64_t(t.copies) * t.box[0] > t.dim[0]
       : t.rank == 5 ? t.dim[0] != t.box[0]
                     : uint64_t(t.copies) * t.box[0] < t.dim[0] || uint64_t(t.copies - 1) * t.box[0] >= t.dim[0])

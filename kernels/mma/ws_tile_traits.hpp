@@ -75,7 +75,7 @@ struct WsTileRow {
 // the row's vt_prepass_rows, by a pre-pass kernel into global memory. FA3's fp8 shapes (tile_size.h's
 // element_size == 1 branch: D64 192 x 160, D128 128 x 224, D256 128 x 128) are the start; here 128
 // keys, one 128-byte swizzle span of the transposed V (the transposer's loops are written for it), and
-// 192 for D = 128's pre-pass instance (ws_fp8_row below).
+// FA3's 224 for D = 128's pre-pass instance (ws_fp8_row below).
 //
 // Measured on an H200 (2026-11-29, session 30, FP8 e4m3, ms, two rounds alternated, cold L2):
 // - The transposer bounds the FP8 kernel: with its loop taken out (a timing-only build, wrong
@@ -99,8 +99,8 @@ struct WsTileRow {
 //   46 asks 1.15x). The 16-bit D = 64 row lost with the polynomial (1 of 8: aiter-3 4.26 against
 //   4.08-4.27, whisper-enc 0.0910 against 0.0874).
 // - FP8 D = 128 with three K/V stages (16 KB each): 1.438-1.448 -> 1.424-1.434, GQA causal 0.798-0.803
-//   -> 0.793, both rounds (before the pre-pass; the pre-pass instance keeps three, of 24 KB since its
-//   192-key row).
+//   -> 0.793, both rounds (before the pre-pass; the pre-pass instance keeps three, of 28 KB since its
+//   224-key row).
 //
 // FA3's D = 256 FP8 tile, 128 x 128 (tile_size.h): P V is m64n256k32, V's rows span two 128-byte
 // column blocks for the transposer (ws_fp8.hpp's fp8_v_load_at), O's 128 registers a thread take
@@ -110,8 +110,8 @@ struct WsTileRow {
 // instance and 120 in the wave instance (the D = 64 and 128 FP8 ones then: 0 and 44); with D <= 128's
 // 40 / 232 instead, 48 and 92. With the pre-pass (session 30) its one-item instance spills nothing and
 // its wave instance 44; D = 64 on three warpgroups spills 40 in its wave instance, D = 128's
-// transposing wave instance 44, and its 192-key pre-pass instance (session 31) nothing in the
-// one-item instance and 44 (60 loaded) in the wave one. On
+// transposing wave instance 44, and its 224-key pre-pass instance (session 32) nothing in the
+// one-item instance and 40 (44 loaded) in the wave one (256 keys: 144 in the one-item instance). On
 // since its first GPU run (H200, 2026-11-29, a build before the short row's change):
 // test_gpu_paths' ws head dims (e4m3 and e5m2, causal or not, G 0, 2, 16, ragged and ring-wrapping
 // key ranges) and fp8.yaml pass; memcheck, racecheck and synccheck are clean on it;
@@ -125,9 +125,13 @@ constexpr bool kWsFp8D256On = true;
 // transposing row's; both rows carry it). At D = 128 that instance has its own row, FA3's 128 x 224
 // direction: with no transposer (whose loops are written for 128 keys) the tile can be wider, and the
 // consumers' per-tile costs (their turn and wgmma issue, the S wait, the mbarrier waits, the row
-// max's shuffles) spread over more keys. 192 keys: V^T rows of 192 bytes are three 64-byte swizzle
-// blocks (224 would need the 32-byte swizzle, which the TMA tiles here do not describe). Measured
-// (H200, 2026-11-29, session 31, e4m3 unless named, ms, two rounds alternated, 128 -> 192 keys):
+// max's shuffles) spread over more keys. 224 keys (session 32): V^T rows of 224 bytes are seven
+// 32-byte swizzle blocks (ws_layout.hpp's swizzle_bytes_vt; the TMA's 32-byte swizzle and wgmma's
+// layout type 3), S is 112 registers a thread. Measured (H200, 2026-11-29, session 32, e4m3, ms, two
+// rounds alternated, call 1, 192 -> 224 keys): (2,16,16,8192,8192,128) 1.248 / 1.245 -> 1.236 / 1.238
+// (-0.8%; 1.276x the bf16 row's 1.578 / 1.579), the Llama-3 GQA causal row 0.698 / 0.698 -> 0.697 /
+// 0.698; 256 keys (two 128-byte blocks, S 128 registers: ptxas spills 144 bytes) 1.439 and 0.831.
+// Before it, 192 keys (three 64-byte blocks; session 31, e4m3 unless named, 128 -> 192 keys):
 // calls 3 and 4, four rounds: (2,16,16,8192,8192,128) 1.316-1.325 -> 1.247-1.263 (call 4: 1.258-1.261
 // in the sweep beside bf16, 873 TFLOP/s, 1.26x the bf16 row's 1.583-1.584; issue 46 asks 1.3x), e5m2
 // 1.311 -> 1.245-1.249, Llama-3 GQA causal 0.720-0.730 -> 0.696-0.705 (1.23x bf16's 0.865); ncu:
@@ -142,7 +146,7 @@ constexpr WsTileRow ws_fp8_row(int D, bool prepass = false) {
     case 64: return {64, 1, 192, 128, 2, 3, 1, -1, 0, false};
     case 128: {
       WsTileRow r{128, 1, 128, 128, 3, 2, 0, 0, kVtPrepassRowsD128, false};
-      if (prepass) r.BN = 192;  // the pre-pass instance: the same row, a wider tile
+      if (prepass) r.BN = 224;  // the pre-pass instance: the same row, a wider tile
       return r;
     }
     case 256: return kWsFp8D256On ? kWsFp8D256Row : WsTileRow{};
@@ -236,7 +240,7 @@ constexpr bool ws_short_row_differs(int D, int elem_bytes) {
 // (O += P V) must be among them. 16-bit (m64nNk16, ss and rs) and 8-bit (m64nNk32: ss8 takes S's BN,
 // rs8 O's D) apart.
 constexpr bool wgmma_has_n(int N) { return N == 64 || N == 80 || N == 96 || N == 128 || N == 176 || N == 256; }
-constexpr bool wgmma8_ss_has_n(int N) { return N == 64 || N == 128 || N == 192; }
+constexpr bool wgmma8_ss_has_n(int N) { return N == 64 || N == 128 || N == 224; }
 constexpr bool wgmma8_rs_has_n(int N) { return N == 64 || N == 128 || N == 256; }
 
 // Accumulator and fragment registers a consumer thread holds through the loop: O (D / 2 floats), S

@@ -286,19 +286,19 @@ TEST(WsFp8, ThePrepassWritesEveryVtByteOnceWithTheKeyItsSlotStandsFor) {
 // tensor reads as zero, it lands at j * box_bytes plus the swizzled box offset) puts in shared memory
 // what the producer's transposer writes there (TheTransposeWritesEveryVtByteOnceWithItsSlotsKeysValue):
 // at fp8_vt_offset(d, c), the byte of the key A slot c stands for, or zero past Sk; every tile of a
-// ragged Sk, V in BHSD. Also for the pre-pass instance's own row where its tile is wider (D = 128: 192
-// keys, three 64-byte swizzle blocks a V^T row), where fp8_vt_offset is where the consumers' V^T
-// descriptors read (kmajor_start with its swizzle).
+// ragged Sk, V in BHSD. Also for the pre-pass instance's own row where its tile is wider (D = 128: 224
+// keys, seven 32-byte swizzle blocks a V^T row), where fp8_vt_offset is where the consumers' V^T
+// descriptors read (test_ws_layout.cpp's WgmmaReadsOfFp8VtThroughItsDescriptorsAreTheTilesBytes).
 TEST(WsFp8, ThePrepassesVtTilesLandAsTheTransposerWritesThem) {
-  // The pre-pass's rows: Sk rounded up to 384 keys, whole tiles of 128 and of 192.
-  EXPECT_EQ(vt_keys(1), 384);
-  EXPECT_EQ(vt_keys(384), 384);
-  EXPECT_EQ(vt_keys(385), 768);
-  EXPECT_EQ(vt_keys(8192), 8448);
+  // The pre-pass's rows: Sk rounded up to 896 keys, whole tiles of 128 and of 224.
+  EXPECT_EQ(vt_keys(1), 896);
+  EXPECT_EQ(vt_keys(896), 896);
+  EXPECT_EQ(vt_keys(897), 1792);
+  EXPECT_EQ(vt_keys(8192), 8960);
   std::mt19937 rng(11);
   for (int D : {64, 128, 256})
     for (const int BN : std::set<int>{128, ws_tile_row(D, 1, false, true).BN})
-      for (const int64_t Sk : {100, 300, 385}) {
+      for (const int64_t Sk : {100, 300, 385, 900}) {
         const int64_t Hk = 2, B = 2, keys = vt_keys(Sk);
         const int64_t s_row = D, s_head = Sk * D, s_batch = Sk * Hk * D;  // BHSD
         std::vector<uint8_t> v(size_t(B * Sk * Hk * D));
@@ -308,9 +308,9 @@ TEST(WsFp8, ThePrepassesVtTilesLandAsTheTransposerWritesThem) {
         const TmaTile t = tma_tile_vt(BN, D, keys, Hk, B);
         ASSERT_EQ(tma_tile_problem(t), nullptr) << tma_tile_problem(t);
         EXPECT_EQ(t.tile_bytes, uint32_t(BN * D)) << "expect_tx: a V stage's bytes";
-        // 128 keys: one 128-byte swizzle block a V^T row; 192: three 64-byte ones (wgmma's layout type 2).
-        EXPECT_EQ(t.swizzle, BN == 192 ? 64 : 128);
-        EXPECT_EQ(t.copies, BN == 192 ? 3 : 1);
+        // 128 keys: one 128-byte swizzle block a V^T row; 224: seven 32-byte ones (wgmma's layout type 3).
+        EXPECT_EQ(t.swizzle, BN == 224 ? 32 : 128);
+        EXPECT_EQ(t.copies, BN == 224 ? 7 : 1);
         EXPECT_EQ(int64_t(t.box_bytes), int64_t(D) * t.swizzle) << "box j lands D rows of one swizzle block on";
         for (int64_t kv0 = 0; kv0 < Sk; kv0 += BN) {
           EXPECT_LE(uint64_t(kv0 / 2) + uint64_t(t.copies) * t.box[0], t.dim[0]) << "the tile's window inside the row";

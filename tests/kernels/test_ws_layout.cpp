@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/device/fragment_layout.hpp"
+#include "kernels/mma/ws_fp8.hpp"
 #include "kernels/mma/ws_layout.hpp"
 #include "kernels/mma/ws_tile_traits.hpp"
 
@@ -63,6 +64,38 @@ TEST(WsLayout, TheTableUsesThe128ByteSwizzleWherePossibleAnd64ForD96) {
   EXPECT_EQ(swizzle_bytes(256), 128);
   EXPECT_EQ(swizzle_bytes(96), 64);
   EXPECT_EQ(swizzle_bytes(80), 0) << "D = 80 has no 64- or 128-byte swizzle: the gate refuses it";
+  // FP8's V^T rows (BN bytes, BN / 2 columns) also take the 32-byte swizzle; Q, K and V rows do not.
+  EXPECT_EQ(swizzle_bytes_vt(64), 128) << "128 keys";
+  EXPECT_EQ(swizzle_bytes_vt(96), 64) << "192 keys";
+  EXPECT_EQ(swizzle_bytes_vt(112), 32) << "224 keys";
+  EXPECT_EQ(swizzle_bytes_vt(40), 0) << "80 keys: no 16-byte chunk pattern";
+  TmaTile t = tma_tile_vt(224, 128, 896, 2, 1);
+  EXPECT_EQ(t.swizzle, 32);
+  EXPECT_EQ(tma_tile_problem(t), nullptr);
+  t.walks_cols = false;  // a Q/K/V tile of 32-byte rows: the kernel's Q K^T and P V descriptors take none
+  EXPECT_NE(tma_tile_problem(t), nullptr);
+}
+
+// FP8's P V: B = V^T (D rows of BN key bytes, K-major, the swizzle of its rows) at each k32 step kn,
+// as the consumers' descriptors point into it (kmajor_start with V^T's swizzle, K-major strides):
+// wgmma's reads are the tile's bytes fp8_vt_offset puts there, for every FP8 row, the pre-pass
+// instances' wider tiles (224 keys at D = 128: the 32-byte swizzle) included.
+TEST(WsLayout, WgmmaReadsOfFp8VtThroughItsDescriptorsAreTheTilesBytes) {
+  const uint32_t base = 7 * 1024;
+  for (int D : {64, 128, 256})
+    for (bool prepass : {false, true}) {
+      const WsTileRow r = D == 256 ? kWsFp8D256Row : ws_tile_row(D, 1, false, prepass);
+      const int sw = swizzle_bytes_vt(r.BN / 2);
+      ASSERT_GT(sw, 0) << "D " << D;
+      const DescStrides st = kmajor_strides(sw);
+      for (int kn = 0; kn < r.BN / 32; ++kn) {
+        const uint64_t db = gmma_desc(base + uint32_t(kmajor_start(0, kn, D, sw)), st.lbo, st.sbo, sw);
+        for (int n = 0; n < D; ++n)
+          for (int k = 0; k < 16; ++k)  // 16-bit columns: key bytes 2 k and 2 k + 1 of the step
+            ASSERT_EQ(kmajor_read(db, n, k), base + uint32_t(fp8_vt_offset(n, 32 * kn + 2 * k, r.BN, D)))
+                << "D " << D << " BN " << r.BN << " kn " << kn << " (" << n << ", " << k << ")";
+      }
+    }
 }
 
 TEST(WsLayout, TheTileOffsetIsTheHardwareAddressSwizzleOfTheColumnBlockLayout) {

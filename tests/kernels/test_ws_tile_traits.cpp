@@ -82,14 +82,15 @@ TEST(WsTileTraits, Fp8RowsAreShapesTheKernelCanRun) {
     EXPECT_EQ(r.consumer_wgs, t.consumer_wgs);
     EXPECT_EQ(r.BN % 32, 0) << "P V takes BN in k32 steps; the pre-pass's key order repeats every 32";
     EXPECT_TRUE(wgmma8_ss_has_n(r.BN) && wgmma8_rs_has_n(D));
-    const int sw = swizzle_bytes(r.BN / 2);
-    EXPECT_TRUE(sw == 64 || sw == 128) << "D " << D << ": V^T's rows of BN bytes in whole TMA boxes";
+    const int sw = swizzle_bytes_vt(r.BN / 2);
+    EXPECT_TRUE(sw == 32 || sw == 64 || sw == 128) << "D " << D << ": V^T's rows of BN bytes in whole TMA boxes";
     EXPECT_EQ((r.BN / 2) % block_cols(sw), 0);
     EXPECT_EQ(kVtKeysRound % r.BN, 0) << "a tile's window lies inside the pre-pass's rows";
     EXPECT_LE(ws_smem(r.BM, r.BN, D, r.stages, 1, false, 1, true).total, kMaxDynamicSmem) << "D " << D;
     EXPECT_LE(ws_fragment_registers(r) + kRegisterHeadroom, consumer_regs(r.consumer_wgs, false, D)) << "D " << D;
   }
-  EXPECT_EQ(ws_tile_row(128, 1, false, true).BN, 192) << "D = 128's pre-pass row (measured in its comment)";
+  EXPECT_EQ(ws_tile_row(128, 1, false, true).BN, 224) << "D = 128's pre-pass row (measured in its comment)";
+  EXPECT_EQ(swizzle_bytes_vt(224 / 2), 32) << "its V^T rows: seven 32-byte swizzle blocks";
   for (int D : {64, 128})
     for (bool prepass : {false, true}) EXPECT_FALSE(ws_tile_row(D, 1, false, prepass).take_turns) << "FP8 D " << D;
   EXPECT_FALSE(kWsFp8D256Row.take_turns);
