@@ -68,7 +68,7 @@ TEST(WsLayout, TheTableUsesThe128ByteSwizzleWherePossibleAnd64ForD96) {
   EXPECT_EQ(swizzle_bytes_vt(64), 128) << "128 keys";
   EXPECT_EQ(swizzle_bytes_vt(96), 64) << "192 keys";
   EXPECT_EQ(swizzle_bytes_vt(112), 32) << "224 keys";
-  EXPECT_EQ(swizzle_bytes_vt(40), 0) << "80 keys: no 16-byte chunk pattern";
+  EXPECT_EQ(swizzle_bytes_vt(40), 0) << "80 keys: no 32-byte span divides them";
   TmaTile t = tma_tile_vt(224, 128, 896, 2, 1);
   EXPECT_EQ(t.swizzle, 32);
   EXPECT_EQ(tma_tile_problem(t), nullptr);
