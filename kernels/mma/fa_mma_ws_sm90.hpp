@@ -15,7 +15,8 @@
 //   exp2 domain on S's registers, P packed in registers as the A operand of O += P V (wgmma with A
 //   from registers; E4M3 with FP8 inputs, O scaled by v's descale with 1/l);
 //   S_t and P_{t-1} V_{t-1} are issued together and the softmax of S_t runs under P_{t-1} V_{t-1}
-//   (intra-warpgroup overlap), and where the row says so (take_turns: the 16-bit rows) the
+//   (intra-warpgroup overlap), O's rescale where the row says so (rescale_under_s) between the two
+//   issues, under S_t, and where the row says so (take_turns: the 16-bit rows) the
 //   warpgroups take turns issuing (round robin on WGS named barriers) so that one's softmax runs
 //   under the others' GEMMs. A warp releases a stage (one arrival on its empty mbarrier) once its
 //   wgmma.wait_group shows every read of it done.
@@ -60,6 +61,7 @@ struct WsTraits {
   static constexpr int POLY = ROW.exp2_poly_of_8;        // exponentials of 8 on the FMA pipe (exp2_poly.hpp)
   static constexpr int LAZY = ROW.lazy_rescale_log2;     // the lazy rescale's threshold (softmax_rows)
   static constexpr bool TURNS = ROW.take_turns;          // the consumers take turns issuing (ws_pipeline.hpp)
+  static constexpr bool RESCALE_UNDER_S = ROW.rescale_under_s;  // O's rescale between S's and P V's issues
   static constexpr bool FP8 = EB == 1, PAD = PAD_, PREPASS = PREPASS_;
   static constexpr bool TRANSPOSES = FP8 && !PREPASS;  // the producer's warps 1-3 transpose V in shared memory
   static constexpr int DE = D * EB / 2;                  // 16-bit columns a Q/K/V row
@@ -275,6 +277,15 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
     rescale = softmax_quad_rows<K::BN / 8, 2, K::POLY, K::LAZY>(
         [&](int hr, int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, m, l, a.scale_log2, alpha);
   };
+  // O *= alpha where the last softmax moved a row's max, before the next P V: with the row's
+  // RESCALE_UNDER_S between the issues of S_t and P_{t-1} V_{t-1}, so that it runs under S_t (FA3's
+  // rescale_o), else once P_{t-1} V_{t-1} is done, before the next issue.
+  auto rescale_o = [&] {
+    if (rescale) {
+#pragma unroll
+      for (int i = 0; i < K::D / 2; ++i) o[i] *= alpha[(i % 4) / 2];
+    }
+  };
   auto pack_p = [&] {
     if constexpr (K::FP8) {  // E4M3 P: k32 step kn's register r packs the slots ws_fp8.hpp names (V^T matches)
 #pragma unroll
@@ -297,7 +308,7 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
     wg::pin(s);
     release(L.k_empty(ws::stage_of(tb, K::STAGES)));
     if (WAVE && ntiles == 1) release(L.q_empty(ws::stage_of(qk, K::QSTAGES)));  // every S of the item landed: Q is free
-    softmax(0);  // O is still zero: no rescale
+    softmax(0);  // O is still zero: its first rescale (alpha 0 from a max of -inf) keeps it so
     pack_p();
     if (K::TURNS && ws::sched_first_arrive(cw, ntiles)) sm90::bar_arrive(ws::sched_barrier(0), ws::kSchedThreads);
     for (int t = 1; t < ntiles; ++t) {
@@ -307,8 +318,12 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
       sm90::mbar_wait(base + L.k_full(ks), ws::full_parity(tb + t, K::STAGES));
       sm90::mbar_wait(v_ready(vs), ws::full_parity(tb + t - 1, K::STAGES));
       if (K::TURNS) sm90::bar_sync(ws::sched_barrier(cw), ws::kSchedThreads);  // this warpgroup's turn on the tensor cores
-      wg::fence();  // O rescaled and P packed by ordinary instructions since the last wgmma
+      wg::fence();  // P packed (and, RESCALE_UNDER_S off, O rescaled) by ordinary instructions since the last wgmma
       issue_s(t);
+      if constexpr (K::RESCALE_UNDER_S) {
+        rescale_o();  // under S_t: O is not in flight (P_{t-2} V_{t-2} is done)
+        wg::fence();  // O rescaled by ordinary instructions before the wgmma that accumulates into it
+      }
       issue_pv(t - 1);
       if (K::TURNS && ws::sched_arrive_after(cw, t, ntiles, K::WGS))
         sm90::bar_arrive(ws::sched_barrier(ws::sched_next(cw, K::WGS)), ws::kSchedThreads);
@@ -320,14 +335,12 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
       wg::wait<0>();  // O and P are free
       wg::pin(o);
       release(v_free(vs));
-      if (rescale) {
-#pragma unroll
-        for (int i = 0; i < K::D / 2; ++i) o[i] *= alpha[(i % 4) / 2];
-      }
+      if constexpr (!K::RESCALE_UNDER_S) rescale_o();
       pack_p();
     }
     const int vs = ws::stage_of(tb + ntiles - 1, K::STAGES);
     sm90::mbar_wait(v_ready(vs), ws::full_parity(tb + ntiles - 1, K::STAGES));
+    if constexpr (K::RESCALE_UNDER_S) rescale_o();
     wg::fence();
     issue_pv(ntiles - 1);
     wg::wait<0>();

@@ -67,6 +67,16 @@ struct WsTileRow {
   // -> 1.385-1.387, the batch-32 short rows 2-6% slower but (32,16,16,1024,1024,128) bf16 (0.437 ->
   // 0.431-0.432).
   bool take_turns = true;
+  // O's rescale (O *= alpha, D / 2 FMUL a thread, where the last softmax moved a row's max) issued
+  // between S_t's wgmma and P_{t-1} V_{t-1}'s, so that it runs under S_t (FA3's rescale_o), rather
+  // than after P_{t-1} V_{t-1} is done, on the path to the next issue. Measured (H200, 2026-11-29,
+  // session 33, ms, two calls of three rounds alternated, off -> on): (2,16,16,8192,8192,128) e4m3
+  // 1.234-1.237 -> 1.217-1.221, bf16 1.566-1.573 -> 1.537-1.544, their Llama-3 GQA causal rows
+  // 0.697-0.699 -> 0.689-0.692 and 0.860-0.869 -> 0.842-0.854, (1,16,16,8192,8192,256) e4m3
+  // 0.912-0.918 -> 0.905-0.912. Off where it lost: (8,16,16,8192,8192,64)
+  // e4m3 3.801-3.805 -> 3.885-3.889 (three warpgroups, eager) and (1,16,16,8192,8192,256) bf16
+  // 1.360-1.371 -> 1.374-1.385 (O's 128 registers a thread).
+  bool rescale_under_s = true;
 };
 
 // fp16 and bf16 share rows (FA3 keys its table on the element size, not the type), and so do the
@@ -143,7 +153,7 @@ constexpr bool kWsFp8D256On = true;
 // -0.2%: 2048 rows a kv head kept.
 constexpr WsTileRow ws_fp8_row(int D, bool prepass = false) {
   switch (D) {
-    case 64: return {64, 1, 192, 128, 2, 3, 1, -1, 0, false};
+    case 64: return {64, 1, 192, 128, 2, 3, 1, -1, 0, false, false};
     case 128: {
       WsTileRow r{128, 1, 128, 128, 3, 2, 0, 0, kVtPrepassRowsD128, false};
       if (prepass) r.BN = 224;  // the pre-pass instance: the same row, a wider tile
@@ -185,7 +195,7 @@ constexpr WsTileRow ws_tile_row(int D, int elem_bytes, bool short_row = false, b
     case 128: return short_row ? WsTileRow{128, 2, 128, 128, 2, 2} : WsTileRow{128, 2, 128, 176, 2, 2};
     // FA3: 128 x 80 ("hits the limit of smem"): 64 KB of Q and 2 x 2 x 40 KB of K/V. Causal 555
     // (mma.sync 230; 269/549).
-    case 256: return {256, 2, 128, 80, 2, 2};
+    case 256: return {256, 2, 128, 80, 2, 2, 0, 8, 0, true, false};
     default: return {};
   }
 }
@@ -217,7 +227,7 @@ constexpr bool same_row(const WsTileRow& a, const WsTileRow& b) {
   return a.D == b.D && a.elem_bytes == b.elem_bytes && a.BM == b.BM && a.BN == b.BN && a.stages == b.stages &&
          a.consumer_wgs == b.consumer_wgs && a.exp2_poly_of_8 == b.exp2_poly_of_8 &&
          a.lazy_rescale_log2 == b.lazy_rescale_log2 && a.vt_prepass_rows == b.vt_prepass_rows &&
-         a.take_turns == b.take_turns;
+         a.take_turns == b.take_turns && a.rescale_under_s == b.rescale_under_s;
 }
 // Whether a problem takes its D's short row: causal and short enough that the diagonal tiles' masked
 // halves are a large share of the work, or not causal and short (the row comments above hold the

@@ -95,6 +95,16 @@ TEST(WsTileTraits, Fp8RowsAreShapesTheKernelCanRun) {
     for (bool prepass : {false, true}) EXPECT_FALSE(ws_tile_row(D, 1, false, prepass).take_turns) << "FP8 D " << D;
   EXPECT_FALSE(kWsFp8D256Row.take_turns);
   for (int D : {64, 96, 128, 256}) EXPECT_TRUE(ws_tile_row(D, 2).take_turns && ws_tile_row(D, 2, true).take_turns) << "D " << D;
+  // O's rescale under S_t: on but where it was measured to lose (the field's comment).
+  EXPECT_FALSE(ws_tile_row(64, 1).rescale_under_s) << "FP8 D = 64 (three warpgroups, eager)";
+  EXPECT_FALSE(ws_tile_row(256, 2).rescale_under_s) << "16-bit D = 256";
+  for (bool prepass : {false, true}) EXPECT_TRUE(ws_tile_row(128, 1, false, prepass).rescale_under_s);
+  EXPECT_TRUE(kWsFp8D256Row.rescale_under_s);
+  for (int D : {64, 96, 128})
+    EXPECT_TRUE(ws_tile_row(D, 2).rescale_under_s && ws_tile_row(D, 2, true).rescale_under_s) << "D " << D;
+  WsTileRow moved = ws_tile_row(128, 2);
+  moved.rescale_under_s = false;
+  EXPECT_FALSE(same_row(moved, ws_tile_row(128, 2))) << "rows differing only there are different instances";
   WsTileRow r16 = ws_tile_row(128, 2);
   r16.vt_prepass_rows = 1;
   EXPECT_FALSE(ws_vt_prepass(r16, 1 << 20, 8, 8)) << "16-bit rows read V as it is (wgmma's 16-bit B takes MN-major)";
