@@ -322,6 +322,7 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
       issue_s(t);
       if constexpr (K::RESCALE_UNDER_S) {
         rescale_o();  // under S_t: O is not in flight (P_{t-2} V_{t-2} is done)
+        wg::pin(o);   // the multiplies stay before the fence
         wg::fence();  // O rescaled by ordinary instructions before the wgmma that accumulates into it
       }
       issue_pv(t - 1);

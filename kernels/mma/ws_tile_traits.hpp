@@ -73,9 +73,9 @@ struct WsTileRow {
   // session 33, ms, two calls of three rounds alternated, off -> on): (2,16,16,8192,8192,128) e4m3
   // 1.234-1.237 -> 1.217-1.221, bf16 1.566-1.573 -> 1.537-1.544, their Llama-3 GQA causal rows
   // 0.697-0.699 -> 0.689-0.692 and 0.860-0.869 -> 0.842-0.854, (1,16,16,8192,8192,256) e4m3
-  // 0.912-0.918 -> 0.905-0.912. Off where it lost: (8,16,16,8192,8192,64)
-  // e4m3 3.801-3.805 -> 3.885-3.889 (three warpgroups, eager) and (1,16,16,8192,8192,256) bf16
-  // 1.360-1.371 -> 1.374-1.385 (O's 128 registers a thread).
+  // 0.912-0.918 -> 0.905-0.912. Off where it lost (why was not measured): (8,16,16,8192,8192,64)
+  // e4m3 3.801-3.805 -> 3.885-3.889 (the row of three warpgroups and the eager rescale) and
+  // (1,16,16,8192,8192,256) bf16 1.360-1.371 -> 1.374-1.385 (O 128 registers a thread).
   bool rescale_under_s = true;
 };
 
