@@ -341,7 +341,10 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
     }
     const int vs = ws::stage_of(tb + ntiles - 1, K::STAGES);
     sm90::mbar_wait(v_ready(vs), ws::full_parity(tb + ntiles - 1, K::STAGES));
-    if constexpr (K::RESCALE_UNDER_S) rescale_o();
+    if constexpr (K::RESCALE_UNDER_S) {
+      rescale_o();
+      wg::pin(o);  // as in the loop: the multiplies stay before the fence
+    }
     wg::fence();
     issue_pv(ntiles - 1);
     wg::wait<0>();
