@@ -32,6 +32,46 @@ struct FastDiv {
   FA_HD int divisor() const { return int(d); }
 };
 
+// The order causal blocks are handed out in: longest first across the whole problem, in sections of
+// heads whose K and V share the L2 (FlashAttention-3's hopper/tile_scheduler.hpp,
+// DynamicPersistentTileScheduler: a section is the power of two of kv heads whose K and V, doubled,
+// fit in 32 MiB, times the GQA group; its blocks go q tile major, heads minor, q tiles longest first;
+// the last section holds the heads left over). The hardware starts a grid's blocks in the order of
+// their linear index and each as an SM frees, so a grid ordered head by head (each head's q tiles
+// longest first) starts the last heads' longest blocks last, when nothing is left to balance them.
+// `hb` is a head of all B x G x H (h fastest); `qx` the q tile in the grid's order, which
+// q_tile_row0 reverses for causal problems.
+struct LptOrder {
+  FastDiv section, heads, last_heads;  // blocks a full section (heads x nq); its heads; the last one's
+  int full = 0;                        // sections of `heads` heads
+  bool on = false;                     // lpt_order's: the blocks number below 2^31
+};
+FA_HD inline int lpt_section_heads(int64_t Sk, int D, int elem_bytes, int group, int64_t hb) {
+  const int64_t kv_head = 2 * Sk * 2 * int64_t(D) * elem_bytes, l2 = int64_t(32) << 20;
+  int64_t kv = 1;
+  while (kv_head > 0 && 2 * kv * kv_head <= l2) kv *= 2;
+  const int64_t heads = kv * (group > 0 ? group : 1);
+  return int(heads < hb ? heads : hb);
+}
+FA_HD inline LptOrder lpt_order(int64_t nq, int64_t hb, int heads) {
+  LptOrder o;
+  if (nq < 1 || hb < 1 || heads < 1 || nq * hb >= (int64_t(1) << 31)) return o;
+  if (heads > hb) heads = int(hb);
+  o.on = true;
+  o.section = FastDiv(int64_t(heads) * nq);
+  o.heads = FastDiv(heads);
+  o.full = int(hb / heads);
+  o.last_heads = FastDiv(hb % heads > 0 ? hb % heads : 1);
+  return o;
+}
+// Block `n` of nq x hb in that order: its q tile qx and head hb.
+FA_HD inline void lpt_block(const LptOrder& o, int n, int& qx, int& hb) {
+  const int s = o.section.div(n), in = n - s * o.section.divisor();
+  const FastDiv& w = s < o.full ? o.heads : o.last_heads;
+  qx = w.div(in);
+  hb = s * o.heads.divisor() + (in - qx * w.divisor());
+}
+
 // One sequence as its rows see it: sq queries, sk keys, bottom-right aligned, FlashAttention's
 // window (left, right; -1 unbounded). A dense problem is one shape for every batch: S, Sk, no window.
 struct SeqShape {
