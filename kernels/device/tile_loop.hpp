@@ -42,6 +42,16 @@ __device__ inline BlockCoords block_coords(const AttnArgs& a, int block_m) {
   return coords_of(a, block_m, int(blockIdx.x), int(gridDim.x), int(blockIdx.y), int(blockIdx.z));
 }
 
+// A block of a grid of (q tiles, H, B x G) blocks that takes the item of its linear index's place in
+// `o` (tile_range.hpp's lpt_block; the hardware starts blocks in linear order); `h` divides by H.
+__device__ inline BlockCoords block_coords_lpt(const AttnArgs& a, int block_m, const LptOrder& o, const FastDiv& h) {
+  const int n = int(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+  int qx, hb;
+  lpt_block(o, n, qx, hb);
+  const int z = h.div(hb);
+  return coords_of(a, block_m, qx, int(gridDim.x), hb - z * a.H, z);
+}
+
 // The divisors of a walk's items (block_coords_at): q tiles nq, heads H, splits max(G, 1) and the
 // GQA group H / Hk. The host sets them up once a launch (item_divs).
 struct ItemDivs {

@@ -124,9 +124,13 @@ WsMaps make_maps(const AttnArgs& a, DType t, const void* vt = nullptr) {
   const sm90::TensorMap v =
       K::PREPASS ? encode_map(t, static_cast<const uint16_t*>(vt), ws::tma_tile_vt(K::BN, K::D, ws::vt_keys(a.Sk), a.Hk, a.B), "V^T")
                  : encode_map(t, a.v, kv_tile<K>(a), "V");
+  const int nq = int((a.S + K::BM - 1) / K::BM);
+  const int64_t hb = int64_t(a.H) * a.B * (a.G > 1 ? a.G : 1);
   return WsMaps{encode_map(t, a.q, q_tile<K>(a), "Q"), encode_map(t, a.k, kv_tile<K>(a), "K"), v,
                 K::tma_stores_o(a.G) ? encode_map(t, a.o, o_tile<K>(a), "O") : sm90::TensorMap{},
-                tile::item_divs(a, int((a.S + K::BM - 1) / K::BM))};
+                tile::item_divs(a, nq),
+                a.causal ? tile::lpt_order(nq, hb, tile::lpt_section_heads(a.Sk, K::D, dtype_bytes(t), a.H / a.Hk, hb))
+                         : tile::LptOrder{}};
 }
 
 // The grid: one block a work item (q tile, head, batch x split), as block_coords reads it. Where
@@ -138,7 +142,17 @@ WsMaps make_maps(const AttnArgs& a, DType t, const void* vt = nullptr) {
 // 377 -> 402. Long items stay one a block: there the prologue is a small share, a wave splits the
 // items evenly where the hardware's block scheduler hands more to the SMs that run faster (a first
 // build with every non-causal row in a wave read the long D=64 rows 2-4% lower, against another
-// call's numbers), and causal items differ in cost, which the block scheduler balances too.
+// call's numbers), and causal items differ in cost, which the block scheduler balances too, given
+// them longest first: a causal grid's blocks take their items in FA3's LPT order (make_maps' lpt,
+// tile_range.hpp's lpt_block), where the grid's own order (each head's q tiles longest first, head by
+// head) started the last heads' longest items last. H200, session 34, A/B in one call (ms, three
+// rounds each; grid order -> LPT): (2,16,16,8192,8192,128,1) bf16 0.850-0.851 -> 0.821-0.823, Llama-3
+// GQA 0.845-0.846 -> 0.828-0.831, its FP8 row 0.692 -> 0.667-0.672, (2,16,16,4096,4096,256,1) bf16
+// 0.433-0.435 -> 0.400-0.402, (4,32,32,2048,2048,96,1) fp16 0.245-0.247 -> 0.232-0.234,
+// (1,32,32,4096,4096,80,1) fp16 0.222-0.225 -> 0.199-0.200, (1,64,64,8192,8192,128,1) fp16 1.692-1.694
+// -> 1.676-1.678. The non-causal one-item rows keep their order; their instances' code moved, and
+// (2,16,16,8192,8192,128) bf16 read 0.2-0.4% slower in two calls (1.527 -> 1.533, 1.543-1.546 ->
+// 1.546-1.548), its FP8 row within 0.3%.
 constexpr int64_t kWsPersistentTiles = 16;
 template <typename T, typename K>
 void launch_ws_cfg(const WsMaps& maps, const AttnArgs& a, Stream st, int sms) {

@@ -25,6 +25,8 @@
 //   QSTAGES (two where shared memory has room: ws_layout.hpp's ws_q_stages) that the consumers free
 //   after their last S of an item, so the producer loads the next item's Q and K/V while they finish
 //   the last one (FA3's persistent tile scheduler, without its dynamic order: the items cost alike).
+// - Else one item a block, of a (q tiles, H, B x G) grid; causal blocks take their items in FA3's
+//   longest-first order within sections of heads that share the L2 (tile_range.hpp's lpt_block).
 // - The epilogue: where the row has room (ws_layout.hpp's ws_stage_o) and the launch does not split,
 //   each consumer warpgroup writes its rows of O to shared memory and one of its threads stores them
 //   with the TMA (cp.async.bulk.tensor, FA3's epilogue too); else each thread stores its own pairs.
@@ -97,6 +99,7 @@ struct WsTraits {
 struct WsMaps {
   sm90::TensorMap q, k, v, o;
   tile::ItemDivs divs;  // a wave's item decoding (block_coords_at)
+  tile::LptOrder lpt;   // causal: a one-item grid's blocks take their items in LPT order (block_coords_lpt)
 };
 
 #if FA_HAS_WGMMA_SM90
@@ -445,8 +448,10 @@ __global__ void __launch_bounds__(K::THREADS, 1) mma_ws_fwd(const FA_GRID_CONSTA
   int tb = 0, qk = 0;  // the block's tiles and Q loads so far
   // Calls f(c, kr, ntiles) for each of the block's items, counting tb and qk on after each.
   auto for_items = [&](auto&& f) {
-    auto one = [&](int item) {  // item < 0: the block's own (block_coords: a grid of items)
-      const tile::BlockCoords c = item < 0 ? tile::block_coords(a, K::BM) : tile::block_coords_at(a, K::BM, item, maps.divs);
+    auto one = [&](int item) {  // item < 0: the block's own (a grid of items; in LPT order where maps.lpt is on)
+      const tile::BlockCoords c = item >= 0     ? tile::block_coords_at(a, K::BM, item, maps.divs)
+                                  : maps.lpt.on ? tile::block_coords_lpt(a, K::BM, maps.lpt, maps.divs.h)
+                                                : tile::block_coords(a, K::BM);
       const KeyRange kr = tile::dense_block_keys(a, c, K::BM, K::BN);  // the gate refuses serving fields, as mma
       const int ntiles = kr.end > kr.begin ? int((kr.end - kr.begin + K::BN - 1) / K::BN) : 0;
       f(c, kr, ntiles);
