@@ -107,7 +107,11 @@ struct WsTileRow {
 //   3); then 1 of 8 exponentials as the polynomial 3.85 (2 of 8: 4.03), the lazy rescale at 0 3.87
 //   (not taken with the polynomial: not measured together). 571 TFLOP/s, 1.03x the bf16 row (issue
 //   46 asks 1.15x). The 16-bit D = 64 row lost with the polynomial (1 of 8: aiter-3 4.26 against
-//   4.08-4.27, whisper-enc 0.0910 against 0.0874).
+//   4.08-4.27, whisper-enc 0.0910 against 0.0874). With the V^T pre-pass from 2048 rows a kv head
+//   (no transposer; consumers 160 registers; H200, session 34, three rounds, ms): (8,16,16,8192,8192,
+//   64) 3.783-3.785 -> 3.764-3.770, but its causal 2-batch row 0.527-0.528 -> 0.533, (16,16,16,2048,
+//   2048,64) 0.518-0.519 -> 0.536-0.538, (4,16,16,4096,4096,64,causal) 0.313-0.314 -> 0.321-0.322:
+//   at D = 64 the transposer is not the limiter (issue slots and MUFU are), so the row keeps it.
 // - FP8 D = 128 with three K/V stages (16 KB each): 1.438-1.448 -> 1.424-1.434, GQA causal 0.798-0.803
 //   -> 0.793, both rounds (before the pre-pass; the pre-pass instance keeps three, of 28 KB since its
 //   224-key row).
