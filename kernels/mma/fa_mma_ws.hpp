@@ -129,8 +129,9 @@ WsMaps make_maps(const AttnArgs& a, DType t, const void* vt = nullptr) {
   return WsMaps{encode_map(t, a.q, q_tile<K>(a), "Q"), encode_map(t, a.k, kv_tile<K>(a), "K"), v,
                 K::tma_stores_o(a.G) ? encode_map(t, a.o, o_tile<K>(a), "O") : sm90::TensorMap{},
                 tile::item_divs(a, nq),
-                a.causal ? tile::lpt_order(nq, hb, tile::lpt_section_heads(a.Sk, K::D, dtype_bytes(t), a.H / a.Hk, hb))
-                         : tile::LptOrder{}};
+                ws::ws_lpt_order(a.causal, a.Sk, K::BN, a.G)
+                    ? tile::lpt_order(nq, hb, tile::lpt_section_heads(a.Sk, K::D, dtype_bytes(t), a.H / a.Hk, hb))
+                    : tile::LptOrder{}};
 }
 
 // The grid: one block a work item (q tile, head, batch x split), as block_coords reads it. Where
@@ -150,7 +151,8 @@ WsMaps make_maps(const AttnArgs& a, DType t, const void* vt = nullptr) {
 // GQA 0.845-0.846 -> 0.828-0.831, its FP8 row 0.692 -> 0.667-0.672, (2,16,16,4096,4096,256,1) bf16
 // 0.433-0.435 -> 0.400-0.402, (4,32,32,2048,2048,96,1) fp16 0.245-0.247 -> 0.232-0.234,
 // (1,32,32,4096,4096,80,1) fp16 0.222-0.225 -> 0.199-0.200, (1,64,64,8192,8192,128,1) fp16 1.692-1.694
-// -> 1.676-1.678. The non-causal one-item rows keep their order; their instances' code moved, and
+// -> 1.676-1.678. Causal problems of short items keep the grid's order (ws_tile_traits.hpp's
+// ws_lpt_order holds where they lost), and so do non-causal ones; their instances' code moved, and
 // (2,16,16,8192,8192,128) bf16 read 0.2-0.4% slower in two calls (1.527 -> 1.533, 1.543-1.546 ->
 // 1.546-1.548), its FP8 row within 0.3%.
 constexpr int64_t kWsPersistentTiles = 16;

@@ -163,6 +163,24 @@ TEST(WsTileTraits, D128TakesA128KeyTileOnShortProblemsAndOnlyItsShortRowDiffers)
   EXPECT_TRUE(ws_short_row_differs(128, 2));
 }
 
+// Causal blocks go in LPT order where the longest item has 16 key tiles or more (measured: 2k and
+// longer won, issue 46's 512-1024 rows lost); never without causal.
+TEST(WsTileTraits, CausalProblemsOfLongItemsTakeTheLptOrder) {
+  EXPECT_TRUE(ws_lpt_order(true, 2048, 128, 0)) << "(4,16,16,2048,2048,128) causal: 16 tiles, won 7%";
+  EXPECT_FALSE(ws_lpt_order(true, 1024, 128, 0)) << "(32,16,16,1024,1024,128) causal: 8 tiles, lost 2%";
+  EXPECT_FALSE(ws_lpt_order(true, 512, 128, 1)) << "(32,16,16,512,512,128) causal: lost 3%";
+  EXPECT_TRUE(ws_lpt_order(true, 4096, 80, 0)) << "D = 256's 80-key tiles: 52";
+  EXPECT_TRUE(ws_lpt_order(true, 8192, 224, 0));
+  EXPECT_FALSE(ws_lpt_order(true, 2048, 128, 2)) << "a split's items: 8 tiles each";
+  EXPECT_TRUE(ws_lpt_order(true, 4096, 128, 2));
+  EXPECT_FALSE(ws_lpt_order(true, 15 * 128, 128, 0));
+  EXPECT_TRUE(ws_lpt_order(true, 15 * 128 + 1, 128, 0)) << "a partial 16th tile counts";
+  EXPECT_FALSE(ws_lpt_order(false, 8192, 176, 0)) << "non-causal items cost alike";
+  // The table's causal rows as the dispatch picks them: S = 2048 takes D = 128's short row (128 keys).
+  EXPECT_TRUE(ws_lpt_order(true, 2048, ws_tile_row(128, 2, ws_short_row(true, 2048, 2048)).BN, 0));
+  EXPECT_FALSE(ws_lpt_order(true, 1024, ws_tile_row(64, 2).BN, 0)) << "(16,32,32,1024,1024,64) causal";
+}
+
 TEST(WsTileTraits, OnlyShortProblemsTakeTheShortRow) {
   EXPECT_TRUE(ws_short_row(true, 2048, 2048)) << "sweeps/ci.yaml's causal-2k-d128";
   EXPECT_TRUE(ws_short_row(true, 1024, 8192)) << "a short query block: unmeasured, so the short row";
