@@ -249,9 +249,9 @@ constexpr bool ws_short_row(bool causal, int64_t S, int64_t Sk) {
 // 0.1325-0.1330 -> 0.1364-0.1366, (32,16,16,1024,1024,128,1) bf16 0.3403-0.3410 -> 0.3474-0.3477,
 // (32,16,16,512,512,64,1) fp16 0.1141-0.1143 -> 0.1163, (32,32,8,1024,1024,128,1) bf16 0.658-0.661 ->
 // 0.667-0.668, (32,16,16,1024,1024,128,1) e4m3 0.370 -> 0.371, (16,32,32,1024,1024,64,1) bf16
-// 0.2972-0.2974 -> 0.2961-0.2963. A greedy model of the block scheduler gives the short rows 2-4% and misses what they
-// lose (their blocks are short and memory-heavy, and the order spreads a head's blocks apart in
-// time); 9-15 tiles are unmeasured.
+// 0.2972-0.2974 -> 0.2961-0.2963. A greedy model of the block scheduler gives the short rows 2-4%
+// and misses what they lose (their blocks are short and memory-heavy, and the order spreads a head's
+// blocks apart in time); 9-15 tiles are unmeasured.
 constexpr int64_t kWsLptTiles = 16;
 constexpr bool ws_lpt_order(bool causal, int64_t Sk, int BN, int splits) {
   const int64_t per = int64_t(splits > 1 ? splits : 1) * BN;
