@@ -154,7 +154,7 @@ WsMaps make_maps(const AttnArgs& a, DType t, const void* vt = nullptr) {
 // -> 1.676-1.678. Causal problems of short items keep the grid's order (ws_tile_traits.hpp's
 // ws_lpt_order holds where they lost), and so do non-causal ones; their instances' code moved, and
 // (2,16,16,8192,8192,128) bf16 read 0.2-0.4% slower in two calls (1.527 -> 1.533, 1.543-1.546 ->
-// 1.546-1.548), its FP8 row within 0.3%.
+// 1.546-1.548), its FP8 row within 0.4%.
 constexpr int64_t kWsPersistentTiles = 16;
 template <typename T, typename K>
 void launch_ws_cfg(const WsMaps& maps, const AttnArgs& a, Stream st, int sms) {

@@ -241,17 +241,17 @@ constexpr bool ws_short_row(bool causal, int64_t S, int64_t Sk) {
   return causal ? S < kWsLongCausal || Sk < kWsLongCausal : S < kWsLongDense && Sk < kWsLongDense;
 }
 // Whether a one-item grid's blocks take their items in LPT order (kernels/device/tile_range.hpp's
-// lpt_block; fa_mma_ws.hpp's make_maps): causal problems whose longest item (all the keys of a split)
-// has at least kWsLptTiles key tiles. Measured (H200, session 34, ms, three rounds alternated, grid
-// order -> LPT): from 16 tiles every causal row gained (2k: (4,16,16,2048,2048,128) bf16 0.147-0.148 ->
+// lpt_block; fa_mma_ws.hpp's make_maps): causal problems whose longest item (all the keys of a split) has
+// at least kWsLptTiles key tiles. Measured (H200, session 34, ms, three rounds alternated, grid order ->
+// LPT): from 16 tiles every causal row gained (2k: (4,16,16,2048,2048,128) bf16 0.147-0.148 ->
 // 0.136-0.137, (4,32,32,2048,2048,96) fp16 0.245-0.247 -> 0.232-0.234; 4k and 8k 1-11%, the rows in
-// fa_mma_ws.hpp's comment); at 8 or fewer, issue 46's short rows lost: (32,16,16,512,512,128,1) fp16
-// 0.1325-0.1330 -> 0.1364-0.1366, (32,16,16,1024,1024,128,1) bf16 0.3403-0.3410 -> 0.3474-0.3477,
-// (32,16,16,512,512,64,1) fp16 0.1141-0.1143 -> 0.1163, (32,32,8,1024,1024,128,1) bf16 0.658-0.661 ->
-// 0.667-0.668, (32,16,16,1024,1024,128,1) e4m3 0.370 -> 0.371, (16,32,32,1024,1024,64,1) bf16
-// 0.2972-0.2974 -> 0.2961-0.2963. A greedy model of the block scheduler gives the short rows 2-4%
-// and misses what they lose (their blocks are short and memory-heavy, and the order spreads a head's
-// blocks apart in time); 9-15 tiles are unmeasured.
+// fa_mma_ws.hpp's comment); at 8 or fewer, four of issue 46's six short rows lost 1-3%, one 0.3%, and one
+// gained 0.4%: (32,16,16,512,512,128,1) fp16 0.1325-0.1330 -> 0.1364-0.1366, (32,16,16,1024,1024,128,1)
+// bf16 0.3403-0.3410 -> 0.3474-0.3477, (32,16,16,512,512,64,1) fp16 0.1141-0.1143 -> 0.1163,
+// (32,32,8,1024,1024,128,1) bf16 0.658-0.661 -> 0.667-0.668, (32,16,16,1024,1024,128,1) e4m3 0.370 ->
+// 0.371, (16,32,32,1024,1024,64,1) bf16 0.2972-0.2974 -> 0.2961-0.2963. A greedy model of the block
+// scheduler gives the short rows 2-4% and misses what they lose (their blocks are short and memory-heavy,
+// and the order spreads a head's blocks apart in time); 9-15 tiles are unmeasured.
 constexpr int64_t kWsLptTiles = 16;
 constexpr bool ws_lpt_order(bool causal, int64_t Sk, int BN, int splits) {
   const int64_t per = int64_t(splits > 1 ? splits : 1) * BN;

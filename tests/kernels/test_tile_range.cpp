@@ -279,8 +279,9 @@ TEST(TileRange, LptOrderWalksSectionsQTileMajorAndCoversEveryBlockOnce) {
       }
 }
 
-// A section is the power of two of kv heads whose K and V, doubled, fit in 32 MiB (FlashAttention-3's
-// rule), times the GQA group, at most every head; the order is off where the blocks reach 2^31.
+// A section is the largest power of two of kv heads whose K and V, doubled, fit in 32 MiB (FA3's rule
+// rounds up; this one down), times the GQA group, at most every head; the order is off where the
+// blocks reach 2^31.
 TEST(TileRange, LptSectionIsThePowerOfTwoOfKvHeadsInThirtyTwoMiB) {
   // 8192 keys, D = 128, 2 bytes: K and V 4 MiB, doubled 8 MiB: 4 kv heads.
   EXPECT_EQ(lpt_section_heads(8192, 128, 2, 1, 32), 4);
