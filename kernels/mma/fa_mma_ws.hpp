@@ -166,7 +166,7 @@ void launch_ws_cfg(const WsMaps& maps, const AttnArgs& a, Stream st, int sms) {
   (void)smem_ok;
   const int nq = (a.S + K::BM - 1) / K::BM, splits = a.G > 1 ? a.G : 1;
   const int64_t items = int64_t(nq) * a.H * a.B * splits;
-  const int64_t item_tiles = (a.Sk + int64_t(splits) * K::BN - 1) / (int64_t(splits) * K::BN);
+  const int64_t item_tiles = ws::ws_item_tiles(a.Sk, K::BN, splits);
   const bool wave = !a.causal && item_tiles <= kWsPersistentTiles && items > sms && items <= INT32_MAX;  // int items
   if (wave)
     mma_ws_fwd<T, K, true><<<dim3(unsigned(sms)), K::THREADS, K::SMEM, st>>>(maps, a);

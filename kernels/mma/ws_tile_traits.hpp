@@ -252,10 +252,15 @@ constexpr bool ws_short_row(bool causal, int64_t S, int64_t Sk) {
 // 0.371, (16,32,32,1024,1024,64,1) bf16 0.2972-0.2974 -> 0.2961-0.2963. A greedy model of the block
 // scheduler gives the short rows 2-4% and misses what they lose (their blocks are short and memory-heavy,
 // and the order spreads a head's blocks apart in time); 9-15 tiles are unmeasured.
+// The key tiles of a problem's longest work item: a split's share of Sk (G 0 and 1: all of it) in
+// BN-key tiles. The launch's choice of the wave reads it too (fa_mma_ws.hpp's launch_ws_cfg).
+constexpr int64_t ws_item_tiles(int64_t Sk, int BN, int splits) {
+  const int64_t per = int64_t(splits > 1 ? splits : 1) * BN;
+  return (Sk + per - 1) / per;
+}
 constexpr int64_t kWsLptTiles = 16;
 constexpr bool ws_lpt_order(bool causal, int64_t Sk, int BN, int splits) {
-  const int64_t per = int64_t(splits > 1 ? splits : 1) * BN;
-  return causal && BN > 0 && (Sk + per - 1) / per >= kWsLptTiles;
+  return causal && BN > 0 && ws_item_tiles(Sk, BN, splits) >= kWsLptTiles;
 }
 // Whether an FP8 problem takes its row's V^T pre-pass (WsTileRow::vt_prepass_rows): query rows a kv
 // head at least the row's threshold.
