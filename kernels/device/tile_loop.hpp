@@ -42,14 +42,20 @@ __device__ inline BlockCoords block_coords(const AttnArgs& a, int block_m) {
   return coords_of(a, block_m, int(blockIdx.x), int(gridDim.x), int(blockIdx.y), int(blockIdx.z));
 }
 
-// A block of a grid of (q tiles, H, B x G) blocks that takes the item of its linear index's place in
-// `o` (tile_range.hpp's lpt_block; the hardware starts blocks in linear order); `h` divides by H.
-__device__ inline BlockCoords block_coords_lpt(const AttnArgs& a, int block_m, const LptOrder& o, const FastDiv& h) {
-  const int n = int(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+// Item n of nq x hb in LPT order `o` (tile_range.hpp's lpt_block); `h` divides by H.
+__device__ inline BlockCoords lpt_coords(const AttnArgs& a, int block_m, const LptOrder& o, int n, int nq,
+                                         const FastDiv& h) {
   int qx, hb;
   lpt_block(o, n, qx, hb);
   const int z = h.div(hb);
-  return coords_of(a, block_m, qx, int(gridDim.x), hb - z * a.H, z);
+  return coords_of(a, block_m, qx, nq, hb - z * a.H, z);
+}
+
+// A block of a grid of (q tiles, H, B x G) blocks that takes the item of its linear index's place in
+// `o` (the hardware starts blocks in linear order).
+__device__ inline BlockCoords block_coords_lpt(const AttnArgs& a, int block_m, const LptOrder& o, const FastDiv& h) {
+  const int n = int(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+  return lpt_coords(a, block_m, o, n, int(gridDim.x), h);
 }
 
 // The divisors of a walk's items (block_coords_at): q tiles nq, heads H, splits max(G, 1) and the

@@ -118,44 +118,64 @@ ws::TmaTile o_tile(const AttnArgs& a) {
   return ws_view<K>(a.D, 64, a.S, a.H, a.B, a.q_ss, a.q_sh, a.q_sb);
 }
 
-// V's map: V itself, or (K::PREPASS) the pre-pass's V^T in `vt` (vt_keys(Sk) bytes a row).
+// The grid: one block a work item (q tile, head, batch x split), as block_coords reads it. Where
+// the items are short (ws_tile_traits.hpp's ws_wave: at most kWsPersistentTiles key tiles and more
+// items than SMs), one wave of `sms` blocks walks them instead (the kernel's loop): a block then loads
+// its next item's Q and first K/V tiles while its consumers finish the last one, where one-item
+// blocks paid that as prologue and epilogue. Items that cost alike (not causal) go to the blocks in
+// turn; causal ones, which differ, go longest first (LPT order) to whichever block is free, by an
+// atomic counter (FA3's DynamicPersistentTileScheduler; the kernel's ws_produce_wave). H100, A/B in
+// one call (TFLOP/s, one-item blocks -> one wave): (16,16,16,512,512,64) fp16, 4 tiles an item, 254
+// -> 312; (4,16,16,1500,1500,64) fp16, 12 tiles, 377 -> 402. Causal waves, H200, session 35
+// (.dev/s35c3.sh, ms, two rounds alternated, one-item grid -> wave): issue 46's short rows
+// (32,16,16,512,512,128) fp16 0.1355-0.1356 -> 0.1001-0.1005, (32,16,16,1024,1024,128) bf16 0.345 ->
+// 0.280, (32,16,16,512,512,64) fp16 0.1155-0.1158 -> 0.0868-0.0869, (16,32,32,1024,1024,64) bf16
+// 0.294 -> 0.246, (32,32,8,1024,1024,128) bf16 0.664-0.665 -> 0.530, its e4m3 row 0.369 -> 0.285-0.286;
+// (4,16,16,2048,2048,128,1) bf16 0.136 -> 0.129, (4,32,32,2048,2048,96,1) fp16 0.2317 -> 0.2225-0.2226;
+// the non-causal waves and the one-item rows within 0.5% (the same call). Long items stay one a
+// block: there the prologue is a small share, a static wave splits the items evenly where the
+// hardware's block scheduler hands more to the SMs that run faster (a first build with every
+// non-causal row in a wave read the long D=64 rows 2-4% lower, against another call's numbers), and
+// long causal items in a wave were measured mixed (session 35, .dev/s35c2.sh, ms, three rounds
+// alternated, one-item LPT grid -> wave): (2,16,16,4096,4096,128,1) bf16 0.248 -> 0.243,
+// (1,32,8,8192,8192,128,1) bf16 0.843 -> 0.816, its e4m3 row 0.668 -> 0.655, (4,16,16,4096,4096,64,1)
+// bf16 0.323 -> 0.319, but (1,32,32,4096,4096,80,1) fp16 0.201 -> 0.208, (2,16,16,4096,4096,256,1) bf16
+// 0.407 -> 0.471 (D = 256 has one Q stage) and the 8k MHA rows within 0.3%. A causal grid's blocks
+// take their items in FA3's LPT order too (make_maps' lpt, tile_range.hpp's lpt_block), where the
+// grid's own order (each head's q tiles longest first, head by head) started the last heads' longest
+// items last. H200, session 34, A/B in one call (ms, three rounds each; grid order -> LPT):
+// (2,16,16,8192,8192,128,1) bf16 0.850-0.851 -> 0.821-0.823, Llama-3 GQA 0.845-0.846 -> 0.828-0.831,
+// its FP8 row 0.692 -> 0.667-0.672, (2,16,16,4096,4096,256,1) bf16 0.433-0.435 -> 0.400-0.402,
+// (4,32,32,2048,2048,96,1) fp16 0.245-0.247 -> 0.232-0.234 (a wave since session 35),
+// (1,32,32,4096,4096,80,1) fp16 0.222-0.225 -> 0.199-0.200, (1,64,64,8192,8192,128,1) fp16 1.692-1.694
+// -> 1.676-1.678. Causal grids of short items (few enough that no wave runs) keep the grid's order
+// (ws_tile_traits.hpp's ws_lpt_order), and so do non-causal ones.
 template <typename K>
-WsMaps make_maps(const AttnArgs& a, DType t, const void* vt = nullptr) {
+bool ws_wave(const AttnArgs& a, int sms) {
+  const int splits = a.G > 1 ? a.G : 1;
+  return ws::ws_wave(ws::ws_items(a.S, a.H, a.B, splits, K::BM), ws::ws_item_tiles(a.Sk, K::BN, splits), sms);
+}
+
+// V's map: V itself, or (K::PREPASS) the pre-pass's V^T in `vt` (vt_keys(Sk) bytes a row). The items'
+// order: LPT for causal waves (their counter `sched`, two ints kept zero between launches) and for
+// causal grids of long items (ws_lpt_order); the grid's order elsewhere.
+template <typename K>
+WsMaps make_maps(const AttnArgs& a, DType t, int sms, int* sched, const void* vt = nullptr) {
   const sm90::TensorMap v =
       K::PREPASS ? encode_map(t, static_cast<const uint16_t*>(vt), ws::tma_tile_vt(K::BN, K::D, ws::vt_keys(a.Sk), a.Hk, a.B), "V^T")
                  : encode_map(t, a.v, kv_tile<K>(a), "V");
   const int nq = int((a.S + K::BM - 1) / K::BM);
   const int64_t hb = int64_t(a.H) * a.B * (a.G > 1 ? a.G : 1);
+  const bool dynamic = a.causal && ws_wave<K>(a, sms);
   return WsMaps{encode_map(t, a.q, q_tile<K>(a), "Q"), encode_map(t, a.k, kv_tile<K>(a), "K"), v,
                 K::tma_stores_o(a.G) ? encode_map(t, a.o, o_tile<K>(a), "O") : sm90::TensorMap{},
                 tile::item_divs(a, nq),
-                ws::ws_lpt_order(a.causal, a.Sk, K::BN, a.G)
+                dynamic || ws::ws_lpt_order(a.causal, a.Sk, K::BN, a.G)
                     ? tile::lpt_order(nq, hb, tile::lpt_section_heads(a.Sk, K::D, dtype_bytes(t), a.H / a.Hk, hb))
-                    : tile::LptOrder{}};
+                    : tile::LptOrder{},
+                dynamic ? sched : nullptr};
 }
 
-// The grid: one block a work item (q tile, head, batch x split), as block_coords reads it. Where
-// the items are short (at most kWsPersistentTiles key tiles) and cost alike (not causal), one wave
-// of `sms` blocks walks them instead (the kernel's loop): a block then loads its next item's Q and
-// first K/V tiles while its consumers finish the last one, where one-item blocks paid that as
-// prologue and epilogue. H100, A/B in one call (TFLOP/s, one-item blocks -> one wave):
-// (16,16,16,512,512,64) fp16, 4 tiles an item, 254 -> 312; (4,16,16,1500,1500,64) fp16, 12 tiles,
-// 377 -> 402. Long items stay one a block: there the prologue is a small share, a wave splits the
-// items evenly where the hardware's block scheduler hands more to the SMs that run faster (a first
-// build with every non-causal row in a wave read the long D=64 rows 2-4% lower, against another
-// call's numbers), and causal items differ in cost, which the block scheduler balances too, given
-// them longest first: a causal grid's blocks take their items in FA3's LPT order (make_maps' lpt,
-// tile_range.hpp's lpt_block), where the grid's own order (each head's q tiles longest first, head by
-// head) started the last heads' longest items last. H200, session 34, A/B in one call (ms, three
-// rounds each; grid order -> LPT): (2,16,16,8192,8192,128,1) bf16 0.850-0.851 -> 0.821-0.823, Llama-3
-// GQA 0.845-0.846 -> 0.828-0.831, its FP8 row 0.692 -> 0.667-0.672, (2,16,16,4096,4096,256,1) bf16
-// 0.433-0.435 -> 0.400-0.402, (4,32,32,2048,2048,96,1) fp16 0.245-0.247 -> 0.232-0.234,
-// (1,32,32,4096,4096,80,1) fp16 0.222-0.225 -> 0.199-0.200, (1,64,64,8192,8192,128,1) fp16 1.692-1.694
-// -> 1.676-1.678. Causal problems of short items keep the grid's order (ws_tile_traits.hpp's
-// ws_lpt_order holds where they lost), and so do non-causal ones; their instances' code moved, and
-// (2,16,16,8192,8192,128) bf16 read 0.2-0.4% slower in two calls (1.527 -> 1.533, 1.543-1.546 ->
-// 1.546-1.548), its FP8 row within 0.4%.
-constexpr int64_t kWsPersistentTiles = 16;
 template <typename T, typename K>
 void launch_ws_cfg(const WsMaps& maps, const AttnArgs& a, Stream st, int sms) {
   static thread_local const bool smem_ok = [&] {  // per device: one per --devices worker thread
@@ -165,10 +185,7 @@ void launch_ws_cfg(const WsMaps& maps, const AttnArgs& a, Stream st, int sms) {
   }();
   (void)smem_ok;
   const int nq = (a.S + K::BM - 1) / K::BM, splits = a.G > 1 ? a.G : 1;
-  const int64_t items = int64_t(nq) * a.H * a.B * splits;
-  const int64_t item_tiles = ws::ws_item_tiles(a.Sk, K::BN, splits);
-  const bool wave = !a.causal && item_tiles <= kWsPersistentTiles && items > sms && items <= INT32_MAX;  // int items
-  if (wave)
+  if (ws_wave<K>(a, sms))  // maps.sched: make_maps' decision, from the same sms
     mma_ws_fwd<T, K, true><<<dim3(unsigned(sms)), K::THREADS, K::SMEM, st>>>(maps, a);
   else
     mma_ws_fwd<T, K, false><<<dim3(nq, a.H, a.B * splits), K::THREADS, K::SMEM, st>>>(maps, a);

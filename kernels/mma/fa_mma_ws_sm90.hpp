@@ -99,27 +99,23 @@ struct WsTraits {
 struct WsMaps {
   sm90::TensorMap q, k, v, o;
   tile::ItemDivs divs;  // a wave's item decoding (block_coords_at)
-  tile::LptOrder lpt;   // causal: a one-item grid's blocks take their items in LPT order (block_coords_lpt)
+  tile::LptOrder lpt;   // causal: the items' order, LPT (block_coords_lpt, lpt_coords), where the host takes it
+  int* sched;           // a causal wave: two ints, zero between launches (the next item's counter, the blocks done)
 };
 
 #if FA_HAS_WGMMA_SM90
-// The producer: one thread of warpgroup 0. Q once, then the ring in ws::producer_load's order; before
-// refilling a stage it waits for the consumers' release of its previous tile. Its waits trap after
-// seconds (mbar_wait_or_trap), so a lost copy or a stuck consumer fails the launch instead of hanging.
-// A block that runs several work items counts their tiles on: item tiles t are the block's tiles
-// tb + t (stage and parities from that), and its items with tiles are its Q loads qk = 0, 1, ...
-// (Q is a ring of QSTAGES: q_full and q_empty a stage). Before loading an item's Q into its stage the
-// producer waits for the consumers' release of the item QSTAGES before, which they give once its last
-// S = Q K^T has landed: with two stages the next item's Q loads right after the current item's last
-// K/V tile, with one once the consumers are done with the current Q.
-// WAVE: the block runs several items (else one: tb = qk = 0 and no Q release, the code as before).
-template <typename K, bool WAVE>
+// The producer: one thread of warpgroup 0. An item's Q, then the ring in ws::producer_load's order;
+// before refilling a stage it waits for the consumers' release of its previous tile. Its waits trap
+// after seconds (mbar_wait_or_trap), so a lost copy or a stuck consumer fails the launch instead of
+// hanging. A block that runs several work items counts their tiles on: item tiles t are the block's
+// tiles tb + t (stage and parities from that), and its item qk (Q is a ring of QSTAGES: q_full and
+// q_empty a stage) goes into Q's stage of qk, which ws_produce_wave has seen released.
+template <typename K>
 __device__ inline void ws_produce(const sm90::TensorMap* mq, const sm90::TensorMap* mk, const sm90::TensorMap* mv,
                                   const tile::BlockCoords& c, const KeyRange& kr, int ntiles, uint32_t base, int tb,
                                   int qk) {
   constexpr ws::WsSmem L = K::layout();
   const int qs = ws::stage_of(qk, K::QSTAGES);
-  if constexpr (WAVE) sm90::mbar_wait_or_trap(base + L.q_empty(qs), ws::empty_parity(qk, K::QSTAGES));
   sm90::mbar_arrive_expect_tx(base + L.q_full(qs), uint32_t(L.q_bytes));
 #pragma unroll
   for (int j = 0; j < K::DE / K::BC; ++j)  // box j: columns [j BC, (j + 1) BC) into column block j
@@ -150,16 +146,124 @@ __device__ inline void ws_produce(const sm90::TensorMap* mq, const sm90::TensorM
 // After the block's last item: stay until the last copy into each stage (and the last Q) has
 // landed, so that a copy that never lands (a bad tensor map) traps here (mbar_wait_or_trap) instead
 // of leaving the consumers to wait forever. Those stages take no later tile, so their phases stay
-// where the parity says. `tiles`, `qs`: the block's tiles and Q loads in all.
+// where the parity says. `tiles`: the block's tiles in all; `last_q`: the last item whose Q was
+// loaded (-1: none), of `items` published. Where a later item took its stage, the producer has seen
+// that stage released, so its Q had landed (and the parity no longer names its phase).
 template <typename K>
-__device__ inline void ws_drain(uint32_t base, int tiles, int qs) {
+__device__ inline void ws_drain(uint32_t base, int tiles, int last_q, int items) {
   constexpr ws::WsSmem L = K::layout();
-  if (qs > 0)
-    sm90::mbar_wait_or_trap(base + L.q_full(ws::stage_of(qs - 1, K::QSTAGES)), ws::full_parity(qs - 1, K::QSTAGES));
+  if (last_q >= 0 && last_q + K::QSTAGES >= items)
+    sm90::mbar_wait_or_trap(base + L.q_full(ws::stage_of(last_q, K::QSTAGES)), ws::full_parity(last_q, K::QSTAGES));
   for (int t = tiles > K::STAGES ? tiles - K::STAGES : 0; t < tiles; ++t) {
     const int st = ws::stage_of(t, K::STAGES);
     sm90::mbar_wait_or_trap(base + L.k_full(st), ws::full_parity(t, K::STAGES));
     sm90::mbar_wait_or_trap(base + L.v_full(st), ws::full_parity(t, K::STAGES));
+  }
+}
+
+// A work item: its block coordinates, key range and tiles. `item` < 0: the one-item grid's block
+// (in LPT order where maps.lpt is on, else the grid's); else a wave's item `item`, in LPT order where
+// maps.lpt is on (causal waves), else the grid's order.
+struct WsWork {
+  tile::BlockCoords c;
+  KeyRange kr;
+  int ntiles;
+};
+template <typename K>
+__device__ inline WsWork ws_work(const WsMaps& maps, const AttnArgs& a, int item) {
+  WsWork w;
+  w.c = item >= 0 ? (maps.lpt.on ? tile::lpt_coords(a, K::BM, maps.lpt, item, maps.divs.nq.divisor(), maps.divs.h)
+                                 : tile::block_coords_at(a, K::BM, item, maps.divs))
+        : maps.lpt.on ? tile::block_coords_lpt(a, K::BM, maps.lpt, maps.divs.h)
+                      : tile::block_coords(a, K::BM);
+  w.kr = tile::dense_block_keys(a, w.c, K::BM, K::BN);  // the gate refuses serving fields, as mma
+  w.ntiles = w.kr.end > w.kr.begin ? int((w.kr.end - w.kr.begin + K::BN - 1) / K::BN) : 0;
+  return w;
+}
+
+__device__ inline void sts32(uint32_t addr, uint32_t v) {
+  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+// A wave's item slot (ws_layout.hpp's kItemSlotBytes): the item as the producer decoded it, so that
+// the consumers read it in two loads where decoding it again took a chain of divisions after their
+// wait. ntiles -1: the block's items are done.
+__device__ inline void put_work(uint32_t slot, const WsWork& w) {
+  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(slot), "r"(w.c.b), "r"(w.c.h), "r"(w.c.hk), "r"(w.c.g)
+               : "memory");
+  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(slot + 16), "r"(w.c.q0), "r"(int(w.kr.begin)),
+               "r"(int(w.kr.end)), "r"(w.ntiles)
+               : "memory");
+}
+__device__ inline WsWork get_work(uint32_t slot) {
+  WsWork w;
+  int begin, end;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(w.c.b), "=r"(w.c.h), "=r"(w.c.hk), "=r"(w.c.g) : "r"(slot)
+               : "memory");
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(w.c.q0), "=r"(begin), "=r"(end), "=r"(w.ntiles)
+               : "r"(slot + 16)
+               : "memory");
+  w.kr = KeyRange{begin, end};
+  return w;
+}
+
+// A wave's producer (ws_pipeline.hpp's "a wave's items"): it takes the block's items one by one,
+// from blockIdx.x on, the next one every gridDim.x-th, or with maps.sched (causal waves) the next
+// one the counter hands out (FA3's DynamicPersistentTileScheduler: a block takes the longest item
+// left when it is free; its first is blockIdx.x, then atomicAdd + gridDim.x). Each is decoded
+// before the wait for its stage, published in the stage's slot, then loaded (ws_produce); the end
+// (ntiles -1) once every copy has landed (ws_drain). The counter is zero when a launch starts: the
+// block that finishes last zeroes it for the next.
+template <typename K>
+__device__ inline void ws_produce_wave(const WsMaps& maps, const AttnArgs& a, int items, uint32_t base) {
+  constexpr ws::WsSmem L = K::layout();
+  int item = int(blockIdx.x), tb = 0, last_q = -1, k = 0;
+  for (;; ++k) {
+    const bool live = item < items;
+    // The next item asked for before this one's loads, so that the atomic's round trip passes under
+    // them (FA3's prefetch_next_work).
+    const int next = !live ? item : maps.sched ? atomicAdd(maps.sched, 1) + int(gridDim.x) : item + int(gridDim.x);
+    WsWork w{};
+    if (live) w = ws_work<K>(maps, a, item);
+    else w.ntiles = -1;
+    const int qs = ws::stage_of(k, K::QSTAGES);
+    sm90::mbar_wait_or_trap(base + L.q_empty(qs), ws::empty_parity(k, K::QSTAGES));  // the slot and Q's stage are free
+    if (!live) {
+      ws_drain<K>(base, tb, last_q, k);
+      put_work(base + L.item(qs), w);
+      sm90::mbar_arrive(base + L.q_full(qs));
+      break;
+    }
+    put_work(base + L.item(qs), w);
+    if (w.ntiles == 0) {
+      sm90::mbar_arrive(base + L.q_full(qs));
+    } else {
+      ws_produce<K>(&maps.q, &maps.k, &maps.v, w.c, w.kr, w.ntiles, base, tb, k);
+      tb += w.ntiles, last_q = k;
+    }
+    item = next;
+  }
+  if (maps.sched) {  // every block's last atomicAdd came before its count here: the last one zeroes both
+    __threadfence();
+    if (atomicAdd(maps.sched + 1, 1) == int(gridDim.x) - 1) {
+      atomicExch(maps.sched, 0);
+      atomicExch(maps.sched + 1, 0);
+    }
+  }
+}
+
+// A wave's consumers and transposing warps: item k of the block from its Q stage's slot, once
+// q_full's phase of k has completed; ntiles -1 ends the block's items. Calls f(w, tb, k) for each.
+template <typename K, typename F>
+__device__ inline void ws_wave_items(uint32_t base, F&& f) {
+  constexpr ws::WsSmem L = K::layout();
+  int tb = 0;
+  for (int k = 0;; ++k) {
+    const int qs = ws::stage_of(k, K::QSTAGES);
+    sm90::mbar_wait(base + L.q_full(qs), ws::full_parity(k, K::QSTAGES));
+    const WsWork w = get_work(base + L.item(qs));
+    if (w.ntiles < 0) break;
+    f(w, tb, k);
+    tb += w.ntiles;
   }
 }
 
@@ -170,9 +274,6 @@ __device__ inline void ws_drain(uint32_t base, int tiles, int qs) {
 // its lane 0 arrives on vt_full and on v_empty.
 __device__ inline void lds64(uint32_t addr, uint32_t& lo, uint32_t& hi) {
   asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n" : "=r"(lo), "=r"(hi) : "r"(addr) : "memory");
-}
-__device__ inline void sts32(uint32_t addr, uint32_t v) {
-  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
 template <typename K>
 __device__ inline void ws_transpose_v(int ntiles, uint32_t base, int tw, int tb) {
@@ -265,6 +366,13 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
   auto release = [&](int bar) {  // this warp's wgmma reads of the stage are done (ws_pipeline.hpp)
     if (lane == 0) sm90::mbar_arrive(base + uint32_t(bar));
   };
+  // A wave's Q stage and item slot: every lane has read the slot (ws_wave_items) before lane 0's
+  // arrival lets the producer write it again. Without the __syncwarp only lane 0's read was ordered
+  // before the write (compute-sanitizer's racecheck reported the other lanes' reads).
+  auto release_q = [&] {
+    __syncwarp();
+    release(L.q_empty(ws::stage_of(qk, K::QSTAGES)));
+  };
   auto softmax = [&](int t) {  // S_t (landed) -> exp2 in place, row sums, alpha
     const int64_t kv0 = kr.begin + int64_t(t) * K::BN;
     if (kv0 + K::BN > no_mask_end) {  // causal diagonal or the range's last tile
@@ -302,6 +410,7 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
     }
   };
 
+  if (WAVE && ntiles == 0) release_q();  // nothing to load: the slot is read, Q's stage is free at once
   if (ntiles > 0) {
     sm90::mbar_wait(base + L.q_full(ws::stage_of(qk, K::QSTAGES)), ws::full_parity(qk, K::QSTAGES));
     sm90::mbar_wait(base + L.k_full(ws::stage_of(tb, K::STAGES)), ws::full_parity(tb, K::STAGES));
@@ -310,7 +419,7 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
     wg::wait<0>();
     wg::pin(s);
     release(L.k_empty(ws::stage_of(tb, K::STAGES)));
-    if (WAVE && ntiles == 1) release(L.q_empty(ws::stage_of(qk, K::QSTAGES)));  // every S of the item landed: Q is free
+    if (WAVE && ntiles == 1) release_q();  // every S of the item landed: Q is free
     softmax(0);  // O is still zero: its first rescale (alpha 0 from a max of -inf) keeps it so
     pack_p();
     if (K::TURNS && ws::sched_first_arrive(cw, ntiles)) sm90::bar_arrive(ws::sched_barrier(0), ws::kSchedThreads);
@@ -334,7 +443,7 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
       wg::wait<1>();  // S_t landed; P_{t-1} V_{t-1} may still run
       wg::pin(s);
       release(L.k_empty(ks));
-      if (WAVE && t == ntiles - 1) release(L.q_empty(ws::stage_of(qk, K::QSTAGES)));
+      if (WAVE && t == ntiles - 1) release_q();
       softmax(t);
       wg::wait<0>();  // O and P are free
       wg::pin(o);
@@ -422,7 +531,7 @@ __global__ void __launch_bounds__(K::THREADS, 1) mma_ws_fwd(const FA_GRID_CONSTA
 #pragma unroll
     for (int i = 0; i < K::QSTAGES; ++i) {
       sm90::mbar_init(base + L.q_full(i), 1);
-      sm90::mbar_init(base + L.q_empty(i), ws::empty_arrivals(K::WGS));
+      sm90::mbar_init(base + L.q_empty(i), ws::q_empty_arrivals(K::WGS, K::TRANSPOSES));
     }
 #pragma unroll
     for (int st = 0; st < K::STAGES; ++st) {
@@ -438,30 +547,11 @@ __global__ void __launch_bounds__(K::THREADS, 1) mma_ws_fwd(const FA_GRID_CONSTA
     sm90::fence_mbar_init();
   }
   __syncthreads();  // the last block-wide barrier: the roles below sync only through mbarriers and bar 1 .. WGS
-  // The block's work items: WAVE, blockIdx.x and every gridDim.x-th of a 1-D grid; else the one
-  // item of its place in a (q tiles, H, B x G) grid.
+  // The block's work items: WAVE, those ws_produce_wave publishes (ws_pipeline.hpp's "a wave's items");
+  // else the one item of its place in a (q tiles, H, B x G) grid.
   // A wave's item indices are ints (the host launches a wave only where they fit): in 64 bits their
   // divisions into coordinates are subroutine calls, and an item's setup took 165 instructions a warp
   // at D = 64 (ncu), on the path between one item's epilogue and the next one's first S.
-  const int nq = (a.S + K::BM - 1) / K::BM;
-  const int items = WAVE ? nq * a.H * a.B * (a.G > 1 ? a.G : 1) : 0;
-  int tb = 0, qk = 0;  // the block's tiles and Q loads so far
-  // Calls f(c, kr, ntiles) for each of the block's items, counting tb and qk on after each.
-  auto for_items = [&](auto&& f) {
-    auto one = [&](int item) {  // item < 0: the block's own (a grid of items; in LPT order where maps.lpt is on)
-      const tile::BlockCoords c = item >= 0     ? tile::block_coords_at(a, K::BM, item, maps.divs)
-                                  : maps.lpt.on ? tile::block_coords_lpt(a, K::BM, maps.lpt, maps.divs.h)
-                                                : tile::block_coords(a, K::BM);
-      const KeyRange kr = tile::dense_block_keys(a, c, K::BM, K::BN);  // the gate refuses serving fields, as mma
-      const int ntiles = kr.end > kr.begin ? int((kr.end - kr.begin + K::BN - 1) / K::BN) : 0;
-      f(c, kr, ntiles);
-      if (ntiles > 0) tb += ntiles, ++qk;
-    };
-    if constexpr (WAVE)
-      for (int item = blockIdx.x; item < items; item += gridDim.x) one(item);
-    else
-      one(-1);
-  };
   if (tid < 128) {
     sm90::reg_dealloc<ws::producer_regs(K::WGS, K::TRANSPOSES, K::D)>();
     if (tid == 0) {
@@ -469,20 +559,37 @@ __global__ void __launch_bounds__(K::THREADS, 1) mma_ws_fwd(const FA_GRID_CONSTA
       sm90::prefetch_tensor_map(&maps.k);
       sm90::prefetch_tensor_map(&maps.v);
     }
-    if (tid == 0 || (K::TRANSPOSES && tid >= 32)) {
-      for_items([&](const tile::BlockCoords& c, const KeyRange& kr, int ntiles) {
-        if (ntiles == 0) return;
-        if (tid == 0) ws_produce<K, WAVE>(&maps.q, &maps.k, &maps.v, c, kr, ntiles, base, tb, qk);
+    if constexpr (WAVE) {
+      if (tid == 0) ws_produce_wave<K>(maps, a, maps.divs.nq.divisor() * a.H * a.B * (a.G > 1 ? a.G : 1), base);
+      if constexpr (K::TRANSPOSES)
+        if (tid >= 32)
+          ws_wave_items<K>(base, [&](const WsWork& w, int tb, int k) {
+            __syncwarp();  // every lane has read the slot
+            if (tid % 32 == 0) sm90::mbar_arrive(base + L.q_empty(ws::stage_of(k, K::QSTAGES)));
+            ws_transpose_v<K>(w.ntiles, base, tid - 32, tb);
+          });
+    } else {
+      const WsWork w = ws_work<K>(maps, a, -1);
+      if (w.ntiles > 0) {
+        if (tid == 0) {
+          ws_produce<K>(&maps.q, &maps.k, &maps.v, w.c, w.kr, w.ntiles, base, 0, 0);
+          ws_drain<K>(base, w.ntiles, 0, 1);
+        }
         if constexpr (K::TRANSPOSES)
-          if (tid >= 32) ws_transpose_v<K>(ntiles, base, tid - 32, tb);
-      });
-      if (tid == 0) ws_drain<K>(base, tb, qk);
+          if (tid >= 32) ws_transpose_v<K>(w.ntiles, base, tid - 32, 0);
+      }
     }
   } else {
     sm90::reg_alloc<ws::consumer_regs(K::WGS, K::TRANSPOSES, K::D)>();
-    for_items([&](const tile::BlockCoords& c, const KeyRange& kr, int ntiles) {
-      ws_consume<T, K, WAVE>(a, &maps.o, c, kr, ntiles, base, tid / 128 - 1, tid % 128, tb, qk);
-    });
+    const int cw = tid / 128 - 1, wt = tid % 128;
+    if constexpr (WAVE)
+      ws_wave_items<K>(base, [&](const WsWork& w, int tb, int k) {
+        ws_consume<T, K, true>(a, &maps.o, w.c, w.kr, w.ntiles, base, cw, wt, tb, k);
+      });
+    else {
+      const WsWork w = ws_work<K>(maps, a, -1);
+      ws_consume<T, K, false>(a, &maps.o, w.c, w.kr, w.ntiles, base, cw, wt, 0, 0);
+    }
     if constexpr (K::STAGE_O)  // the last TMA store has read O's staging tile before the block's memory goes
       if (tid % 128 == 0) sm90::bulk_wait_read<0>();
   }

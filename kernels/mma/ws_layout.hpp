@@ -179,11 +179,15 @@ inline const char* tma_tile_problem(const TmaTile& t) {
 // items: the consumers are done with its Q, the producer may load the next one), and for Q's second
 // stage its q_full and q_empty. Every tile starts on a
 // multiple of 1024 (tile sizes are multiples of 8 rows * SW bytes, SW = 128 or 64: 1024 or 512).
+// A wave's item slot: the item's coordinates, key range and tiles as 8 words (the kernel's WsWork),
+// written and read as two 16-byte vectors.
+constexpr int kItemSlotBytes = 32;
 struct WsSmem {
   int q, k0, v0, vt0, stage_bytes, q_bytes;
   int o;      // O's staging tile (q_bytes of them), or -1 without one
   int q1;     // Q's second stage (q_stages 2), or -1
   int bar;    // q_full; then k_full, k_empty, v_full, v_empty, vt_full, vt_empty, `stages` each
+  int items;  // a wave's item slots, kItemSlotBytes a Q stage (ws_pipeline.hpp's "a wave's items"), after the barriers
   int stages, ring_bars;  // ring_bars: the barrier arrays a stage has (4, or 6 with V's transposes)
   int used;   // bytes past the aligned base
   int total;  // bytes to ask for: used + the alignment slack
@@ -199,6 +203,7 @@ struct WsSmem {
   FA_HD constexpr int vt_full(int s) const { return bar + 8 * (1 + 4 * stages + s); }
   FA_HD constexpr int vt_empty(int s) const { return bar + 8 * (1 + 5 * stages + s); }
   FA_HD constexpr int q_empty(int i = 0) const { return bar + 8 * (1 + ring_bars * stages) + 16 * i; }
+  FA_HD constexpr int item(int i) const { return items + kItemSlotBytes * i; }
 };
 constexpr int kSmemAlign = 1024;
 constexpr int kMaxDynamicSmem = 232448;  // sm_90's opt-in limit a block (227 KB, cudaFuncSetAttribute)
@@ -221,7 +226,8 @@ FA_HD constexpr WsSmem ws_smem(int BM, int BN, int D, int stages, int elem_bytes
   s.q1 = q_stages > 1 ? q1 : -1;
   s.bar = q1 + (q_stages > 1 ? s.q_bytes : 0);
   s.ring_bars = vt_ring ? 6 : 4;
-  s.used = s.bar + 8 * (2 + s.ring_bars * stages) + 16 * (q_stages - 1);
+  s.items = (s.bar + 8 * (2 + s.ring_bars * stages) + 16 * (q_stages - 1) + 15) / 16 * 16;  // 16-byte stores
+  s.used = s.items + kItemSlotBytes * q_stages;
   s.total = s.used + kSmemAlign;
   return s;
 }

@@ -88,6 +88,24 @@ FA_HD constexpr Load producer_load(int i, int ntiles) {
   return (i % 2) ? Load{false, (i + 1) / 2} : Load{true, i / 2 - 1};
 }
 
+// ---- a wave's items ---------------------------------------------------------------------------
+// In a wave (ws_tile_traits.hpp's ws_wave) the producer thread decides the block's items, one after
+// another, and publishes each to the block: item k (k = 0, 1, ... counts what it publishes, items
+// without tiles and the closing one, ntiles -1, included) goes into the slot of Q's stage
+// stage_of(k, q_stages) (ws_layout.hpp's WsSmem::item: the item decoded, coordinates, key range and
+// tiles). It waits for q_empty's phase of k (the slot and Q's stage free), writes the slot, then
+// arrives on q_full: with Q's bytes to come where the item has tiles, plainly where it has none or
+// for the closing one. The consumer warpgroups and, with FP8's transposer, its warps wait for
+// q_full's phase of k and read the slot (mbarrier.arrive releases the writes, try_wait acquires
+// them). q_empty then counts each consumer warp's release (after the item's last S = Q K^T; at once
+// for an item without tiles) and each transposing warp's, given once it has read the slot; no one
+// releases the closing one. Causal waves take their items from an atomic counter in the
+// longest-first order (FA3's DynamicPersistentTileScheduler, hopper/tile_scheduler.hpp), others every
+// gridDim.x-th in turn; the protocol is the same.
+FA_HD constexpr int q_empty_arrivals(int wgs, bool transposes) {
+  return empty_arrivals(wgs) + (transposes ? kTransposeWarps : 0);
+}
+
 // ---- ping-pong between the consumer warpgroups ------------------------------------------------
 // Where the row takes turns (ws_tile_traits.hpp's take_turns: the 16-bit rows; the FP8 rows skip all
 // three steps below and touch no named barrier). Iterations t >= 1 issue S_t = Q K_t^T and

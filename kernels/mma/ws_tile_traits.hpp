@@ -242,7 +242,8 @@ constexpr bool ws_short_row(bool causal, int64_t S, int64_t Sk) {
 }
 // Whether a one-item grid's blocks take their items in LPT order (kernels/device/tile_range.hpp's
 // lpt_block; fa_mma_ws.hpp's make_maps): causal problems whose longest item (all the keys of a split) has
-// at least kWsLptTiles key tiles. Measured (H200, session 34, ms, three rounds alternated, grid order ->
+// at least kWsLptTiles key tiles. Causal problems of shorter items run as a wave since session 35
+// (ws_wave below), in LPT order from a counter, wherever their items outnumber the SMs. Measured (H200, session 34, ms, three rounds alternated, grid order ->
 // LPT): from 16 tiles every causal row gained (2k: (4,16,16,2048,2048,128) bf16 0.147-0.148 ->
 // 0.136-0.137, (4,32,32,2048,2048,96) fp16 0.245-0.247 -> 0.232-0.234; 4k and 8k 1-11%, the rows in
 // fa_mma_ws.hpp's comment); at 8 or fewer, four of issue 46's six short rows lost 1-3%, one 0.3%, and one
@@ -257,6 +258,19 @@ constexpr bool ws_short_row(bool causal, int64_t S, int64_t Sk) {
 constexpr int64_t ws_item_tiles(int64_t Sk, int BN, int splits) {
   const int64_t per = int64_t(splits > 1 ? splits : 1) * BN;
   return (Sk + per - 1) / per;
+}
+// A launch's work items: q tiles of BM rows x heads x batch x splits.
+constexpr int64_t ws_items(int64_t S, int64_t H, int64_t B, int splits, int BM) {
+  return (S + BM - 1) / BM * H * B * (splits > 1 ? splits : 1);
+}
+// Whether a launch runs its items as one wave of `sms` blocks, each taking item after item
+// (fa_mma_ws.hpp's launch_ws_cfg; the kernel's ws_produce_wave), rather than a grid of one block an
+// item: short items (at most kWsPersistentTiles key tiles), more of them than SMs, and indices that
+// stay ints past the counter's last answers (a causal wave's atomicAdd + gridDim.x). Causal or not:
+// fa_mma_ws.hpp's launch comment holds the measurements (causal waves of longer items were mixed).
+constexpr int64_t kWsPersistentTiles = 16;
+constexpr bool ws_wave(int64_t items, int64_t item_tiles, int64_t sms) {
+  return item_tiles <= kWsPersistentTiles && items > sms && items <= INT32_MAX - sms;
 }
 constexpr int64_t kWsLptTiles = 16;
 constexpr bool ws_lpt_order(bool causal, int64_t Sk, int BN, int splits) {

@@ -334,6 +334,58 @@ TEST(GpuPaths, MmaWsRescalesWhenAScorePassesTheKeptMax) {
   }
 }
 
+// mma's sm_90 kernel runs problems of many short items as one wave of blocks (ws_tile_traits.hpp's
+// ws_wave); causal ones take their items longest first from an atomic counter that a launch's last
+// block zeroes for the next launch (fa_mma_ws_sm90.hpp's ws_produce_wave). Each problem here is such a
+// wave (asserted from the tile table and the device's SMs), run by one execution three times on
+// poisoned outputs, every row checked each time: a counter left where a launch ended would hand the
+// next launch's blocks no item past their first, and those rows would keep the poison. The problems:
+// each ws head dim, 16-bit and FP8 (the transposing instances and D = 128's pre-pass one), items that
+// see no key (S > Sk: the first 400 rows), and splits.
+TEST(GpuPaths, MmaWsCausalWavesRunEveryItemLaunchAfterLaunch) {
+  REQUIRE_GPU();
+  if (!gpus().ctx.device.has_wgmma_sm90a)
+    GTEST_SKIP() << "mma's ws kernel needs an NVIDIA sm_90 GPU with 90a built; this device is " << gpus().ctx.device.arch;
+  struct Case {
+    int64_t B, H, Hk, S, Sk, D;
+    DType t;
+    int G;
+  };
+  const Case cases[] = {
+      {8, 4, 2, 520, 520, 128, DType::bf16, 0},     {16, 4, 4, 520, 520, 64, DType::fp16, 0},
+      {8, 4, 4, 520, 520, 96, DType::fp16, 0},      {8, 4, 2, 700, 300, 128, DType::fp16, 0},
+      {16, 4, 4, 300, 520, 256, DType::bf16, 0},    {4, 8, 8, 520, 520, 64, DType::bf16, 2},
+      {8, 4, 4, 520, 520, 128, DType::fp8_e5m2, 0}, {8, 8, 4, 400, 400, 64, DType::fp8_e4m3, 0},
+      {48, 4, 4, 100, 300, 256, DType::fp8_e4m3, 0}, {4, 16, 4, 512, 512, 128, DType::fp8_e4m3, 0},
+  };
+  for (const Case& k : cases) {
+    Problem p;
+    p.B = k.B, p.H = k.H, p.Hk = k.Hk, p.S = k.S, p.Sk = k.Sk, p.D = k.D, p.dtype = k.t, p.causal = true;
+    p.seed = uint64_t(7000 + k.D + k.S);
+    const int eb = is_fp8(k.t) ? 1 : 2, splits = k.G > 1 ? k.G : 1;
+    const fa::ws::WsTileRow row = fa::ws::ws_tile_row(fa::ws::ws_run_d(int(k.D), eb), eb, fa::ws::ws_short_row(true, k.S, k.Sk));
+    const bool prepass = fa::ws::ws_vt_prepass(row, k.S, k.H, k.Hk);
+    const int BN = fa::ws::ws_tile_row(row.D, eb, fa::ws::ws_short_row(true, k.S, k.Sk), prepass).BN;
+    ASSERT_TRUE(fa::ws::ws_wave(fa::ws::ws_items(k.S, k.H, k.B, splits, row.BM), fa::ws::ws_item_tiles(k.Sk, BN, splits),
+                                gpus().ctx.device.units))
+        << p.label() << ": not a wave on " << gpus().ctx.device.units << " SMs";
+    if (auto no = gpus().reg.find("mma")->supports(p, k.G, gpus().ctx)) {
+      ADD_FAILURE() << p.label() << " G=" << k.G << ": " << *no;
+      continue;
+    }
+    const HostInputs in = make_inputs(p);
+    const Reference ref = compute_reference(p, in, sample_rows(p, 0, 7), true);  // every row
+    auto exec = gpus().reg.find("mma")->prepare(p, in, k.G, gpus().ctx);
+    for (int launch = 0; launch < 3; ++launch) {
+      exec->poison();
+      exec->run();
+      const Verdict v = judge(measure(p, in, ref, exec->read_back()), p.dtype, {});
+      EXPECT_TRUE(v.pass) << p.label() << " " << dtype_name(p.dtype) << " G=" << k.G << ", launch " << launch << ": "
+                          << v.reason;
+    }
+  }
+}
+
 // mma's gate asked about a made-up H100 and A100: it reads DeviceFacts only, so this runs on any
 // machine with a GPU build, device or not. Both admit the sync head-dim list (a superset of the ws
 // kernel's: which kernel runs is the execution's choice, not the gate's).

@@ -356,8 +356,12 @@ TEST(WsLayout, OneBlocksSharedMemoryHoldsQTheRingAndTheBarriersAlignedAndApart) 
         for (int b : {L.k_full(s), L.k_empty(s), L.v_full(s), L.v_empty(s)}) EXPECT_TRUE(bars.insert(b).second);
       for (int b : bars) {
         EXPECT_EQ(b % 8, 0) << "an mbarrier is 8-byte aligned";
-        EXPECT_LE(b + 8, L.used);
+        EXPECT_LE(b + 8, L.items) << "the item slots come after every barrier";
         EXPECT_GE(b, L.bar);
+      }
+      for (int i = 0; i < q_stages; ++i) {  // a wave's item slots: one a Q stage, 16-byte aligned, inside the block's bytes
+        EXPECT_EQ(L.item(i) % 16, 0);
+        EXPECT_LE(L.item(i) + kItemSlotBytes, L.used);
       }
     }
 }
@@ -403,5 +407,7 @@ TEST(WsLayout, QHasTwoStagesWhereTheyFit) {
   EXPECT_EQ(two.q_tile(1), two.q1);
   EXPECT_EQ(two.q_full(1) - two.q_empty(0), 8) << "stage 1's barriers after the ring's and q_empty";
   EXPECT_EQ(two.q_empty(1), two.q_full(1) + 8);
-  EXPECT_EQ(two.used, two.q_empty(1) + 8);
+  EXPECT_EQ(two.items, (two.q_empty(1) + 8 + 15) / 16 * 16) << "the item slots after the last barrier, 16-byte aligned";
+  EXPECT_EQ(two.item(1), two.item(0) + kItemSlotBytes);
+  EXPECT_EQ(two.used, two.items + 2 * kItemSlotBytes);
 }

@@ -1,12 +1,14 @@
 // mma's sm_90 kernel's synchronisation protocol (kernels/mma/ws_pipeline.hpp) on the CPU: a
 // simulation of its producer thread, its consumer warpgroups (2 or 3), with FP8 inputs its three
-// V-transposing warps, and the TMA engine, under random
-// interleavings, with mbarriers (arrivals, transaction bytes, phase parity) and named barriers
-// modelled after the PTX ISA. The op lists below follow kernels/mma/fa_mma_ws_sm90.hpp step by step (keep
-// them in step with it); the checks: no deadlock, a consumer reads a stage only when it holds the
-// tile it expects, the TMA never overwrites a stage a warpgroup still reads, the warpgroups'
-// GEMMs take turns round robin where the row takes turns, and every barrier ends balanced (no phase
-// half done, no arrival pending).
+// V-transposing warps, and the TMA engine, under random interleavings, with mbarriers (arrivals,
+// transaction bytes, phase parity) and named barriers modelled after the PTX ISA, and in a wave the
+// item slots (one a Q stage, in which the producer publishes each of the block's items). The op
+// lists below follow kernels/mma/fa_mma_ws_sm90.hpp step by step (keep them in step with it); the
+// checks: no deadlock, a consumer reads a stage only when it holds the tile it expects, the TMA never
+// overwrites a stage a warpgroup still reads, a reader finds in a slot the item it expects and the
+// producer never overwrites a slot before every reader has read it, the warpgroups' GEMMs take turns
+// round robin where the row takes turns, and every barrier ends balanced (no phase half done, no
+// arrival pending) with every slot read.
 // Run: ctest -R WsPipeline
 #include <gtest/gtest.h>
 
@@ -55,10 +57,17 @@ struct NamedBar {
   }
 };
 
-enum class Kind { q, k, v, vt };  // vt: FP8's transposed V (ws_transpose_v)
+// vt: FP8's transposed V (ws_transpose_v); slot: a wave's item slot of a Q stage (WsSmem::item).
+enum class Kind { q, k, v, vt, slot };
 
+// write_slot / read_slot: one st.shared / ld.shared of a slot (Kind::slot, Q's stage `stage`), for
+// the item the producer publishes k-th (`tile` = k, the closing -1 included); a read's `id` is the
+// reader: the consumer warpgroup, or -1 for a transposing warp.
 struct Op {
-  enum Type { wait_mbar, arrive_mbar, load, begin_read, end_read, begin_write, end_write, bar_sync, bar_arrive, issue } type;
+  enum Type {
+    wait_mbar, arrive_mbar, load, begin_read, end_read, begin_write, end_write, bar_sync, bar_arrive, issue,
+    write_slot, read_slot
+  } type;
   Kind kind = Kind::k;
   int stage = 0, tile = 0, id = 0;
   bool full = true;  // wait_mbar / arrive_mbar: the stage's full or empty barrier
@@ -66,7 +75,7 @@ struct Op {
 };
 
 struct Sim {
-  int stages, ntiles;
+  int wgs, stages, ntiles;
   std::vector<MBar> q_full, q_empty;    // Q's ring: q_stages stages
   std::vector<int> q_tile, q_readers;  // the item whose Q a stage holds; warpgroups reading it
   std::vector<MBar> k_full, k_empty, v_full, v_empty, vt_full, vt_empty;
@@ -74,6 +83,10 @@ struct Sim {
   std::vector<int> k_tile, v_tile, vt_tile;          // the tile a stage holds (-1: none)
   std::vector<int> k_readers, v_readers, vt_readers;  // warpgroups (or transposing warps) reading a stage now
   std::vector<int> vt_writers;                       // transposing warps writing a V^T stage now
+  // A wave's item slots, one a Q stage: the k each was last written for (-1: none), and the readers
+  // yet to read it. Every consumer warpgroup reads each slot, and with FP8 every transposing warp.
+  std::vector<int> slot, slot_due;
+  int slot_readers;
   struct Job {
     Kind kind;
     int stage, tile;
@@ -82,12 +95,13 @@ struct Sim {
   std::vector<std::pair<int, int>> issues;  // (warpgroup, t) in the order the GEMMs were issued
   std::string error;
 
-  Sim(int wgs, int s, int n, bool fp8 = false, int q_stages = 1)
-      : stages(s), ntiles(n), q_full(size_t(q_stages)), q_empty(size_t(q_stages)), q_tile(size_t(q_stages), -1),
-        q_readers(size_t(q_stages), 0), k_full(s), k_empty(s), v_full(s), v_empty(s), vt_full(s), vt_empty(s),
-        k_tile(s, -1), v_tile(s, -1), vt_tile(s, -1), k_readers(s, 0), v_readers(s, 0), vt_readers(s, 0),
-        vt_writers(s, 0) {
-    for (MBar& b : q_empty) b.expected = b.pending = empty_arrivals(wgs);
+  Sim(int w, int s, int n, bool fp8 = false, int q_stages = 1)
+      : wgs(w), stages(s), ntiles(n), q_full(size_t(q_stages)), q_empty(size_t(q_stages)),
+        q_tile(size_t(q_stages), -1), q_readers(size_t(q_stages), 0), k_full(s), k_empty(s), v_full(s), v_empty(s),
+        vt_full(s), vt_empty(s), k_tile(s, -1), v_tile(s, -1), vt_tile(s, -1), k_readers(s, 0), v_readers(s, 0),
+        vt_readers(s, 0), vt_writers(s, 0), slot(size_t(q_stages), -1), slot_due(size_t(q_stages), 0),
+        slot_readers(w + (fp8 ? kTransposeWarps : 0)) {
+    for (MBar& b : q_empty) b.expected = b.pending = q_empty_arrivals(wgs, fp8);
     for (MBar& b : k_empty) b.expected = b.pending = empty_arrivals(wgs);
     for (MBar& b : v_empty) b.expected = b.pending = v_empty_arrivals(wgs, fp8);
     for (MBar& b : vt_full) b.expected = b.pending = kTransposeWarps;
@@ -110,58 +124,93 @@ struct Sim {
 };
 
 constexpr int kTileBytes = 4096;  // any positive number: only its balance matters
+constexpr char kSlotOverwritten[] = "the producer overwrites an item slot before every reader has read it";
 
-// kernels/mma/fa_mma_ws_sm90.hpp, ws_produce over a block's items (one, or a wave's: `items` holds
-// each one's tiles): per item with tiles its Q into stage qk of Q's ring of q_stages (in a wave after
-// the consumers' release of the item q_stages before), then the ring in producer_load's order, tiles
-// counted on across items; then ws_drain's wait for the last Q and the last copy into each stage.
+// kernels/mma/fa_mma_ws_sm90.hpp's producer thread over a block's items (`items` holds each one's
+// tiles). One item (not `wave`): ws_produce, its Q into stage 0 of Q's ring and the K/V ring in
+// producer_load's order, then ws_drain, where it has tiles. A wave (ws_produce_wave): the item it
+// publishes k-th (items without tiles and the closing -1 included) goes into the slot of Q's stage of
+// k once q_empty's phase of k has completed (the readers of the item q_stages before are done with the
+// slot and, where it had tiles, with its Q); then q_full's arrival: with the item's Q and its K/V
+// loads (tiles counted on across items) where it has tiles, plain where it has none. Before the -1,
+// ws_drain: the last Q's landing where no later item took its stage (the producer saw that stage
+// released, and its parity no longer names the last Q's phase), and the last copy into each stage.
 std::vector<Op> producer_ops(int stages, const std::vector<int>& items, bool wave, int q_stages = 1) {
   std::vector<Op> ops;
-  int tb = 0, qk = 0;
-  for (int n : items) {
-    if (n == 0) continue;
-    const int qs = stage_of(qk, q_stages);
-    if (wave) ops.push_back({Op::wait_mbar, Kind::q, qs, qk, 0, false, empty_parity(qk, q_stages)});
-    ops.push_back({Op::load, Kind::q, qs, qk});
+  const int end = int(items.size());  // the -1's k
+  int tb = 0, last_q = -1;
+  for (int k = 0;; ++k) {
+    const int qs = stage_of(k, q_stages);
+    if (wave) ops.push_back({Op::wait_mbar, Kind::q, qs, k, 0, false, empty_parity(k, q_stages)});
+    if (k == end) break;
+    const int n = items[size_t(k)];
+    if (wave) ops.push_back({Op::write_slot, Kind::slot, qs, k});
+    if (n == 0) {
+      if (wave) ops.push_back({Op::arrive_mbar, Kind::q, qs, k, 0, true});
+      continue;
+    }
+    ops.push_back({Op::load, Kind::q, qs, k});
     for (int i = 0; i < 2 * n; ++i) {
       const Load ld = producer_load(i, n);
-      const Kind k = ld.is_v ? Kind::v : Kind::k;
+      const Kind kk = ld.is_v ? Kind::v : Kind::k;
       const int t = tb + ld.tile, st = stage_of(t, stages);
-      ops.push_back({Op::wait_mbar, k, st, t, 0, false, empty_parity(t, stages)});
-      ops.push_back({Op::load, k, st, t});
+      ops.push_back({Op::wait_mbar, kk, st, t, 0, false, empty_parity(t, stages)});
+      ops.push_back({Op::load, kk, st, t});
     }
-    tb += n, ++qk;
+    tb += n, last_q = k;
   }
-  if (qk > 0)
-    ops.push_back({Op::wait_mbar, Kind::q, stage_of(qk - 1, q_stages), qk - 1, 0, true, full_parity(qk - 1, q_stages)});
+  if (last_q >= 0 && last_q + q_stages >= end)
+    ops.push_back({Op::wait_mbar, Kind::q, stage_of(last_q, q_stages), last_q, 0, true, full_parity(last_q, q_stages)});
   for (int t = tb > stages ? tb - stages : 0; t < tb; ++t)
     for (Kind k : {Kind::k, Kind::v}) ops.push_back({Op::wait_mbar, k, stage_of(t, stages), t, 0, true, full_parity(t, stages)});
+  if (wave) {
+    ops.push_back({Op::write_slot, Kind::slot, stage_of(end, q_stages), end});
+    ops.push_back({Op::arrive_mbar, Kind::q, stage_of(end, q_stages), end, 0, true});
+  }
   return ops;
 }
 std::vector<Op> producer_ops(int stages, int n) { return producer_ops(stages, {n}, false); }
 
 // kernels/mma/fa_mma_ws_sm90.hpp, ws_transpose_v (FP8), for one of the kTransposeWarps warps: per tile,
 // wait for V to land and for the consumers' release of the stage's V^T, read V and write V^T, then
-// arrive on vt_full and on V's empty barrier.
-std::vector<Op> transposer_ops(int stages, int n) {
+// arrive on vt_full and on V's empty barrier. Over a block's items (one, or a wave's: tiles counted
+// on across items); in a wave (ws_wave_items) each item's slot first, read once q_full's phase of its
+// k has completed, then the warp's arrival on q_empty (it is done with the slot; the -1 ends the
+// items without one), then the item's tiles.
+std::vector<Op> transposer_ops(int stages, const std::vector<int>& items, bool wave, int q_stages = 1) {
   std::vector<Op> ops;
-  for (int t = 0; t < n; ++t) {
-    const int st = stage_of(t, stages);
-    ops.push_back({Op::wait_mbar, Kind::v, st, t, 0, true, full_parity(t, stages)});
-    ops.push_back({Op::wait_mbar, Kind::vt, st, t, 0, false, empty_parity(t, stages)});
-    ops.push_back({Op::begin_read, Kind::v, st, t});
-    ops.push_back({Op::begin_write, Kind::vt, st, t});
-    ops.push_back({Op::end_write, Kind::vt, st, t});
-    ops.push_back({Op::end_read, Kind::v, st, t});
-    ops.push_back({Op::arrive_mbar, Kind::vt, st, t, 0, true});
-    ops.push_back({Op::arrive_mbar, Kind::v, st, t, 0, false});
+  const int end = int(items.size());
+  int tb = 0;
+  for (int k = 0; k <= end; ++k) {
+    const int qs = stage_of(k, q_stages);
+    if (wave) {
+      ops.push_back({Op::wait_mbar, Kind::q, qs, k, 0, true, full_parity(k, q_stages)});
+      ops.push_back({Op::read_slot, Kind::slot, qs, k, -1});
+    }
+    if (k == end) break;
+    if (wave) ops.push_back({Op::arrive_mbar, Kind::q, qs, k, 0, false});
+    const int n = items[size_t(k)];
+    for (int t = tb; t < tb + n; ++t) {
+      const int st = stage_of(t, stages);
+      ops.push_back({Op::wait_mbar, Kind::v, st, t, 0, true, full_parity(t, stages)});
+      ops.push_back({Op::wait_mbar, Kind::vt, st, t, 0, false, empty_parity(t, stages)});
+      ops.push_back({Op::begin_read, Kind::v, st, t});
+      ops.push_back({Op::begin_write, Kind::vt, st, t});
+      ops.push_back({Op::end_write, Kind::vt, st, t});
+      ops.push_back({Op::end_read, Kind::v, st, t});
+      ops.push_back({Op::arrive_mbar, Kind::vt, st, t, 0, true});
+      ops.push_back({Op::arrive_mbar, Kind::v, st, t, 0, false});
+    }
+    tb += n;
   }
   return ops;
 }
 
 // kernels/mma/fa_mma_ws_sm90.hpp, ws_consume, for consumer warpgroup cw over a block's items (one, or
-// a wave's: tiles and Q loads counted on across items; in a wave Q is released once the item's last
-// S has landed). A release is its 4 warps' arrivals; a GEMM's reads of a stage (and of Q) last from
+// a wave's: tiles counted on across items, Q's stage and parities from the item's k). In a wave
+// (ws_wave_items) each item's slot first, read once q_full's phase of its k has completed (the -1
+// ends the items); Q's stage is released once the item's last S has landed, or at once where the
+// item has no tiles. A release is its 4 warps' arrivals; a GEMM's reads of a stage (and of Q) last from
 // its issue to the wait that shows them done. With FP8 inputs the consumers read V^T (Kind::vt)
 // where they would read V. An issue is recorded as (warpgroup, the block's tile t of its S).
 // `turns`: the warpgroups take turns issuing (ws_tile_traits.hpp's take_turns: the 16-bit rows);
@@ -176,9 +225,19 @@ std::vector<Op> consumer_ops(int cw, int wgs, int stages, const std::vector<int>
     for (int w = 0; w < 4; ++w) ops.push_back({Op::arrive_mbar, k, stage(k, t), t, 0, false});
   };
   auto read = [&](Op::Type ty, Kind k, int t) { ops.push_back({ty, k, stage(k, t), t}); };
-  int tb = 0, qk = 0;
-  for (const int n : items) {
-    if (n == 0) continue;
+  const int end = int(items.size());
+  int tb = 0;
+  for (int qk = 0; qk <= end; ++qk) {
+    if (wave) {
+      ops.push_back({Op::wait_mbar, Kind::q, stage(Kind::q, qk), qk, 0, true, full_parity(qk, q_stages)});
+      ops.push_back({Op::read_slot, Kind::slot, stage(Kind::q, qk), qk, cw});
+    }
+    if (qk == end) break;
+    const int n = items[size_t(qk)];
+    if (n == 0) {
+      if (wave) release(Kind::q, qk);
+      continue;
+    }
     ops.push_back({Op::wait_mbar, Kind::q, stage(Kind::q, qk), qk, 0, true, full_parity(qk, q_stages)});
     wait_full(Kind::k, tb);
     read(Op::begin_read, Kind::q, qk);
@@ -209,7 +268,7 @@ std::vector<Op> consumer_ops(int cw, int wgs, int stages, const std::vector<int>
     read(Op::begin_read, vk, tb + n - 1);
     read(Op::end_read, vk, tb + n - 1);
     release(vk, tb + n - 1);
-    tb += n, ++qk;
+    tb += n;
   }
   return ops;
 }
@@ -260,6 +319,17 @@ bool step(Sim& s, Actor& a) {
       a.waiting_generation = -1;
       break;
     case Op::issue: s.issues.push_back({op.id, op.tile}); break;
+    case Op::write_slot:  // every reader of the item published before in this stage must have read it
+      if (s.slot_due[size_t(op.stage)] > 0) s.error = kSlotOverwritten;
+      s.slot[size_t(op.stage)] = op.tile, s.slot_due[size_t(op.stage)] = s.slot_readers;
+      break;
+    case Op::read_slot:
+      if (s.slot[size_t(op.stage)] != op.tile)
+        s.error = (op.id < 0 ? std::string("a transposing warp") : "consumer warpgroup " + std::to_string(op.id)) +
+                  " reads item slot " + std::to_string(op.stage) + " for item " + std::to_string(op.tile) +
+                  " holding " + std::to_string(s.slot[size_t(op.stage)]);
+      --s.slot_due[size_t(op.stage)];
+      break;
   }
   ++a.pc;
   return true;
@@ -284,25 +354,20 @@ std::vector<Actor> block_actors(std::vector<Op> producer, int wgs, int stages, c
                                 bool fp8 = false, int q_stages = 1, bool turns = true) {
   std::vector<Actor> actors = {{std::move(producer)}};
   for (int cw = 0; cw < wgs; ++cw) actors.push_back({consumer_ops(cw, wgs, stages, items, wave, fp8, q_stages, turns)});
-  int total = 0;
-  for (int n : items) total += n;
   if (fp8)
-    for (int w = 0; w < kTransposeWarps; ++w) actors.push_back({transposer_ops(stages, total)});
+    for (int w = 0; w < kTransposeWarps; ++w) actors.push_back({transposer_ops(stages, items, wave, q_stages)});
   return actors;
 }
 std::vector<Actor> block_actors(std::vector<Op> producer, int wgs, int stages, int n, bool fp8 = false) {
   return block_actors(std::move(producer), wgs, stages, {n}, false, fp8);
 }
 
-// Runs one block of `wgs` consumer warpgroups to the end under a random interleaving of its actors
-// and the TMA engine: one item of n tiles, or a wave's items (Q's ring of q_stages).
-Outcome run(int wgs, int stages, const std::vector<int>& items, bool wave, uint32_t seed, bool fp8 = false,
-            int q_stages = 1, bool turns = true) {
-  int total = 0;
-  for (int n : items) total += n;
-  Sim s(wgs, stages, total, fp8, q_stages);
-  std::vector<Actor> actors =
-      block_actors(producer_ops(stages, items, wave, q_stages), wgs, stages, items, wave, fp8, q_stages, turns);
+// Runs a block's actors to the end under a seeded random interleaving of them and the TMA engine,
+// then checks that every barrier ends balanced and every item slot was read by all its readers.
+// q_empty ends balanced too: the producer neither waits for the -1's phase nor does anyone arrive on it.
+// `slow`: an actor (its index) that moves only when no other can, bar one time in 16: a warp the
+// hardware leaves unscheduled for long stretches, which a uniform choice almost never models.
+Outcome run_actors(Sim& s, std::vector<Actor> actors, uint32_t seed, int slow = -1) {
   const int tma = int(actors.size());  // the choice that lands a copy
   std::mt19937 rng(seed);
   auto fail = [&](std::string e) { return Outcome{std::move(e), s.issues}; };
@@ -313,6 +378,8 @@ Outcome run(int wgs, int stages, const std::vector<int>& items, bool wave, uint3
     if (!s.tma.empty()) choices.push_back(tma);
     if (choices.empty()) break;
     std::shuffle(choices.begin(), choices.end(), rng);
+    if (slow >= 0 && rng() % 16 != 0)
+      std::stable_partition(choices.begin(), choices.end(), [&](int c) { return c != slow; });
     bool moved = false;
     for (int c : choices) {
       if (c == tma) land(s, std::uniform_int_distribution<size_t>(0, s.tma.size() - 1)(rng)), moved = true;
@@ -332,9 +399,22 @@ Outcome run(int wgs, int stages, const std::vector<int>& items, bool wave, uint3
       if (!b.error.empty()) return fail(b.error);
       if (b.pending != b.expected || b.tx != 0) return fail("an mbarrier ends with a phase half done");
     }
-  for (int id = 1; id <= wgs; ++id)
+  for (int id = 1; id <= s.wgs; ++id)
     if (s.named[id].arrived != 0) return fail("named barrier " + std::to_string(id) + " ends with arrivals pending");
+  for (int due : s.slot_due)
+    if (due != 0) return fail("an item slot ends with readers due");
   return Outcome{"", s.issues};
+}
+
+// Runs one block of `wgs` consumer warpgroups to the end under a random interleaving of its actors
+// and the TMA engine: one item of n tiles, or a wave's items (Q's ring of q_stages).
+Outcome run(int wgs, int stages, const std::vector<int>& items, bool wave, uint32_t seed, bool fp8 = false,
+            int q_stages = 1, bool turns = true) {
+  int total = 0;
+  for (int n : items) total += n;
+  Sim s(wgs, stages, total, fp8, q_stages);
+  std::vector<Op> producer = producer_ops(stages, items, wave, q_stages);
+  return run_actors(s, block_actors(std::move(producer), wgs, stages, items, wave, fp8, q_stages, turns), seed);
 }
 Outcome run(int wgs, int stages, int n, uint32_t seed, bool fp8 = false, bool turns = true) {
   return run(wgs, stages, {n}, false, seed, fp8, 1, turns);
@@ -353,6 +433,33 @@ bool breaks_a_rule(Sim& s, std::vector<Actor>& actors, uint32_t seed) {
     }
   }
   return !s.error.empty();
+}
+
+// The GEMM issues round robin within each of a wave's items, tiles counted on across items: (warpgroup,
+// t) for each tile t but an item's first.
+std::vector<std::pair<int, int>> round_robin_issues(const std::vector<int>& items, int wgs) {
+  std::vector<std::pair<int, int>> want;
+  int tb = 0;
+  for (int n : items) {
+    for (int t = 1; t < n; ++t)
+      for (int cw = 0; cw < wgs; ++cw) want.push_back({cw, tb + t});
+    tb += n;
+  }
+  return want;
+}
+
+// A wave's FP8 block (2 consumer warpgroups, 2 stages, no turns) whose transposing warps do not
+// arrive on q_empty: the kernel before ws::q_empty_arrivals counted them.
+std::vector<Actor> wave_without_transposer_releases(const std::vector<int>& items, int q_stages) {
+  std::vector<Actor> actors =
+      block_actors(producer_ops(2, items, true, q_stages), 2, 2, items, true, /*fp8=*/true, q_stages, /*turns=*/false);
+  for (size_t a = actors.size() - kTransposeWarps; a < actors.size(); ++a) {
+    auto& ops = actors[a].ops;
+    ops.erase(std::remove_if(ops.begin(), ops.end(),
+                             [](const Op& o) { return o.type == Op::arrive_mbar && o.kind == Kind::q; }),
+              ops.end());
+  }
+  return actors;
 }
 
 }  // namespace
@@ -453,9 +560,9 @@ TEST(WsPipeline, TheWarpgroupsTakeTurnsOnTheTensorCoresRoundRobin) {
 }
 
 TEST(WsPipeline, AWavesBlockRunsItsItemsWithoutDeadlockStaleTilesOrAStaleQ) {
-  // A block of a wave: items of 1..16 tiles (a split's range can be empty: 0 tiles), the ring's
-  // stages and parities running on across items, Q reloaded for each item once every warpgroup's
-  // last S of the one before has landed.
+  // A block of a wave: items of 1..16 tiles (a split's range can be empty: 0 tiles, published all
+  // the same), the ring's stages and parities running on across items, an item's Q loaded into its
+  // stage once every warpgroup's last S of the item q_stages before has landed.
   const std::vector<std::vector<int>> blocks = {{4, 4, 4, 4, 4, 4}, {1, 1, 1}, {1, 3, 2, 1}, {16, 16}, {2},
                                                 {3, 0, 2}, {0, 2, 2}, {2, 2, 0}, {5, 1, 0, 0, 1, 7}};
   for (int q_stages : {1, 2})  // Q's ring: ws_layout.hpp's ws_q_stages
@@ -465,21 +572,128 @@ TEST(WsPipeline, AWavesBlockRunsItsItemsWithoutDeadlockStaleTilesOrAStaleQ) {
           for (uint32_t seed = 1; seed <= 100; ++seed) {
             const Outcome o = run(wgs, stages, items, /*wave=*/true, seed, /*fp8=*/false, q_stages);
             ASSERT_EQ(o.error, "") << wgs << " consumers, stages " << stages << ", Q stages " << q_stages
-                                   << ", items of "
-                                   << ::testing::PrintToString(items) << " tiles, seed " << seed;
-            std::vector<std::pair<int, int>> want;  // round robin within each item: its tiles but the first
-            int tb = 0;
-            for (int n : items) {
-              for (int t = 1; t < n; ++t)
-                for (int cw = 0; cw < wgs; ++cw) want.push_back({cw, tb + t});
-              tb += n;
-            }
-            ASSERT_EQ(o.issues, want) << ::testing::PrintToString(items) << ", seed " << seed;
+                                   << ", items of " << ::testing::PrintToString(items) << " tiles, seed " << seed;
+            ASSERT_EQ(o.issues, round_robin_issues(items, wgs)) << ::testing::PrintToString(items) << ", seed " << seed;
           }
   for (int q_stages : {1, 2})
     for (uint32_t seed = 1; seed <= 100; ++seed)
       for (bool turns : {false, true})
         ASSERT_EQ(run(2, 2, {3, 1, 4}, true, seed, /*fp8=*/true, q_stages, turns).error, "") << "FP8, seed " << seed;
+}
+
+// Items without tiles (an empty split range) go through the slots like the others: published with a
+// plain arrival on q_full, released by their readers at once, their stage then taken by the item
+// q_stages on. A block may also have no item at all: its readers see the -1 first.
+TEST(WsPipeline, AWavesItemsWithoutTilesArePublishedAndReleasedWithoutAStaleSlotOrDeadlock) {
+  const std::vector<std::vector<int>> blocks = {{3, 0, 1, 0, 0, 2, 1}, {0, 1, 2}, {0, 0, 3}, {0, 0}, {0},
+                                                {},  {2, 0},    {1, 0, 0}};
+  for (int q_stages : {1, 2})
+    for (int wgs = 2; wgs <= kMaxConsumerWgs; ++wgs)
+      for (int stages : {2, 3})
+        for (const auto& items : blocks)
+          for (bool fp8 : {false, true})  // 16-bit rows take turns, FP8 rows transpose V and take none
+            for (uint32_t seed = 1; seed <= 200; ++seed) {
+              const Outcome o = run(wgs, stages, items, /*wave=*/true, seed, fp8, q_stages, /*turns=*/!fp8);
+              ASSERT_EQ(o.error, "") << wgs << " consumers, stages " << stages << ", Q stages " << q_stages << ", FP8 "
+                                     << fp8 << ", items of " << ::testing::PrintToString(items) << " tiles, seed "
+                                     << seed;
+              if (!fp8) {
+                ASSERT_EQ(o.issues, round_robin_issues(items, wgs)) << ::testing::PrintToString(items);
+              }
+            }
+}
+
+// The consumers release a single-tile item's Q stage right after its S, before the transposing warps
+// have made any of its V^T: only the transposing warps' own arrivals on q_empty keep the producer
+// from writing the stage's next item before they have read this one. So also with a transposing warp
+// left behind (run_actors's `slow`), the schedule that would expose a missing arrival.
+TEST(WsPipeline, WithFp8InputsTheTransposingWarpsReadSingleTileItemsSlotsBeforeTheProducerReusesThem) {
+  const std::vector<std::vector<int>> blocks = {{1, 1, 1, 1, 2}, {1, 1, 1, 1, 1, 1}, {1, 0, 1, 0, 1}};
+  for (int q_stages : {1, 2})
+    for (int wgs = 2; wgs <= kMaxConsumerWgs; ++wgs)
+      for (int stages : {2, 3})
+        for (const auto& items : blocks)
+          for (bool slow : {false, true})
+            for (uint32_t seed = 1; seed <= 200; ++seed) {
+              Sim s(wgs, stages, 6, /*fp8=*/true, q_stages);
+              std::vector<Actor> actors = block_actors(producer_ops(stages, items, true, q_stages), wgs, stages, items,
+                                                       true, /*fp8=*/true, q_stages, /*turns=*/false);
+              const int last_transposer = int(actors.size()) - 1;
+              ASSERT_EQ(run_actors(s, std::move(actors), seed, slow ? last_transposer : -1).error, "")
+                  << wgs << " consumers, stages " << stages << ", Q stages " << q_stages << ", items of "
+                  << ::testing::PrintToString(items) << " tiles, a transposing warp left behind " << slow << ", seed "
+                  << seed;
+            }
+}
+
+// Transposing warps that do not arrive on q_empty where it counts them: the producer waits for the
+// release of the item q_stages back forever.
+TEST(WsPipeline, TheSimulationCatchesTransposingWarpsThatDoNotReleaseTheirSlotAsADeadlock) {
+  const std::vector<int> items = {1, 1, 1, 1, 2};
+  for (int q_stages : {1, 2})
+    for (uint32_t seed = 1; seed <= 50; ++seed) {
+      Sim s(2, 2, 6, true, q_stages);
+      EXPECT_EQ(run_actors(s, wave_without_transposer_releases(items, q_stages), seed).error, "deadlock")
+          << "Q stages " << q_stages << ", seed " << seed;
+    }
+}
+
+// Transposing warps that do not arrive on q_empty, and q_empty counting the consumers' warps only:
+// the producer then rewrites a single-tile item's slot once the consumers have their S, and a
+// transposing warp that has not read it yet would take the next item for this one. A transposing
+// warp left behind (run_actors's `slow`) exposes it; a uniform choice hardly ever does, as the
+// consumers wait for every transposing warp's last V^T of an item before they read the next slot.
+TEST(WsPipeline, TheSimulationCatchesASlotOverwrittenBeforeATransposingWarpReadIt) {
+  const std::vector<int> items = {1, 1, 1, 1, 2};
+  for (int q_stages : {1, 2}) {
+    uint32_t found = 0;
+    for (uint32_t seed = 1; seed <= 1000 && found == 0; ++seed) {
+      Sim s(2, 2, 6, true, q_stages);
+      for (MBar& b : s.q_empty) b.expected = b.pending = empty_arrivals(2);
+      std::vector<Actor> actors = wave_without_transposer_releases(items, q_stages);
+      const int last_transposer = int(actors.size()) - 1;
+      const Outcome o = run_actors(s, std::move(actors), seed, last_transposer);
+      ASSERT_TRUE(o.error.empty() || o.error == kSlotOverwritten) << o.error << ", seed " << seed;
+      if (!o.error.empty()) found = seed;
+    }
+    EXPECT_GT(found, 0u) << "no seed of 1000 overwrote a slot, Q stages " << q_stages;
+  }
+}
+
+// A producer that writes the next item's slot without waiting for q_empty: with items without tiles
+// no Q or K/V copy gives it away, so the slot's own check must.
+TEST(WsPipeline, TheSimulationCatchesAProducerThatWritesASlotBeforeItsReadersAreDone) {
+  const std::vector<int> items = {0, 0, 0, 0, 0};
+  for (int q_stages : {1, 2})
+    for (bool fp8 : {false, true}) {
+      int caught = 0;
+      for (uint32_t seed = 1; seed <= 100; ++seed) {
+        Sim s(2, 2, 0, fp8, q_stages);
+        std::vector<Op> prod = producer_ops(2, items, true, q_stages);
+        prod.erase(std::remove_if(prod.begin(), prod.end(),
+                                  [](const Op& o) { return o.type == Op::wait_mbar && o.kind == Kind::q && !o.full; }),
+                   prod.end());
+        const Outcome o = run_actors(s, block_actors(prod, 2, 2, items, true, fp8, q_stages, !fp8), seed);
+        caught += o.error == kSlotOverwritten;
+      }
+      EXPECT_GT(caught, 0) << "Q stages " << q_stages << ", FP8 " << fp8;
+    }
+}
+
+// ws_drain waits for the last Q only where no later item took its stage: where one did (an item
+// without tiles), its plain arrival moved the stage's q_full on, the parity names a phase still to
+// come, and the wait never returns.
+TEST(WsPipeline, TheSimulationCatchesADrainThatWaitsForAQStageALaterItemTook) {
+  const std::vector<int> items = {1, 0};
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    Sim s(2, 2, 1);
+    std::vector<Op> prod = producer_ops(2, items, true);
+    // A wait for item 0's Q (stage 0, which item 1 took) just before the -1's write.
+    const auto minus_one =
+        std::find_if(prod.rbegin(), prod.rend(), [](const Op& o) { return o.type == Op::write_slot; });
+    prod.insert(minus_one.base() - 1, {Op::wait_mbar, Kind::q, 0, 0, 0, true, full_parity(0, 1)});
+    EXPECT_EQ(run_actors(s, block_actors(prod, 2, 2, items, true), seed).error, "deadlock") << "seed " << seed;
+  }
 }
 
 TEST(WsPipeline, TheSimulationCatchesAProducerThatReloadsQBeforeTheConsumersReleaseIt) {

@@ -240,3 +240,41 @@ TEST(WsTileTraits, EdgeCsvRunsTheOneQStageWaveAtD128AndD256WithAndWithoutASplit)
         EXPECT_TRUE(hit.count({D, G, whole})) << "no edge.csv row runs the one-Q-stage wave at D=" << D << " G=" << G
                                               << (whole ? " with S a multiple of the q tile" : " with a partial q tile");
 }
+
+// The wave's rule (ws_wave) on worked cases, 132 SMs: (32,16,512,512) at D = 128's short row is 4 q
+// tiles x 16 heads x 32 = 2048 items of 4 key tiles; a 17-tile item, as many items as SMs, or
+// indices past INT32_MAX - SMs (where a causal wave's counter answers atomicAdd + gridDim.x) are not.
+TEST(WsTileTraits, AWaveIsManyShortItemsWhoseIndicesStayInts) {
+  EXPECT_EQ(ws_items(512, 16, 32, 1, 128), 2048);
+  EXPECT_EQ(ws_items(520, 4, 8, 2, 192), 3 * 4 * 8 * 2) << "a partial q tile counts, and each split";
+  EXPECT_TRUE(ws_wave(2048, ws_item_tiles(512, 128, 1), 132));
+  EXPECT_TRUE(ws_wave(133, 16, 132));
+  EXPECT_FALSE(ws_wave(133, 17, 132));
+  EXPECT_FALSE(ws_wave(132, 1, 132));
+  EXPECT_TRUE(ws_wave(INT32_MAX - 132, 1, 132));
+  EXPECT_FALSE(ws_wave(INT32_MAX - 131, 1, 132));
+}
+
+// sweeps/edge.csv runs mma's causal wave (the counter's LPT order, ws_produce_wave) on a 132-SM card:
+// at D = 64 (three consumer warpgroups), at D = 256 (one Q stage) and where S > Sk leaves items with
+// no key tile, each at G = 0, and a split one.
+TEST(WsTileTraits, EdgeCsvRunsTheCausalWaveWithItemsThatHaveNoTile) {
+  const fa::Sweep s = fa::load_sweep(std::string(FABENCH_SOURCE_DIR) + "/sweeps/edge.csv", fa::Overrides{});
+  bool d64 = false, d256 = false, empty_items = false, split = false;
+  for (const auto& row : s.rows) {
+    const fa::Problem& p = row.problem;
+    if (!p.causal || p.kv_cache || fa::dtype_bytes(p.dtype) != 2 || ws_run_d(int(p.D), 2) == 0) continue;
+    const WsTileRow t = ws_tile_row(ws_run_d(int(p.D), 2), 2, ws_short_row(true, p.S, p.Sk));
+    for (const auto& g : row.splits) {
+      if (g.is_auto) continue;
+      const int splits = std::max(g.value, 1);
+      if (!ws_wave(ws_items(p.S, p.H, p.B, splits, t.BM), ws_item_tiles(p.Sk, t.BN, splits), 132)) continue;
+      d64 |= t.D == 64, d256 |= t.D == 256, split |= splits > 1;
+      empty_items |= p.S - p.Sk >= t.BM;  // the first q tile's rows see no key
+    }
+  }
+  EXPECT_TRUE(d64);
+  EXPECT_TRUE(d256);
+  EXPECT_TRUE(empty_items);
+  EXPECT_TRUE(split);
+}
