@@ -34,12 +34,13 @@ struct FastDiv {
 
 // The order causal blocks are handed out in: longest first across the whole problem, in sections of
 // heads whose K and V share the L2 (FlashAttention-3's hopper/tile_scheduler.hpp,
-// DynamicPersistentTileScheduler: a section is a power of two of kv heads by the K and V, doubled,
-// that 32 MiB holds, times the GQA group; its blocks go q tile major, heads minor, q tiles longest
-// first; the last section holds the heads left over). FA3 rounds the power of two up (cutlass's
-// find_log2); here it is rounded down, so that a section's K and V stay within the 32 MiB (measured
-// so; up is unmeasured). The hardware starts a grid's blocks in the order of
-// their linear index and each as an SM frees, so a grid ordered head by head (each head's q tiles
+// DynamicPersistentTileScheduler: a section is a power of two of kv heads whose K and V 32 MiB holds,
+// times the GQA group; its blocks go q tile major, heads minor, q tiles longest first; the last
+// section holds the heads left over). Before its commit 5e0c258c ("Fix L2 swizzle in causal tile
+// scheduler") FA3 counted K and V doubled and rounded up (cutlass's find_log2); since, K and V once,
+// rounded down. Here: K and V doubled, rounded down, half FA3's section now (measured so against the
+// grid's order, session 34; FA3's size is unmeasured here). The hardware starts a grid's blocks in
+// the order of their linear index and each as an SM frees, so a grid ordered head by head (each head's q tiles
 // longest first) starts the last heads' longest blocks last, when nothing is left to balance them.
 // `hb` is a head of all B x G x H (h fastest); `qx` the q tile in the grid's order, which
 // q_tile_row0 reverses for causal problems.
