@@ -36,10 +36,11 @@ struct FastDiv {
 // heads whose K and V share the L2 (FlashAttention-3's hopper/tile_scheduler.hpp,
 // DynamicPersistentTileScheduler: a section is a power of two of kv heads whose K and V 32 MiB holds,
 // times the GQA group; its blocks go q tile major, heads minor, q tiles longest first; the last
-// section holds the heads left over). Before its commit 5e0c258c ("Fix L2 swizzle in causal tile
-// scheduler") FA3 counted K and V doubled and rounded up (cutlass's find_log2); since, K and V once,
-// rounded down. Here: K and V doubled, rounded down, half FA3's section now (measured so against the
-// grid's order, session 34; FA3's size is unmeasured here). The hardware starts a grid's blocks in
+// section holds the heads left over). FA3 first counted K and V once and rounded up (cutlass's
+// find_log2), from its commit d82bbf26 (headdim_v) K and V doubled, and since 5e0c258c ("Fix L2
+// swizzle in causal tile scheduler") K and V once, rounded down. Here: K and V doubled, rounded down,
+// half FA3's section now (measured so against the grid's order, session 34; FA3's size is unmeasured
+// here). The hardware starts a grid's blocks in
 // the order of their linear index and each as an SM frees, so a grid ordered head by head (each head's q tiles
 // longest first) starts the last heads' longest blocks last, when nothing is left to balance them.
 // `hb` is a head of all B x G x H (h fastest); `qx` the q tile in the grid's order, which

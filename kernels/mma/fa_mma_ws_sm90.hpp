@@ -20,11 +20,13 @@
 //   warpgroups take turns issuing (round robin on WGS named barriers) so that one's softmax runs
 //   under the others' GEMMs. A warp releases a stage (one arrival on its empty mbarrier) once its
 //   wgmma.wait_group shows every read of it done.
-// - WAVE (short non-causal items, kernels/mma/fa_mma_ws.hpp): one wave of blocks, each walking every
-//   gridDim.x-th item; the ring's stages and parities run on across items, and Q is a ring of
-//   QSTAGES (two where shared memory has room: ws_layout.hpp's ws_q_stages) that the consumers free
-//   after their last S of an item, so the producer loads the next item's Q and K/V while they finish
-//   the last one (FA3's persistent tile scheduler, without its dynamic order: the items cost alike).
+// - WAVE (short items, ws_tile_traits.hpp's ws_wave): one wave of blocks, each taking item after
+//   item: every gridDim.x-th where the items cost alike, or, causal, the longest left from an atomic
+//   counter (FA3's DynamicPersistentTileScheduler). The producer decodes each item and publishes it
+//   in its Q stage's slot (ws_produce_wave; ws_pipeline.hpp's "a wave's items"); the ring's stages
+//   and parities run on across items, and Q is a ring of QSTAGES (two where shared memory has room:
+//   ws_layout.hpp's ws_q_stages) that the consumers free after their last S of an item, so the
+//   producer loads the next item's Q and K/V while they finish the last one.
 // - Else one item a block, of a (q tiles, H, B x G) grid; causal blocks take their items in FA3's
 //   longest-first order within sections of heads that share the L2 (tile_range.hpp's lpt_block).
 // - The epilogue: where the row has room (ws_layout.hpp's ws_stage_o) and the launch does not split,
@@ -32,7 +34,7 @@
 //   with the TMA (cp.async.bulk.tensor, FA3's epilogue too); else each thread stores its own pairs.
 // Shared memory (kernels/mma/ws_layout.hpp): Q, the K ring, the V ring in the TMA's swizzle, which
 // is the layout the wgmma descriptors describe; O's staging tile where there is one, Q's second stage
-// where there is one; then the mbarriers. Tile loop conventions (causal limit, split ranges, masks,
+// where there is one; then the mbarriers and a wave's item slots. Tile loop conventions (causal limit, split ranges, masks,
 // epilogue, partials) are the mma path's (kernels/device/tile_loop.hpp).
 // Built only into sm_90a code; elsewhere its body traps and the host never launches it (fa_mma.hip's use_ws).
 #pragma once
@@ -163,7 +165,10 @@ __device__ inline void ws_drain(uint32_t base, int tiles, int last_q, int items)
 
 // A work item: its block coordinates, key range and tiles. `item` < 0: the one-item grid's block
 // (in LPT order where maps.lpt is on, else the grid's); else a wave's item `item`, in LPT order where
-// maps.lpt is on (causal waves), else the grid's order.
+// maps.lpt is on (causal waves), else the grid's order. A wave's item indices are ints (the host
+// launches a wave only where they fit): in 64 bits their divisions into coordinates are subroutine
+// calls (an item's setup took 165 instructions a warp at D = 64, ncu, when the consumers decoded it
+// between one item's epilogue and the next one's first S; the producer decodes it now, before its wait).
 struct WsWork {
   tile::BlockCoords c;
   KeyRange kr;
@@ -367,8 +372,10 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
     if (lane == 0) sm90::mbar_arrive(base + uint32_t(bar));
   };
   // A wave's Q stage and item slot: every lane has read the slot (ws_wave_items) before lane 0's
-  // arrival lets the producer write it again. Without the __syncwarp only lane 0's read was ordered
-  // before the write (compute-sanitizer's racecheck reported the other lanes' reads).
+  // arrival lets the producer write it again; the __syncwarp orders the other lanes' reads before
+  // that arrival in the memory model, not only in practice. (compute-sanitizer's racecheck reports
+  // these reads against the producer's next write with it as without it: the causal-wave study,
+  // docs/perf/2026-11-29-causal-waves.md.)
   auto release_q = [&] {
     __syncwarp();
     release(L.q_empty(ws::stage_of(qk, K::QSTAGES)));
@@ -549,9 +556,6 @@ __global__ void __launch_bounds__(K::THREADS, 1) mma_ws_fwd(const FA_GRID_CONSTA
   __syncthreads();  // the last block-wide barrier: the roles below sync only through mbarriers and bar 1 .. WGS
   // The block's work items: WAVE, those ws_produce_wave publishes (ws_pipeline.hpp's "a wave's items");
   // else the one item of its place in a (q tiles, H, B x G) grid.
-  // A wave's item indices are ints (the host launches a wave only where they fit): in 64 bits their
-  // divisions into coordinates are subroutine calls, and an item's setup took 165 instructions a warp
-  // at D = 64 (ncu), on the path between one item's epilogue and the next one's first S.
   if (tid < 128) {
     sm90::reg_dealloc<ws::producer_regs(K::WGS, K::TRANSPOSES, K::D)>();
     if (tid == 0) {

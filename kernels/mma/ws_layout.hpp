@@ -176,8 +176,9 @@ inline const char* tma_tile_problem(const TmaTile& t) {
 // there and the TMA stores it, ws_stage_o below), with q_stages 2 then Q's second stage
 // (ws_q_stages), then the mbarriers, 8 bytes each: q_full, k_full[S], k_empty[S], v_full[S],
 // v_empty[S], vt_full[S], vt_empty[S] (those two with the transposes only), q_empty (a block that runs several
-// items: the consumers are done with its Q, the producer may load the next one), and for Q's second
-// stage its q_full and q_empty. Every tile starts on a
+// items: the consumers are done with its Q and every reader with its item slot, the producer may load
+// and publish the next one), and for Q's second stage its q_full and q_empty; then the item slots, one
+// a Q stage (a wave's items, ws_pipeline.hpp). Every tile starts on a
 // multiple of 1024 (tile sizes are multiples of 8 rows * SW bytes, SW = 128 or 64: 1024 or 512).
 // A wave's item slot: the item's coordinates, key range and tiles as 8 words (the kernel's WsWork),
 // written and read as two 16-byte vectors.

@@ -242,8 +242,10 @@ constexpr bool ws_short_row(bool causal, int64_t S, int64_t Sk) {
 }
 // Whether a one-item grid's blocks take their items in LPT order (kernels/device/tile_range.hpp's
 // lpt_block; fa_mma_ws.hpp's make_maps): causal problems whose longest item (all the keys of a split) has
-// at least kWsLptTiles key tiles. Causal problems of shorter items run as a wave since session 35
-// (ws_wave below), in LPT order from a counter, wherever their items outnumber the SMs. Measured (H200, session 34, ms, three rounds alternated, grid order ->
+// at least kWsLptTiles key tiles. Causal problems of at most kWsPersistentTiles (16) run as a wave
+// since session 35 (ws_wave below, which wins at 16), in LPT order from a counter, wherever their
+// items outnumber the SMs; the 2k rows measured below as one-item grids are such waves now.
+// Measured (H200, session 34, ms, three rounds alternated, grid order ->
 // LPT): from 16 tiles every causal row gained (2k: (4,16,16,2048,2048,128) bf16 0.147-0.148 ->
 // 0.136-0.137, (4,32,32,2048,2048,96) fp16 0.245-0.247 -> 0.232-0.234; 4k and 8k 1-11%, the rows in
 // fa_mma_ws.hpp's comment); at 8 or fewer, four of issue 46's six short rows lost 1-3%, one 0.3%, and one
