@@ -23,10 +23,11 @@
 // - WAVE (short items, ws_tile_traits.hpp's ws_wave): one wave of blocks, each taking item after
 //   item: every gridDim.x-th where the items cost alike, or, causal, the longest left from an atomic
 //   counter (FA3's DynamicPersistentTileScheduler). The producer decodes each item and publishes it
-//   in its Q stage's slot (ws_produce_wave; ws_pipeline.hpp's "a wave's items"); the ring's stages
-//   and parities run on across items, and Q is a ring of QSTAGES (two where shared memory has room:
-//   ws_layout.hpp's ws_q_stages) that the consumers free after their last S of an item, so the
-//   producer loads the next item's Q and K/V while they finish the last one.
+//   in its Q stage's slot (ws_produce_wave; kernels/mma/ws_wave_item_sm90.hpp; ws_pipeline.hpp's "a
+//   wave's items"); the ring's stages and parities run on across items, and Q is a ring of QSTAGES
+//   (two where shared memory has room: ws_layout.hpp's ws_q_stages) that the consumers free after
+//   their last S of an item, so the producer loads the next item's Q and K/V while they finish the
+//   last one.
 // - Else one item a block, of a (q tiles, H, B x G) grid; causal blocks take their items in FA3's
 //   longest-first order within sections of heads that share the L2 (tile_range.hpp's lpt_block).
 // - The epilogue: where the row has room (ws_layout.hpp's ws_stage_o) and the launch does not split,
@@ -45,6 +46,7 @@
 #include "kernels/mma/ws_layout.hpp"
 #include "kernels/mma/ws_pipeline.hpp"
 #include "kernels/mma/ws_tile_traits.hpp"
+#include "kernels/mma/ws_wave_item_sm90.hpp"
 
 namespace fa::gpu {
 namespace {
@@ -163,54 +165,9 @@ __device__ inline void ws_drain(uint32_t base, int tiles, int last_q, int items)
   }
 }
 
-// A work item: its block coordinates, key range and tiles. `item` < 0: the one-item grid's block
-// (in LPT order where maps.lpt is on, else the grid's); else a wave's item `item`, in LPT order where
-// maps.lpt is on (causal waves), else the grid's order. A wave's item indices are ints (the host
-// launches a wave only where they fit): in 64 bits their divisions into coordinates are subroutine
-// calls (an item's setup took 165 instructions a warp at D = 64, ncu, when the consumers decoded it
-// between one item's epilogue and the next one's first S; the producer decodes it now, before its wait).
-struct WsWork {
-  tile::BlockCoords c;
-  KeyRange kr;
-  int ntiles;
-};
-template <typename K>
-__device__ inline WsWork ws_work(const WsMaps& maps, const AttnArgs& a, int item) {
-  WsWork w;
-  w.c = item >= 0 ? (maps.lpt.on ? tile::lpt_coords(a, K::BM, maps.lpt, item, maps.divs.nq.divisor(), maps.divs.h)
-                                 : tile::block_coords_at(a, K::BM, item, maps.divs))
-        : maps.lpt.on ? tile::block_coords_lpt(a, K::BM, maps.lpt, maps.divs.h)
-                      : tile::block_coords(a, K::BM);
-  w.kr = tile::dense_block_keys(a, w.c, K::BM, K::BN);  // the gate refuses serving fields, as mma
-  w.ntiles = w.kr.end > w.kr.begin ? int((w.kr.end - w.kr.begin + K::BN - 1) / K::BN) : 0;
-  return w;
-}
-
 __device__ inline void sts32(uint32_t addr, uint32_t v) {
   asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
-// A wave's item slot (ws_layout.hpp's kItemSlotBytes): the item as the producer decoded it, so that
-// the consumers read it in two loads where decoding it again took a chain of divisions after their
-// wait. ntiles -1: the block's items are done.
-__device__ inline void put_work(uint32_t slot, const WsWork& w) {
-  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(slot), "r"(w.c.b), "r"(w.c.h), "r"(w.c.hk), "r"(w.c.g)
-               : "memory");
-  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(slot + 16), "r"(w.c.q0), "r"(int(w.kr.begin)),
-               "r"(int(w.kr.end)), "r"(w.ntiles)
-               : "memory");
-}
-__device__ inline WsWork get_work(uint32_t slot) {
-  WsWork w;
-  int begin, end;
-  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(w.c.b), "=r"(w.c.h), "=r"(w.c.hk), "=r"(w.c.g) : "r"(slot)
-               : "memory");
-  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(w.c.q0), "=r"(begin), "=r"(end), "=r"(w.ntiles)
-               : "r"(slot + 16)
-               : "memory");
-  w.kr = KeyRange{begin, end};
-  return w;
-}
-
 // A wave's producer (ws_pipeline.hpp's "a wave's items"): it takes the block's items one by one,
 // from blockIdx.x on, the next one every gridDim.x-th, or with maps.sched (causal waves) the next
 // one the counter hands out (FA3's DynamicPersistentTileScheduler: a block takes the longest item
@@ -253,22 +210,6 @@ __device__ inline void ws_produce_wave(const WsMaps& maps, const AttnArgs& a, in
       atomicExch(maps.sched, 0);
       atomicExch(maps.sched + 1, 0);
     }
-  }
-}
-
-// A wave's consumers and transposing warps: item k of the block from its Q stage's slot, once
-// q_full's phase of k has completed; ntiles -1 ends the block's items. Calls f(w, tb, k) for each.
-template <typename K, typename F>
-__device__ inline void ws_wave_items(uint32_t base, F&& f) {
-  constexpr ws::WsSmem L = K::layout();
-  int tb = 0;
-  for (int k = 0;; ++k) {
-    const int qs = ws::stage_of(k, K::QSTAGES);
-    sm90::mbar_wait(base + L.q_full(qs), ws::full_parity(k, K::QSTAGES));
-    const WsWork w = get_work(base + L.item(qs));
-    if (w.ntiles < 0) break;
-    f(w, tb, k);
-    tb += w.ntiles;
   }
 }
 
