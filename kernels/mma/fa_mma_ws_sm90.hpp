@@ -207,6 +207,7 @@ __device__ inline void ws_produce_wave(const WsMaps& maps, const AttnArgs& a, in
   if (maps.sched) {  // every block's last atomicAdd came before its count here: the last one zeroes both
     __threadfence();
     if (atomicAdd(maps.sched + 1, 1) == int(gridDim.x) - 1) {
+      __threadfence();  // the count read above (every block's count, so every hand-out) before the reset
       atomicExch(maps.sched, 0);
       atomicExch(maps.sched + 1, 0);
     }
@@ -312,15 +313,9 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
   auto release = [&](int bar) {  // this warp's wgmma reads of the stage are done (ws_pipeline.hpp)
     if (lane == 0) sm90::mbar_arrive(base + uint32_t(bar));
   };
-  // A wave's Q stage and item slot: every lane has read the slot (ws_wave_items) before lane 0's
-  // arrival lets the producer write it again; the __syncwarp orders the other lanes' reads before
-  // that arrival in the memory model, not only in practice. (compute-sanitizer's racecheck reports
-  // these reads against the producer's next write with it as without it: the causal-wave study,
-  // docs/perf/2026-11-29-causal-waves.md.)
-  auto release_q = [&] {
-    __syncwarp();
-    release(L.q_empty(ws::stage_of(qk, K::QSTAGES)));
-  };
+  // A wave's Q stage and item slot: every lane has read the slot (ws_wave_items) and arrives itself
+  // (ws_pipeline.hpp's q_empty_lane_arrivals).
+  auto release_q = [&] { sm90::mbar_arrive(base + uint32_t(L.q_empty(ws::stage_of(qk, K::QSTAGES)))); };
   auto softmax = [&](int t) {  // S_t (landed) -> exp2 in place, row sums, alpha
     const int64_t kv0 = kr.begin + int64_t(t) * K::BN;
     if (kv0 + K::BN > no_mask_end) {  // causal diagonal or the range's last tile
@@ -479,7 +474,7 @@ __global__ void __launch_bounds__(K::THREADS, 1) mma_ws_fwd(const FA_GRID_CONSTA
 #pragma unroll
     for (int i = 0; i < K::QSTAGES; ++i) {
       sm90::mbar_init(base + L.q_full(i), 1);
-      sm90::mbar_init(base + L.q_empty(i), ws::q_empty_arrivals(K::WGS, K::TRANSPOSES));
+      sm90::mbar_init(base + L.q_empty(i), ws::q_empty_lane_arrivals(K::WGS, K::TRANSPOSES));
     }
 #pragma unroll
     for (int st = 0; st < K::STAGES; ++st) {
@@ -509,8 +504,7 @@ __global__ void __launch_bounds__(K::THREADS, 1) mma_ws_fwd(const FA_GRID_CONSTA
       if constexpr (K::TRANSPOSES)
         if (tid >= 32)
           ws_wave_items<K>(base, [&](const WsWork& w, int tb, int k) {
-            __syncwarp();  // every lane has read the slot
-            if (tid % 32 == 0) sm90::mbar_arrive(base + L.q_empty(ws::stage_of(k, K::QSTAGES)));
+            sm90::mbar_arrive(base + L.q_empty(ws::stage_of(k, K::QSTAGES)));  // each lane, after its reads
             ws_transpose_v<K>(w.ntiles, base, tid - 32, tb);
           });
     } else {
