@@ -223,7 +223,7 @@ TEST(WsTileTraits, EdgeCsvRunsTheOneQStageWaveAtD128AndD256WithAndWithoutASplit)
   for (const auto& row : s.rows) {
     const fa::Problem& p = row.problem;
     if (p.causal || fa::dtype_bytes(p.dtype) != 2) continue;
-    const WsTileRow t = ws_tile_row(int(p.D), 2, false);
+    const WsTileRow t = ws_tile_row(int(p.D), 2, ws_short_row(false, p.S, p.Sk));  // the row the host takes
     if (t.BM == 0) continue;
     const int q_stages = ws_q_stages(t.BM, t.BN, t.D, t.stages, 2, ws_stage_o(t.BM, t.BN, t.D, t.stages, 2));
     for (const auto& g : row.splits) {
