@@ -99,12 +99,12 @@ FA_HD constexpr Load producer_load(int i, int ntiles) {
 // q_full's phase of k and read the slot (mbarrier.arrive releases the writes, try_wait acquires
 // them). q_empty then counts each consumer warp's release (after the item's last S = Q K^T; at once
 // for an item without tiles) and each transposing warp's, given once it has read the slot; no one
-// releases the closing one. Each lane of a releasing warp arrives itself, after its own reads of the
-// slot (q_empty_lane_arrivals): with lane 0 arriving for its warp after a __syncwarp, the memory
-// model orders the other lanes' reads before the producer's next write, but compute-sanitizer's
-// racecheck does not credit it and reports each read against that write (the causal-wave study; in
-// session 36 a test kernel showed it on a plain hand-off). The protocol counts a warp's 32 arrivals
-// as one release (q_empty_arrivals, the CPU simulation's unit). Causal waves take their items from an atomic counter in the
+// releases the closing one. Each lane of a releasing warp arrives itself, after its own reads of the slot
+// (q_empty_lane_arrivals): with lane 0 arriving for its warp after a __syncwarp, the memory model orders the
+// other lanes' reads before the producer's next write, but compute-sanitizer's racecheck does not credit it
+// and reports each read against that write (a test kernel's plain hand-off shows it:
+// docs/perf/2026-11-30-wave-slot-racecheck.md). The protocol counts a warp's 32 arrivals as one release
+// (q_empty_arrivals, the CPU simulation's unit). Causal waves take their items from an atomic counter in the
 // longest-first order (FA3's DynamicPersistentTileScheduler, hopper/tile_scheduler.hpp), others every
 // gridDim.x-th in turn; the protocol is the same.
 FA_HD constexpr int q_empty_arrivals(int wgs, bool transposes) {
