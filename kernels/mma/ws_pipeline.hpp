@@ -112,6 +112,7 @@ FA_HD constexpr int q_empty_arrivals(int wgs, bool transposes) {
 }
 constexpr int kWarpLanes = 32;
 FA_HD constexpr int q_empty_lane_arrivals(int wgs, bool transposes) { return kWarpLanes * q_empty_arrivals(wgs, transposes); }
+static_assert(q_empty_lane_arrivals(kMaxConsumerWgs, true) < (1 << 20), "an mbarrier counts at most 2^20 - 1 arrivals");
 
 // ---- ping-pong between the consumer warpgroups ------------------------------------------------
 // Where the row takes turns (ws_tile_traits.hpp's take_turns: the 16-bit rows; the FP8 rows skip all
