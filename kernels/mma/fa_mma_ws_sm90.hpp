@@ -165,9 +165,6 @@ __device__ inline void ws_drain(uint32_t base, int tiles, int last_q, int items)
   }
 }
 
-__device__ inline void sts32(uint32_t addr, uint32_t v) {
-  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
-}
 // A wave's producer (ws_pipeline.hpp's "a wave's items"): it takes the block's items one by one,
 // from blockIdx.x on, the next one every gridDim.x-th, or with maps.sched (causal waves) the next
 // one the counter hands out (FA3's DynamicPersistentTileScheduler: a block takes the longest item
@@ -221,6 +218,9 @@ __device__ inline void ws_produce_wave(const WsMaps& maps, const AttnArgs& a, in
 // its lane 0 arrives on vt_full and on v_empty.
 __device__ inline void lds64(uint32_t addr, uint32_t& lo, uint32_t& hi) {
   asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n" : "=r"(lo), "=r"(hi) : "r"(addr) : "memory");
+}
+__device__ inline void sts32(uint32_t addr, uint32_t v) {
+  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
 template <typename K>
 __device__ inline void ws_transpose_v(int ntiles, uint32_t base, int tw, int tb) {
