@@ -133,15 +133,13 @@ ws::TmaTile o_tile(const AttnArgs& a) {
 // bf16 0.345 -> 0.280, (32,16,16,512,512,64) fp16 0.1155-0.1158 -> 0.0868-0.0869, (16,32,32,1024,1024,64)
 // bf16 0.294 -> 0.246, (32,32,8,1024,1024,128) bf16 0.664-0.665 -> 0.530, (32,16,16,1024,1024,128) e4m3
 // 0.369 -> 0.285-0.286; (4,16,16,2048,2048,128,1) bf16 0.136 -> 0.129, (4,32,32,2048,2048,96,1) fp16
-// 0.2317 -> 0.2225-0.2226; the non-causal waves and the one-item rows within 0.8%. Long items stay one a
-// block: there the prologue is a small share, a static wave splits the items evenly where the
-// hardware's block scheduler hands more to the SMs that run faster (a first build with every
-// non-causal row in a wave read the long D=64 rows 2-4% lower, against another call's numbers), and
-// long causal items in a wave were measured mixed (session 35, .dev/s35c2.sh, ms, three rounds
-// alternated, one-item LPT grid -> wave): (2,16,16,4096,4096,128,1) bf16 0.248 -> 0.243,
-// (1,32,8,8192,8192,128,1) bf16 0.843 -> 0.816, its e4m3 row 0.668 -> 0.655, (4,16,16,4096,4096,64,1)
-// bf16 0.323 -> 0.319, but (1,32,32,4096,4096,80,1) fp16 0.201 -> 0.208-0.209, (2,16,16,4096,4096,256,1) bf16
-// 0.407 -> 0.471 (D = 256 has one Q stage) and the 8k MHA rows within 0.3%. A causal grid's blocks
+// 0.2317 -> 0.2225-0.2226; the non-causal waves and the one-item rows within 0.8%. Long non-causal
+// items stay one a block: there the prologue is a small share, and a static wave splits the items
+// evenly where the hardware's block scheduler hands more to the SMs that run faster (a first build
+// with every non-causal row in a wave read the long D=64 rows 2-4% lower, against another call's
+// numbers). Long causal items run as a wave on the rows whose long_causal_wave says so, up to
+// kWsLongWaveTiles (ws_tile_traits.hpp: that field holds the measurements, sessions 35 and 37:
+// 2-7% on D = 128's GQA, 4k and FP8 rows, a loss at D = 96 and 256). A causal grid's blocks
 // take their items in FA3's LPT order too (make_maps' lpt, tile_range.hpp's lpt_block), where the
 // grid's own order (each head's q tiles longest first, head by head) started the last heads' longest
 // items last. H200, session 34, A/B in one call (ms, three rounds each; grid order -> LPT):
@@ -154,7 +152,8 @@ ws::TmaTile o_tile(const AttnArgs& a) {
 template <typename K>
 bool ws_wave(const AttnArgs& a, int sms) {
   const int splits = a.G > 1 ? a.G : 1;
-  return ws::ws_wave(ws::ws_items(a.S, a.H, a.B, splits, K::BM), ws::ws_item_tiles(a.Sk, K::BN, splits), sms);
+  return ws::ws_wave(ws::ws_items(a.S, a.H, a.B, splits, K::BM), ws::ws_item_tiles(a.Sk, K::BN, splits), sms,
+                     ws::ws_long_wave(K::ROW, a.causal));
 }
 
 // V's map: V itself, or (K::PREPASS) the pre-pass's V^T in `vt` (vt_keys(Sk) bytes a row). The items'

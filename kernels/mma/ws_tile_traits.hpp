@@ -77,6 +77,21 @@ struct WsTileRow {
   // e4m3 3.801-3.805 -> 3.885-3.889 (the row of three warpgroups and the eager rescale) and
   // (1,16,16,8192,8192,256) bf16 1.360-1.371 -> 1.374-1.385 (O 128 registers a thread).
   bool rescale_under_s = true;
+  // Causal problems whose items are longer than kWsPersistentTiles key tiles (up to
+  // kWsLongWaveTiles) run as one wave too (ws_wave below), their items longest first from the counter,
+  // instead of a one-item grid in LPT order: a block then loads its next item's Q and first K/V tiles
+  // under its last one's tail. Measured (H200, session 37, .dev/s37c3.sh, ms, three rounds
+  // alternated, one-item LPT grid -> wave): (1,32,8,8192,8192,128,1) bf16 0.829-0.832 -> 0.802-0.804
+  // (47 tiles), e4m3 0.668-0.674 -> 0.649-0.653, (2,16,16,8192,8192,128,1) e4m3 0.682-0.687 ->
+  // 0.668-0.670, (4,16,16,4096,4096,128,1) e4m3 0.419-0.425 -> 0.389-0.391, (2,16,16,4096,4096,128,1)
+  // bf16 0.247-0.249 -> 0.241-0.243, (4,16,16,3072,3072,128,1) bf16 0.266-0.268 -> 0.263,
+  // (4,16,16,4096,4096,64,1) bf16 0.323-0.325 -> 0.318-0.319, (1,64,64,8192,8192,128,1) fp16 the same
+  // (1.663-1.668); lost: (2,16,16,8192,8192,128,1) bf16 0.824-0.826 -> 0.829-0.831 (+0.7%, kept: its GQA
+  // twin gains 3.3%) and (2,16,16,8192,8192,64,1) bf16 0.546-0.552 -> 0.559 (64 tiles: past the cap).
+  // Off where it lost in session 35 (.dev/s35c2.sh): (1,32,32,4096,4096,80,1) fp16 (D = 96's row)
+  // 0.201 -> 0.208-0.209, (2,16,16,4096,4096,256,1) bf16 0.407 -> 0.471 (one Q stage); FP8 D = 64 and
+  // D = 256 unmeasured, off.
+  bool long_causal_wave = false;
 };
 
 // fp16 and bf16 share rows (FA3 keys its table on the element size, not the type), and so do the
@@ -159,7 +174,7 @@ constexpr WsTileRow ws_fp8_row(int D, bool prepass = false) {
   switch (D) {
     case 64: return {64, 1, 192, 128, 2, 3, 1, -1, 0, false, false};
     case 128: {
-      WsTileRow r{128, 1, 128, 128, 3, 2, 0, 0, kVtPrepassRowsD128, false};
+      WsTileRow r{128, 1, 128, 128, 3, 2, 0, 0, kVtPrepassRowsD128, false, true, true};
       if (prepass) r.BN = 224;  // the pre-pass instance: the same row, a wider tile
       return r;
     }
@@ -177,7 +192,7 @@ constexpr WsTileRow ws_tile_row(int D, int elem_bytes, bool short_row = false, b
     // call): 8k 508 (was 426; 312/478), 32k 510 (426; 309/477), 40k 441 (414; 261/417), S=512 fp16 244
     // (226; 191/253), whisper 1500 fp16 370 (307; 246/298). Under ncu the two-warpgroup kernel kept
     // the tensor pipe 44% busy: 64-wide GEMMs leave too little matrix work per softmax for two.
-    case 64: return {64, 2, 192, 128, 2, 3};
+    case 64: return {64, 2, 192, 128, 2, 3, 0, 8, 0, true, true, true};
     // FA3: 192 x 144 with P through shared memory (SS); here two warpgroups, P in registers, and the
     // 64-byte swizzle (96 is not a multiple of 64: ws_layout.hpp). Causal 364 (mma.sync 248; 243/334).
     case 96: return {96, 2, 128, 128, 2, 2};
@@ -196,7 +211,8 @@ constexpr WsTileRow ws_tile_row(int D, int elem_bytes, bool short_row = false, b
     // bf16 0.5005 -> 0.4339; interleaved with cuDNN, the 128-key build ran them at 1.205x and 1.076x
     // (the 176-key one at 1.011x and 0.882x). So non-causal problems under 2048 queries and keys take
     // the 128-key row. Between 2048 and 8192 it is unmeasured.
-    case 128: return short_row ? WsTileRow{128, 2, 128, 128, 2, 2} : WsTileRow{128, 2, 128, 176, 2, 2};
+    case 128: return short_row ? WsTileRow{128, 2, 128, 128, 2, 2, 0, 8, 0, true, true, true}
+                            : WsTileRow{128, 2, 128, 176, 2, 2, 0, 8, 0, true, true, true};
     // FA3: 128 x 80 ("hits the limit of smem"): 64 KB of Q and 2 x 2 x 40 KB of K/V. Causal 555
     // (mma.sync 230; 269/549).
     case 256: return {256, 2, 128, 80, 2, 2, 0, 8, 0, true, false};
@@ -231,7 +247,8 @@ constexpr bool same_row(const WsTileRow& a, const WsTileRow& b) {
   return a.D == b.D && a.elem_bytes == b.elem_bytes && a.BM == b.BM && a.BN == b.BN && a.stages == b.stages &&
          a.consumer_wgs == b.consumer_wgs && a.exp2_poly_of_8 == b.exp2_poly_of_8 &&
          a.lazy_rescale_log2 == b.lazy_rescale_log2 && a.vt_prepass_rows == b.vt_prepass_rows &&
-         a.take_turns == b.take_turns && a.rescale_under_s == b.rescale_under_s;
+         a.take_turns == b.take_turns && a.rescale_under_s == b.rescale_under_s &&
+         a.long_causal_wave == b.long_causal_wave;
 }
 // Whether a problem takes its D's short row: causal and short enough that the diagonal tiles' masked
 // halves are a large share of the work, or not causal and short (the row comments above hold the
@@ -267,13 +284,17 @@ constexpr int64_t ws_items(int64_t S, int64_t H, int64_t B, int splits, int BM) 
 }
 // Whether a launch runs its items as one wave of `sms` blocks, each taking item after item
 // (fa_mma_ws.hpp's launch_ws_cfg; the kernel's ws_produce_wave), rather than a grid of one block an
-// item: short items (at most kWsPersistentTiles key tiles), more of them than SMs, and indices that
-// stay ints past the counter's last answers (a causal wave's atomicAdd + gridDim.x). Causal or not:
-// fa_mma_ws.hpp's launch comment holds the measurements (causal waves of longer items were mixed).
-constexpr int64_t kWsPersistentTiles = 16;
-constexpr bool ws_wave(int64_t items, int64_t item_tiles, int64_t sms) {
-  return item_tiles <= kWsPersistentTiles && items > sms && items <= INT32_MAX - sms;
+// item: short items (at most kWsPersistentTiles key tiles) or, with `long_items` (a causal problem on a
+// row with long_causal_wave: ws_long_wave), items of up to kWsLongWaveTiles; more of them than SMs; and
+// indices that stay ints past the counter's last answers (a causal wave's atomicAdd + gridDim.x).
+// fa_mma_ws.hpp's launch comment and the row's field hold the measurements.
+constexpr int64_t kWsPersistentTiles = 16, kWsLongWaveTiles = 48;
+constexpr bool ws_wave(int64_t items, int64_t item_tiles, int64_t sms, bool long_items = false) {
+  return (item_tiles <= kWsPersistentTiles || (long_items && item_tiles <= kWsLongWaveTiles)) && items > sms &&
+         items <= INT32_MAX - sms;
 }
+// Whether a problem's items of any length may run as a wave: causal, on a row with long_causal_wave.
+constexpr bool ws_long_wave(const WsTileRow& r, bool causal) { return causal && r.long_causal_wave; }
 constexpr int64_t kWsLptTiles = 16;
 constexpr bool ws_lpt_order(bool causal, int64_t Sk, int BN, int splits) {
   return causal && BN > 0 && ws_item_tiles(Sk, BN, splits) >= kWsLptTiles;

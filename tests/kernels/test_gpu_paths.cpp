@@ -341,7 +341,7 @@ TEST(GpuPaths, MmaWsRescalesWhenAScorePassesTheKeptMax) {
 // poisoned outputs, every row checked each time: a counter left where a launch ended would hand the
 // next launch's blocks no item past their first, and those rows would keep the poison. The problems:
 // each ws head dim, 16-bit and FP8 (the transposing instances and D = 128's pre-pass one), items that
-// see no key (S > Sk: the first 400 rows), and splits.
+// see no key (S > Sk: the first 400 rows), splits, and long items on the rows that run them as a wave.
 TEST(GpuPaths, MmaWsCausalWavesRunEveryItemLaunchAfterLaunch) {
   REQUIRE_GPU();
   if (!gpus().ctx.device.has_wgmma_sm90a)
@@ -357,6 +357,10 @@ TEST(GpuPaths, MmaWsCausalWavesRunEveryItemLaunchAfterLaunch) {
       {16, 4, 4, 300, 520, 256, DType::bf16, 0},    {4, 8, 8, 520, 520, 64, DType::bf16, 2},
       {8, 4, 4, 520, 520, 128, DType::fp8_e5m2, 0}, {8, 8, 4, 400, 400, 64, DType::fp8_e4m3, 0},
       {48, 4, 4, 100, 300, 256, DType::fp8_e4m3, 0}, {4, 16, 4, 512, 512, 128, DType::fp8_e4m3, 0},
+      // Long items (more than 16 key tiles) on the rows with long_causal_wave: D = 128's short row
+      // (18 tiles of 128 keys), D = 64's, FP8 D = 128's pre-pass row (18 of 224), a split.
+      {2, 8, 8, 2200, 2200, 128, DType::bf16, 0},  {2, 8, 8, 2300, 2300, 64, DType::fp16, 0},
+      {1, 8, 2, 4000, 4000, 128, DType::fp8_e4m3, 0}, {2, 8, 4, 2200, 4400, 128, DType::bf16, 2},
   };
   for (const Case& k : cases) {
     Problem p;
@@ -367,7 +371,7 @@ TEST(GpuPaths, MmaWsCausalWavesRunEveryItemLaunchAfterLaunch) {
     const bool prepass = fa::ws::ws_vt_prepass(row, k.S, k.H, k.Hk);
     const int BN = fa::ws::ws_tile_row(row.D, eb, fa::ws::ws_short_row(true, k.S, k.Sk), prepass).BN;
     ASSERT_TRUE(fa::ws::ws_wave(fa::ws::ws_items(k.S, k.H, k.B, splits, row.BM), fa::ws::ws_item_tiles(k.Sk, BN, splits),
-                                gpus().ctx.device.units))
+                                gpus().ctx.device.units, fa::ws::ws_long_wave(row, true)))
         << p.label() << ": not a wave on " << gpus().ctx.device.units << " SMs";
     if (auto no = gpus().reg.find("mma")->supports(p, k.G, gpus().ctx)) {
       ADD_FAILURE() << p.label() << " G=" << k.G << ": " << *no;

@@ -255,6 +255,36 @@ TEST(WsTileTraits, AWaveIsManyShortItemsWhoseIndicesStayInts) {
   EXPECT_FALSE(ws_wave(INT32_MAX - 131, 1, 132));
 }
 
+// Long causal items (more than kWsPersistentTiles key tiles, at most kWsLongWaveTiles = 48) run as a
+// wave on the rows that say so (long_causal_wave): (1,32,8,8192,8192,128,causal) bf16 is 64 q tiles x
+// 32 heads = 2048 items of up to 47 key tiles (176 keys), a wave; its non-causal twin, D = 64's 8k
+// causal row (64 tiles) and D = 256's and D = 96's rows (where the wave lost) stay one-item grids, and
+// the rule's other bounds still hold.
+TEST(WsTileTraits, LongCausalItemsRunAsAWaveOnlyOnTheRowsThatWonWithIt) {
+  const WsTileRow d128 = ws_tile_row(128, 2, ws_short_row(true, 8192, 8192));
+  const int64_t items = ws_items(8192, 32, 1, 1, d128.BM), tiles = ws_item_tiles(8192, d128.BN, 1);
+  EXPECT_EQ(items, 2048);
+  EXPECT_EQ(tiles, 47);
+  EXPECT_TRUE(ws_wave(items, tiles, 132, ws_long_wave(d128, true)));
+  EXPECT_FALSE(ws_wave(items, tiles, 132, ws_long_wave(d128, false))) << "not causal";
+  EXPECT_FALSE(ws_wave(132, tiles, 132, ws_long_wave(d128, true))) << "no more items than SMs";
+  EXPECT_FALSE(ws_wave(INT32_MAX - 131, tiles, 132, ws_long_wave(d128, true)));
+  EXPECT_TRUE(ws_wave(items, 48, 132, true));
+  const WsTileRow d64 = ws_tile_row(64, 2);  // (2,16,16,8192,8192,64,causal): 64 tiles, past the cap
+  EXPECT_FALSE(ws_wave(ws_items(8192, 16, 2, 1, d64.BM), ws_item_tiles(8192, d64.BN, 1), 132, ws_long_wave(d64, true)));
+  for (int D : {96, 256}) {
+    const WsTileRow r = ws_tile_row(D, 2, ws_short_row(true, 8192, 8192));
+    EXPECT_FALSE(ws_long_wave(r, true)) << "D=" << D;
+    EXPECT_FALSE(ws_wave(ws_items(8192, 32, 1, 1, r.BM), ws_item_tiles(8192, r.BN, 1), 132, ws_long_wave(r, true)))
+        << "D=" << D;
+  }
+  EXPECT_TRUE(ws_long_wave(ws_tile_row(64, 2), true));
+  EXPECT_TRUE(ws_long_wave(ws_tile_row(128, 2, true), true)) << "D = 128's short row, causal 2k-4k";
+  EXPECT_TRUE(ws_long_wave(ws_tile_row(128, 1, false, true), true)) << "FP8 D = 128's pre-pass row";
+  EXPECT_FALSE(ws_long_wave(ws_tile_row(64, 1), true)) << "FP8 D = 64: unmeasured";
+  EXPECT_FALSE(ws_long_wave(ws_tile_row(256, 1), true)) << "FP8 D = 256: unmeasured";
+}
+
 // sweeps/edge.csv runs mma's causal wave (the counter's LPT order, ws_produce_wave) on a 132-SM card:
 // at D = 64 (three consumer warpgroups), at D = 256 (one Q stage) and where S > Sk leaves items with
 // no key tile, each at G = 0, and a split one.
