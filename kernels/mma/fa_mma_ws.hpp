@@ -118,42 +118,42 @@ ws::TmaTile o_tile(const AttnArgs& a) {
   return ws_view<K>(a.D, 64, a.S, a.H, a.B, a.q_ss, a.q_sh, a.q_sb);
 }
 
-// The grid: one block a work item (q tile, head, batch x split), as block_coords reads it. Where
-// the items are short (ws_tile_traits.hpp's ws_wave: at most kWsPersistentTiles key tiles and more
-// items than SMs), one wave of `sms` blocks walks them instead (the kernel's loop): a block then loads
-// its next item's Q and first K/V tiles while its consumers finish the last one, where one-item
-// blocks paid that as prologue and epilogue. Items that cost alike (not causal) go to the blocks in
-// turn; causal ones, which differ, go longest first (LPT order) to whichever block is free, by an
-// atomic counter (FA3's DynamicPersistentTileScheduler; the kernel's ws_produce_wave). H100, A/B in
-// one call (TFLOP/s, one-item blocks -> one wave): (16,16,16,512,512,64) fp16, 4 tiles an item, 254
-// -> 312; (4,16,16,1500,1500,64) fp16, 12 tiles, 377 -> 402. Causal waves, H200, session 35
-// (.dev/s35c3.sh, ms, two rounds alternated; the grid side is b7c47cf's build, these kernels with the
-// short rows in LPT order, which ws_lpt_order has taken off them since at 1-3% of their time): issue
-// 46's short rows (32,16,16,512,512,128) fp16 0.1355-0.1356 -> 0.1001-0.1005, (32,16,16,1024,1024,128)
-// bf16 0.345 -> 0.280, (32,16,16,512,512,64) fp16 0.1155-0.1158 -> 0.0868-0.0869, (16,32,32,1024,1024,64)
-// bf16 0.294 -> 0.246, (32,32,8,1024,1024,128) bf16 0.664-0.665 -> 0.530, (32,16,16,1024,1024,128) e4m3
-// 0.369 -> 0.285-0.286; (4,16,16,2048,2048,128,1) bf16 0.136 -> 0.129, (4,32,32,2048,2048,96,1) fp16
-// 0.2317 -> 0.2225-0.2226; the non-causal waves and the one-item rows within 0.8%. Long non-causal
-// items stay one a block: there the prologue is a small share, and a static wave splits the items
-// evenly where the hardware's block scheduler hands more to the SMs that run faster (a first build
-// with every non-causal row in a wave read the long D=64 rows 2-4% lower, against another call's
-// numbers). Long causal items run as a wave on the rows whose long_causal_wave says so, up to
-// kWsLongWaveTiles (ws_tile_traits.hpp: that field holds the measurements, sessions 35 and 37:
-// 2-7% on D = 128's GQA, 4k and FP8 rows, a loss at D = 96 and 256). A causal grid's blocks
-// take their items in FA3's LPT order too (make_maps' lpt, tile_range.hpp's lpt_block), where the
-// grid's own order (each head's q tiles longest first, head by head) started the last heads' longest
-// items last. H200, session 34, A/B in one call (ms, three rounds each; grid order -> LPT):
-// (2,16,16,8192,8192,128,1) bf16 0.850-0.851 -> 0.821-0.823, Llama-3 GQA 0.845-0.846 -> 0.828-0.831,
-// its FP8 row 0.692 -> 0.667-0.672, (2,16,16,4096,4096,256,1) bf16 0.433-0.435 -> 0.400-0.402,
-// (4,32,32,2048,2048,96,1) fp16 0.245-0.247 -> 0.232-0.234 (a wave since session 35),
-// (1,32,32,4096,4096,80,1) fp16 0.222-0.225 -> 0.199-0.200, (1,64,64,8192,8192,128,1) fp16 1.692-1.694
-// -> 1.676-1.678. Causal grids of short items (few enough that no wave runs) keep the grid's order
-// (ws_tile_traits.hpp's ws_lpt_order), and so do non-causal ones.
+// The grid: one block a work item (q tile, head, batch x split), as block_coords reads it. Where the
+// items are short (ws_tile_traits.hpp's ws_wave: at most kWsPersistentTiles key tiles, or causal ones
+// of up to kWsLongWaveTiles on the rows with long_causal_wave, and more items than SMs), one wave of
+// `sms` blocks walks them instead (the kernel's loop): a block then loads its next item's Q and first
+// K/V tiles while its consumers finish the last one, where one-item blocks paid that as prologue and
+// epilogue. Items that cost alike (not causal) go to the blocks in turn; causal ones, which differ, go
+// longest first (LPT order) to whichever block is free, by an atomic counter (FA3's
+// DynamicPersistentTileScheduler; the kernel's ws_produce_wave). H100, A/B in one call (TFLOP/s,
+// one-item blocks -> one wave): (16,16,16,512,512,64) fp16, 4 tiles an item, 254 -> 312;
+// (4,16,16,1500,1500,64) fp16, 12 tiles, 377 -> 402. Causal waves, H200, session 35 (.dev/s35c3.sh, ms,
+// two rounds alternated; the grid side is b7c47cf's build, these kernels with the short rows in LPT
+// order, which ws_lpt_order has taken off them since at 1-3% of their time): issue 46's short rows
+// (32,16,16,512,512,128) fp16 0.1355-0.1356 -> 0.1001-0.1005, (32,16,16,1024,1024,128) bf16 0.345 ->
+// 0.280, (32,16,16,512,512,64) fp16 0.1155-0.1158 -> 0.0868-0.0869, (16,32,32,1024,1024,64) bf16 0.294
+// -> 0.246, (32,32,8,1024,1024,128) bf16 0.664-0.665 -> 0.530, (32,16,16,1024,1024,128) e4m3 0.369 ->
+// 0.285-0.286; (4,16,16,2048,2048,128,1) bf16 0.136 -> 0.129, (4,32,32,2048,2048,96,1) fp16 0.2317 ->
+// 0.2225-0.2226; the non-causal waves and the one-item rows within 0.8%. Long non-causal items stay one
+// a block: there the prologue is a small share, and a static wave splits the items evenly where the
+// hardware's block scheduler hands more to the SMs that run faster (a first build with every non-causal
+// row in a wave read the long D=64 rows 2-4% lower, against another call's numbers). Long causal items
+// run as a wave on the rows whose long_causal_wave says so, up to kWsLongWaveTiles (ws_tile_traits.hpp:
+// that field holds the measurements, sessions 35 and 37: 1.5-7.5% on D = 128's GQA, 3k-4k and FP8 rows,
+// a loss at D = 96 and 256). A causal grid's blocks take their items in FA3's LPT order too (make_maps'
+// lpt, tile_range.hpp's lpt_block), where the grid's own order (each head's q tiles longest first, head
+// by head) started the last heads' longest items last (the D = 64 and D = 128 rows below up to 48 key
+// tiles are waves since session 37, in the same order from the counter). H200, session 34, A/B in one
+// call (ms, three rounds each; grid order -> LPT): (2,16,16,8192,8192,128,1) bf16 0.850-0.851 ->
+// 0.821-0.823, Llama-3 GQA 0.845-0.846 -> 0.828-0.831, its FP8 row 0.692 -> 0.667-0.672,
+// (2,16,16,4096,4096,256,1) bf16 0.433-0.435 -> 0.400-0.402, (4,32,32,2048,2048,96,1) fp16 0.245-0.247
+// -> 0.232-0.234 (a wave since session 35), (1,32,32,4096,4096,80,1) fp16 0.222-0.225 -> 0.199-0.200,
+// (1,64,64,8192,8192,128,1) fp16 1.692-1.694 -> 1.676-1.678. Causal grids of short items (few enough
+// that no wave runs) keep the grid's order (ws_tile_traits.hpp's ws_lpt_order), and so do non-causal
+// ones.
 template <typename K>
 bool ws_wave(const AttnArgs& a, int sms) {
-  const int splits = a.G > 1 ? a.G : 1;
-  return ws::ws_wave(ws::ws_items(a.S, a.H, a.B, splits, K::BM), ws::ws_item_tiles(a.Sk, K::BN, splits), sms,
-                     ws::ws_long_wave(K::ROW, a.causal));
+  return ws::ws_launch_wave(K::ROW, a.S, a.Sk, a.H, a.B, a.G, a.causal, sms);
 }
 
 // V's map: V itself, or (K::PREPASS) the pre-pass's V^T in `vt` (vt_keys(Sk) bytes a row). The items'

@@ -20,14 +20,14 @@
 //   warpgroups take turns issuing (round robin on WGS named barriers) so that one's softmax runs
 //   under the others' GEMMs. A warp releases a stage (one arrival on its empty mbarrier) once its
 //   wgmma.wait_group shows every read of it done.
-// - WAVE (short items, ws_tile_traits.hpp's ws_wave): one wave of blocks, each taking item after
-//   item: every gridDim.x-th where the items cost alike, or, causal, the longest left from an atomic
-//   counter (FA3's DynamicPersistentTileScheduler). The producer decodes each item and publishes it
-//   in its Q stage's slot (ws_produce_wave; kernels/mma/ws_wave_item_sm90.hpp; ws_pipeline.hpp's "a
-//   wave's items"); the ring's stages and parities run on across items, and Q is a ring of QSTAGES
-//   (two where shared memory has room: ws_layout.hpp's ws_q_stages) that the consumers free after
-//   their last S of an item, so the producer loads the next item's Q and K/V while they finish the
-//   last one.
+// - WAVE (short items, or long causal ones on some rows: ws_tile_traits.hpp's ws_wave): one wave of
+//   blocks, each taking item after item: every gridDim.x-th where the items cost alike, or, causal, the
+//   longest left from an atomic counter (FA3's DynamicPersistentTileScheduler). The producer decodes
+//   each item and publishes it in its Q stage's slot (ws_produce_wave;
+//   kernels/mma/ws_wave_item_sm90.hpp; ws_pipeline.hpp's "a wave's items"); the ring's stages and
+//   parities run on across items, and Q is a ring of QSTAGES (two where shared memory has room:
+//   ws_layout.hpp's ws_q_stages) that the consumers free after their last S of an item, so the producer
+//   loads the next item's Q and K/V while they finish the last one.
 // - Else one item a block, of a (q tiles, H, B x G) grid; causal blocks take their items in FA3's
 //   longest-first order within sections of heads that share the L2 (tile_range.hpp's lpt_block).
 // - The epilogue: where the row has room (ws_layout.hpp's ws_stage_o) and the launch does not split,

@@ -89,8 +89,8 @@ struct WsTileRow {
   // (1.663-1.668); lost: (2,16,16,8192,8192,128,1) bf16 0.824-0.826 -> 0.829-0.831 (+0.7%, kept: its GQA
   // twin gains 3.3%) and (2,16,16,8192,8192,64,1) bf16 0.546-0.552 -> 0.559 (64 tiles: past the cap).
   // Off where it lost in session 35 (.dev/s35c2.sh): (1,32,32,4096,4096,80,1) fp16 (D = 96's row)
-  // 0.201 -> 0.208-0.209, (2,16,16,4096,4096,256,1) bf16 0.407 -> 0.471 (one Q stage); FP8 D = 64 and
-  // D = 256 unmeasured, off.
+  // 0.201 -> 0.208-0.209, (2,16,16,4096,4096,256,1) bf16 0.407 -> 0.471 (one Q stage); FP8 D = 64,
+  // D = 256 and D = 128's transposing instance (problems under its pre-pass threshold) unmeasured, off.
   bool long_causal_wave = false;
 };
 
@@ -174,8 +174,8 @@ constexpr WsTileRow ws_fp8_row(int D, bool prepass = false) {
   switch (D) {
     case 64: return {64, 1, 192, 128, 2, 3, 1, -1, 0, false, false};
     case 128: {
-      WsTileRow r{128, 1, 128, 128, 3, 2, 0, 0, kVtPrepassRowsD128, false, true, true};
-      if (prepass) r.BN = 224;  // the pre-pass instance: the same row, a wider tile
+      WsTileRow r{128, 1, 128, 128, 3, 2, 0, 0, kVtPrepassRowsD128, false};
+      if (prepass) r.BN = 224, r.long_causal_wave = true;  // the pre-pass instance: a wider tile, long waves
       return r;
     }
     case 256: return kWsFp8D256On ? kWsFp8D256Row : WsTileRow{};
@@ -211,8 +211,9 @@ constexpr WsTileRow ws_tile_row(int D, int elem_bytes, bool short_row = false, b
     // bf16 0.5005 -> 0.4339; interleaved with cuDNN, the 128-key build ran them at 1.205x and 1.076x
     // (the 176-key one at 1.011x and 0.882x). So non-causal problems under 2048 queries and keys take
     // the 128-key row. Between 2048 and 8192 it is unmeasured.
-    case 128: return short_row ? WsTileRow{128, 2, 128, 128, 2, 2, 0, 8, 0, true, true, true}
-                            : WsTileRow{128, 2, 128, 176, 2, 2, 0, 8, 0, true, true, true};
+    case 128:
+      return short_row ? WsTileRow{128, 2, 128, 128, 2, 2, 0, 8, 0, true, true, true}
+                       : WsTileRow{128, 2, 128, 176, 2, 2, 0, 8, 0, true, true, true};
     // FA3: 128 x 80 ("hits the limit of smem"): 64 KB of Q and 2 x 2 x 40 KB of K/V. Causal 555
     // (mma.sync 230; 269/549).
     case 256: return {256, 2, 128, 80, 2, 2, 0, 8, 0, true, false};
@@ -261,7 +262,8 @@ constexpr bool ws_short_row(bool causal, int64_t S, int64_t Sk) {
 // lpt_block; fa_mma_ws.hpp's make_maps): causal problems whose longest item (all the keys of a split) has
 // at least kWsLptTiles key tiles. Causal problems of at most kWsPersistentTiles (16) run as a wave
 // since session 35 (ws_wave below, which wins at 16), in LPT order from a counter, wherever their
-// items outnumber the SMs; the 2k rows measured below as one-item grids are such waves now.
+// items outnumber the SMs, and since session 37 so do those of up to kWsLongWaveTiles on the rows with
+// long_causal_wave; the 2k, 4k and D = 128 8k rows measured below as one-item grids are such waves now.
 // Measured (H200, session 34, ms, three rounds alternated, grid order ->
 // LPT): from 16 tiles every causal row gained (2k: (4,16,16,2048,2048,128) bf16 0.147-0.148 ->
 // 0.136-0.137, (4,32,32,2048,2048,96) fp16 0.245-0.247 -> 0.232-0.234; 4k and 8k 1-11%, the rows in
@@ -295,6 +297,13 @@ constexpr bool ws_wave(int64_t items, int64_t item_tiles, int64_t sms, bool long
 }
 // Whether a problem's items of any length may run as a wave: causal, on a row with long_causal_wave.
 constexpr bool ws_long_wave(const WsTileRow& r, bool causal) { return causal && r.long_causal_wave; }
+// Whether a launch of the instance with row r (its WsTraits' ROW) on this problem runs as a wave:
+// launch_ws_cfg and make_maps ask this (fa_mma_ws.hpp's ws_wave), and so do the tests.
+constexpr bool ws_launch_wave(const WsTileRow& r, int64_t S, int64_t Sk, int64_t H, int64_t B, int G, bool causal,
+                              int64_t sms) {
+  const int splits = G > 1 ? G : 1;
+  return ws_wave(ws_items(S, H, B, splits, r.BM), ws_item_tiles(Sk, r.BN, splits), sms, ws_long_wave(r, causal));
+}
 constexpr int64_t kWsLptTiles = 16;
 constexpr bool ws_lpt_order(bool causal, int64_t Sk, int BN, int splits) {
   return causal && BN > 0 && ws_item_tiles(Sk, BN, splits) >= kWsLptTiles;

@@ -366,12 +366,11 @@ TEST(GpuPaths, MmaWsCausalWavesRunEveryItemLaunchAfterLaunch) {
     Problem p;
     p.B = k.B, p.H = k.H, p.Hk = k.Hk, p.S = k.S, p.Sk = k.Sk, p.D = k.D, p.dtype = k.t, p.causal = true;
     p.seed = uint64_t(7000 + k.D + k.S);
-    const int eb = is_fp8(k.t) ? 1 : 2, splits = k.G > 1 ? k.G : 1;
+    const int eb = is_fp8(k.t) ? 1 : 2;
     const fa::ws::WsTileRow row = fa::ws::ws_tile_row(fa::ws::ws_run_d(int(k.D), eb), eb, fa::ws::ws_short_row(true, k.S, k.Sk));
     const bool prepass = fa::ws::ws_vt_prepass(row, k.S, k.H, k.Hk);
-    const int BN = fa::ws::ws_tile_row(row.D, eb, fa::ws::ws_short_row(true, k.S, k.Sk), prepass).BN;
-    ASSERT_TRUE(fa::ws::ws_wave(fa::ws::ws_items(k.S, k.H, k.B, splits, row.BM), fa::ws::ws_item_tiles(k.Sk, BN, splits),
-                                gpus().ctx.device.units, fa::ws::ws_long_wave(row, true)))
+    const fa::ws::WsTileRow run = fa::ws::ws_tile_row(row.D, eb, fa::ws::ws_short_row(true, k.S, k.Sk), prepass);
+    ASSERT_TRUE(fa::ws::ws_launch_wave(run, k.S, k.Sk, k.H, k.B, k.G, true, gpus().ctx.device.units))
         << p.label() << ": not a wave on " << gpus().ctx.device.units << " SMs";
     if (auto no = gpus().reg.find("mma")->supports(p, k.G, gpus().ctx)) {
       ADD_FAILURE() << p.label() << " G=" << k.G << ": " << *no;

@@ -270,17 +270,22 @@ TEST(WsTileTraits, LongCausalItemsRunAsAWaveOnlyOnTheRowsThatWonWithIt) {
   EXPECT_FALSE(ws_wave(132, tiles, 132, ws_long_wave(d128, true))) << "no more items than SMs";
   EXPECT_FALSE(ws_wave(INT32_MAX - 131, tiles, 132, ws_long_wave(d128, true)));
   EXPECT_TRUE(ws_wave(items, 48, 132, true));
+  EXPECT_FALSE(ws_wave(items, 49, 132, true)) << "past kWsLongWaveTiles";
+  EXPECT_TRUE(ws_launch_wave(d128, 8192, 8192, 32, 1, 0, true, 132)) << "the launch's question, the same answer";
+  EXPECT_FALSE(ws_launch_wave(d128, 8192, 8192, 32, 1, 0, false, 132));
   const WsTileRow d64 = ws_tile_row(64, 2);  // (2,16,16,8192,8192,64,causal): 64 tiles, past the cap
   EXPECT_FALSE(ws_wave(ws_items(8192, 16, 2, 1, d64.BM), ws_item_tiles(8192, d64.BN, 1), 132, ws_long_wave(d64, true)));
-  for (int D : {96, 256}) {
-    const WsTileRow r = ws_tile_row(D, 2, ws_short_row(true, 8192, 8192));
+  for (int D : {96, 256}) {  // at 3072 keys: 24 and 39 tiles, under the cap, so only the row's field says no
+    const WsTileRow r = ws_tile_row(D, 2, ws_short_row(true, 3072, 3072));
     EXPECT_FALSE(ws_long_wave(r, true)) << "D=" << D;
-    EXPECT_FALSE(ws_wave(ws_items(8192, 32, 1, 1, r.BM), ws_item_tiles(8192, r.BN, 1), 132, ws_long_wave(r, true)))
-        << "D=" << D;
+    EXPECT_GT(ws_item_tiles(3072, r.BN, 1), kWsPersistentTiles) << "D=" << D;
+    EXPECT_LE(ws_item_tiles(3072, r.BN, 1), kWsLongWaveTiles) << "D=" << D;
+    EXPECT_FALSE(ws_launch_wave(r, 3072, 3072, 32, 2, 0, true, 132)) << "D=" << D;
   }
   EXPECT_TRUE(ws_long_wave(ws_tile_row(64, 2), true));
   EXPECT_TRUE(ws_long_wave(ws_tile_row(128, 2, true), true)) << "D = 128's short row, causal 2k-4k";
   EXPECT_TRUE(ws_long_wave(ws_tile_row(128, 1, false, true), true)) << "FP8 D = 128's pre-pass row";
+  EXPECT_FALSE(ws_long_wave(ws_tile_row(128, 1), true)) << "FP8 D = 128's transposing row: unmeasured";
   EXPECT_FALSE(ws_long_wave(ws_tile_row(64, 1), true)) << "FP8 D = 64: unmeasured";
   EXPECT_FALSE(ws_long_wave(ws_tile_row(256, 1), true)) << "FP8 D = 256: unmeasured";
 }
@@ -298,7 +303,7 @@ TEST(WsTileTraits, EdgeCsvRunsTheCausalWaveWithItemsThatHaveNoTile) {
     for (const auto& g : row.splits) {
       if (g.is_auto) continue;
       const int splits = std::max(g.value, 1);
-      if (!ws_wave(ws_items(p.S, p.H, p.B, splits, t.BM), ws_item_tiles(p.Sk, t.BN, splits), 132)) continue;
+      if (!ws_launch_wave(t, p.S, p.Sk, p.H, p.B, splits, true, 132)) continue;
       d64 |= t.D == 64, d256 |= t.D == 256, split |= splits > 1;
       empty_items |= p.S - p.Sk >= t.BM;  // the first q tile's rows see no key
     }
