@@ -171,7 +171,9 @@ void add_wrapped(Registry& reg, const std::string& base, const std::string& name
             [prepare, wrap](const Problem& p, const HostInputs& in, int G, const GateContext& ctx) {
               return wrap(p, prepare(p, in, G, ctx));
             }};
-  r.rz_accumulate_keys = b->rz_accumulate_keys;  // it accumulates as its base does
+  r.rz_accumulate_keys = b->rz_accumulate_keys;  // it rounds and accumulates as its base does
+  r.fp8_p = b->fp8_p;
+  r.fp8_accumulate_bits = b->fp8_accumulate_bits;
   r.deterministic = b->deterministic;
   reg.add(std::move(r));
 }

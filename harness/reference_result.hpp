@@ -19,16 +19,30 @@ struct Reference {
   std::vector<float> o_lp;    // low-precision reference, same shape (empty if not computed)
   std::vector<float> lse_lp;
   DType lp_p = DType::fp16;   // what P was rounded to before PV in o_lp (when computed)
+  int lp_s_acc_bits = 0;      // FP8: the accumulation o_lp's scores model (LowPrecision::s_acc_bits)
   int64_t H = 0;
 
   size_t row_index(int64_t b, int64_t h, size_t r) const { return (size_t(b * H + h) * rows.size() + r); }
 };
 
-// The oracle over `rows` of p. With low_precision_p it also fills o_lp and lse_lp, rounding the
-// unnormalised P to that dtype before PV (lowprec_p_dtype: the input dtype, or for FP8 inputs what
-// the path declares) and O to out_dtype(p.dtype).
+// Where a path rounds, as the low-precision reference follows it: what P is rounded to before PV
+// (lowprec_p_dtype), and, FP8 inputs, the fraction bits its tensor cores keep as they add Q K^T's
+// products (PathRow::fp8_accumulate_bits; 0: fp32's rounding, reference/fp8_accumulate.hpp's model).
+struct LowPrecision {
+  DType p = DType::fp16;
+  int s_acc_bits = 0;
+  LowPrecision(DType p_ = DType::fp16, int s_acc_bits_ = 0) : p(p_), s_acc_bits(s_acc_bits_) {}
+  friend bool operator<(const LowPrecision& a, const LowPrecision& b) {
+    return a.p != b.p ? a.p < b.p : a.s_acc_bits < b.s_acc_bits;
+  }
+};
+
+// The oracle over `rows` of p. With a LowPrecision it also fills o_lp and lse_lp: scores in fp32
+// (FP8 inputs with s_acc_bits: Q K^T added up as those tensor cores add it), the unnormalised P
+// rounded to lp.p before PV (lowprec_p_dtype: the input dtype, or for FP8 inputs what the path
+// declares), O rounded to out_dtype(p.dtype).
 using ReferenceFn = Reference (*)(const Problem& p, const HostInputs& in, std::vector<int64_t> rows,
-                                  std::optional<DType> low_precision_p);
+                                  std::optional<LowPrecision> low_precision);
 
 // What a path rounds P to on FP8 inputs unless it declares otherwise: FA3's wgmma path converts P
 // to e4m3 for the second GEMM; the coarser choice, so a path that keeps bf16 P passes it too.

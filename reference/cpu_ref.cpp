@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "harness/conventions.hpp"
+#include "reference/fp8_accumulate.hpp"
 
 namespace fa {
 namespace {
@@ -28,8 +29,8 @@ int64_t block_rows(int64_t Sk) { return std::clamp<int64_t>((int64_t(1) << 22) /
 }  // namespace
 
 Reference compute_reference(const Problem& p, const HostInputs& in, std::vector<int64_t> rows,
-                            std::optional<DType> low_precision_p) {
-  const bool low_precision = low_precision_p.has_value();
+                            std::optional<LowPrecision> lp) {
+  const bool low_precision = lp.has_value();
   Reference ref;
   ref.rows = std::move(rows);
   ref.H = p.H;
@@ -39,7 +40,8 @@ Reference compute_reference(const Problem& p, const HostInputs& in, std::vector<
   if (low_precision) {
     ref.o_lp.assign(ref.o.size(), 0.f);
     ref.lse_lp.assign(ref.lse.size(), -std::numeric_limits<float>::infinity());
-    ref.lp_p = *low_precision_p;
+    ref.lp_p = lp->p;
+    ref.lp_s_acc_bits = is_fp8(p.dtype) ? lp->s_acc_bits : 0;
   }
   for (const int64_t s : ref.rows)  // inputs made for the oracle's rows alone must hold these
     if (!in.has_q_row(s)) throw std::logic_error(fmt::format("compute_reference: query row {} was not drawn on the host", s));
@@ -118,8 +120,18 @@ Reference compute_reference(const Problem& p, const HostInputs& in, std::vector<
           std::copy(O.row(r).data(), O.row(r).data() + p.D, ref.o.begin() + ref.row_index(b, h, r0 + r) * size_t(p.D));
         if (!low_precision) continue;
 
-        // Low precision: fp32 scores, unnormalised P rounded to lp_p, fp32 PV, O rounded.
-        RowMat<float> Sf = (Q.cast<float>() * float(scale)) * Kf.middleRows(k0, kv).transpose();
+        // Low precision: fp32 scores (FP8 with lp_s_acc_bits: added as those tensor cores add them,
+        // then scaled), unnormalised P rounded to lp_p, fp32 PV, O rounded.
+        RowMat<float> Sf(nr, kv);
+        if (ref.lp_s_acc_bits > 0) {
+          const RowMat<float> Qf = Q.cast<float>();
+          for (size_t r = 0; r < nr; ++r)
+            for (int64_t j = 0; j < kv; ++j)
+              Sf(r, j) = float(scale) *
+                         float(fp8_truncated_dot(Qf.row(r).data(), Kf.row(k0 + j).data(), p.D, ref.lp_s_acc_bits));
+        } else {
+          Sf = (Q.cast<float>() * float(scale)) * Kf.middleRows(k0, kv).transpose();
+        }
         Eigen::VectorXf l(nr);
         for (size_t r = 0; r < nr; ++r) {
           const int64_t s = ref.rows[r0 + r];

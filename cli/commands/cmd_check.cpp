@@ -41,6 +41,7 @@ struct CheckOptions {
   double max_err = -1, min_cosine = -1, cpu_budget_gflop = 50;
   int64_t check_rows = 0;
   int accumulate_keys = 0;  // PathRow::rz_accumulate_keys of the program that wrote o.npy
+  int fp8_accumulate_bits = 0;  // PathRow::fp8_accumulate_bits of that program
   std::string fp8_p = "fp8_e4m3";  // PathRow::fp8_p of that program
 };
 
@@ -156,6 +157,7 @@ int run_check(const CheckOptions& o) {
     row.kind = "cpu";
     row.rz_accumulate_keys = o.accumulate_keys;
     row.fp8_p = *parse_dtype(o.fp8_p);  // checked by the option's validator
+    row.fp8_accumulate_bits = o.fp8_accumulate_bits;
     row.prepare = [&out](const Problem&, const HostInputs&, int, const GateContext&) -> std::unique_ptr<Execution> {
       return std::make_unique<SavedOutputs>(out);
     };
@@ -198,6 +200,12 @@ void add_check(CLI::App& app, int& status) {
                   "either name means that) or bf16; the low-precision reference that scales the tolerance rounds "
                   "it the same way")
       ->check(CLI::IsMember({"fp8_e4m3", "fp8_e4m3fnuz", "bf16"}))
+      ->capture_default_str();
+  cmd->add_option("--fp8-accumulate-bits", o->fp8_accumulate_bits,
+                  "FP8 problems: the fraction bits the program's tensor cores keep as they add Q K^T's products "
+                  "(13: Hopper's FP8 wgmma, as mma declares; 0: fp32 rounding); the low-precision reference adds "
+                  "the scores the same way, so the LSE rule admits what that accumulation moves")
+      ->check(whole_in(0, 23))
       ->capture_default_str();
   // run's checks (cli/flag_checks.hpp): CLI11's NonNegativeNumber and Range let NaN through.
   cmd->add_option("--max-err", o->max_err, "Fixed rule: max |o - ref| threshold")->check(finite_in(0, HUGE_VAL));

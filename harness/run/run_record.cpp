@@ -86,16 +86,20 @@ class StageClock {
 // The sampled verdict stands where it failed; a problem the GPU reference does not take keeps it,
 // and the log says so. The reference, its check against the oracle and that warning come once a
 // row: the oracle's fp64 O and LSE are the same whichever P rounding the record's reference has.
+// A record whose reference adds FP8 scores on s_acc_bits also gets that accumulation's LSE of every
+// row (GpuReference::lse_acc), once a row for each such declaration.
 void check_full_output(Record& r, const Problem& p, const RunOutputs& out, const Reference& ref, const Verdict& v,
                        RowData& data, const GateContext& ctx, StageClock& clock) {
   const GpuReferenceFn fn = gpu_reference_fn();
   if (!fn) return;
+  const int bits = ref.lp_s_acc_bits;
   if (!data.gpu_ref_tried) {
     data.gpu_ref_tried = true;
-    GpuReferenceResult g = fn(p, *data.inputs, ctx);
+    GpuReferenceResult g = fn(p, *data.inputs, ctx, bits);
     clock.lap("gpu-reference");
     if (g.ref) {
       data.gpu_ref_disagrees = gpu_reference_disagreement(p, *g.ref, ref);
+      if (bits > 0) data.gpu_lse_acc[bits] = std::move(g.ref->lse_acc);
       data.gpu_ref = std::make_unique<GpuReference>(std::move(*g.ref));
     } else {
       spdlog::warn("{}: the GPU reference does not take this problem ({}): its GPU records are validated on the "
@@ -109,7 +113,15 @@ void check_full_output(Record& r, const Problem& p, const RunOutputs& out, const
     return;
   }
   if (r.status != Status::pass) return;
-  if (std::string bad = full_output_failure(p, *data.gpu_ref, out, v.tol, v.lse_tol); !bad.empty()) {
+  if (bits > 0 && !data.gpu_lse_acc.count(bits)) {  // a second declaration on the row: its LSE alone is new
+    GpuReferenceResult g = fn(p, *data.inputs, ctx, bits);
+    clock.lap("gpu-reference");
+    data.gpu_lse_acc[bits] = g.ref ? std::move(g.ref->lse_acc) : std::vector<float>{};
+  }
+  const RuleConstants c = rule_constants(p.dtype);  // each row's own LSE rule where the accumulation is declared
+  const std::string bad = full_output_failure(p, *data.gpu_ref, out, v.tol, v.lse_tol,
+                                              bits > 0 ? data.gpu_lse_acc[bits] : std::vector<float>{}, c.k, c.lse_atol);
+  if (!bad.empty()) {
     r.status = Status::fail;
     r.reason = bad;
   }
@@ -157,15 +169,17 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
     // The toward-zero bias the path's accumulation may leave (harness/check/rounding_bias.hpp's model).
     const int step = out.rz_accumulate_keys >= 0 ? out.rz_accumulate_keys : pr.rz_accumulate_keys;
     const double drift = accumulation_drift_ulp(out_dtype(p.dtype), keys_per_split(p, r.g_used), step);
-    // One reference a P rounding (FP8 rows: e4m3 or bf16 as the path declares), shared by the row's records.
-    const DType lp_p = lowprec_p_dtype(p, pr.fp8_p);
-    std::unique_ptr<Reference>& ref = data.refs[lp_p];
+    // One reference a low-precision model (FP8 rows: P in e4m3 or bf16, scores added in 13 bits or
+    // fp32, as the path that ran declares), shared by the row's records.
+    const int acc_bits = out.fp8_accumulate_bits >= 0 ? out.fp8_accumulate_bits : pr.fp8_accumulate_bits;
+    const LowPrecision lp(lowprec_p_dtype(p, pr.fp8_p), is_fp8(p.dtype) ? acc_bits : 0);
+    std::unique_ptr<Reference>& ref = data.refs[lp];
     if (pr.oracle) {
       r.status = Status::pass;
       r.reason = "oracle (not validated)";
     } else {
       if (!ref) {
-        ref = std::make_unique<Reference>(opt.reference(p, *data.inputs, oracle_rows(p, opt, ctx), lp_p));
+        ref = std::make_unique<Reference>(opt.reference(p, *data.inputs, oracle_rows(p, opt, ctx), lp));
         clock.lap("reference");
       }
       const Metrics m = measure(p, *data.inputs, *ref, out);
@@ -254,7 +268,7 @@ void run_record(Record& r, const PathRow& pr, int G, const RunOptions& opt, cons
   // Written inputs are made again, and a reference computed from them is dropped with them.
   if (written) {
     data.watch.reset(), data.inputs.reset(), data.refs.clear();
-    data.gpu_ref.reset(), data.gpu_ref_tried = false, data.gpu_ref_disagrees.clear();
+    data.gpu_ref.reset(), data.gpu_ref_tried = false, data.gpu_ref_disagrees.clear(), data.gpu_lse_acc.clear();
   }
   clock.lap("end");
   if (!clock.text().empty()) spdlog::debug("{} {} G={}: seconds: {}", p.label(), path, G, clock.text());

@@ -64,15 +64,19 @@ struct RowData {
   // The inputs' checksums, taken once a row (GBs on long-context rows); a record whose path wrote
   // the inputs drops both, so the next record gets them made again.
   std::unique_ptr<InputWatch> watch;
-  // By the low-precision reference's P rounding: one entry, or two on an FP8 row whose paths
-  // declare e4m3 and bf16 (each computed once, however the row's paths alternate).
-  std::map<DType, std::unique_ptr<Reference>> refs;
+  // By the low-precision reference's model (P's rounding, FP8 scores' accumulation): one entry, or
+  // more on an FP8 row whose paths declare e4m3 and bf16 P, or 13-bit and fp32 accumulation (each
+  // computed once, however the row's paths alternate).
+  std::map<LowPrecision, std::unique_ptr<Reference>> refs;
   // The GPU reference of every row (its O does not depend on the P rounding), computed at the
   // row's first GPU record; gpu_ref_tried with no gpu_ref: it does not take the problem. Where it
   // disagrees with the CPU oracle on the sampled rows, why (every GPU record of the row is an error).
   std::unique_ptr<GpuReference> gpu_ref;
   bool gpu_ref_tried = false;
   std::string gpu_ref_disagrees;
+  // With it, on FP8 rows, each declared accumulation's LSE of every row (GpuReference::lse_acc), by
+  // s_acc_bits, computed at the first record that needs it.
+  std::map<int, std::vector<float>> gpu_lse_acc;
 };
 
 // The query rows the CPU oracle checks on p: --check-rows, else as many as the CPU budget allows.

@@ -285,6 +285,7 @@ PathRow mma_row(const DeviceFacts&) {
   r.auto_rank = 45;  // tensor cores: far ahead of tiled/splitk wherever its gate admits
   r.tiles = TileShape{128, 64};
   r.rz_accumulate_keys = 16;  // PV through m16n8k16 / wgmma k16: a truncating fp32 add every 16 keys
+  r.fp8_accumulate_bits = 13;  // FP8 Q K^T through wgmma k32: Hopper's e8m13 accumulation
   r.tile_at = mma_tile;
   r.declare(mma_caps(), mma_limits);
   return r;

@@ -1,7 +1,9 @@
 // FP8 inputs through the oracle and cpu-flash: a hand-computed case with descales, cpu-flash
 // passing the rule for every G in the four formats (OCP e4m3/e5m2, FNUZ e4m3fnuz/e5m2fnuz), P
 // rounded to the e4m3 of the inputs' family, the mistakes an FP8 kernel makes (a descale left out,
-// P rounded coarser than the path declares) failing it, and FNUZ's poisoned cache slots caught.
+// P rounded coarser than the path declares) failing it, and FNUZ's poisoned cache slots caught;
+// scores added as Hopper's FP8 tensor cores add them (reference/fp8_accumulate.hpp) where a path
+// declares it, and the LSE rule then admitting what that accumulation moves, and no more.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -14,6 +16,7 @@
 #include "helpers.hpp"
 #include "reference/cpu_flash.hpp"
 #include "reference/cpu_ref.hpp"
+#include "reference/fp8_accumulate.hpp"
 
 using namespace fa;
 
@@ -194,4 +197,124 @@ TEST(Fp8Reference, TheBiasCheckStillCatchesStoresThatTruncateTowardZero) {
   const Verdict v = judge(mr, p.dtype, Thresholds{});
   EXPECT_FALSE(v.pass);
   EXPECT_NE(v.reason.find("rounding bias"), std::string::npos) << v.reason;
+}
+
+TEST(Fp8Accumulate, AStepAddsItsProductsOnTheLargestTermsGridCuttingTowardZero) {
+  // 4 x 4 = 16 = 2^4 and 2^-5 x 2^-5 = 2^-10: on 13 bits below 2^4 the grid is 2^-9, so the small
+  // product is cut, toward zero on either sign; on 23 bits it stays.
+  float q[32] = {4.f, 0.03125f}, k[32] = {4.f, 0.03125f};
+  EXPECT_EQ(fp8_truncated_dot(q, k, 32, 13), 16.0);
+  EXPECT_EQ(fp8_truncated_dot(q, k, 32, 23), 16.0 + std::ldexp(1.0, -10));
+  q[0] = -4.f, q[1] = -0.03125f;
+  EXPECT_EQ(fp8_truncated_dot(q, k, 32, 13), -16.0) << "toward zero, not down to -16 - 2^-9";
+  // Three products of 2^-9 below 2^4 on 10 bits (grid 2^-6): each is cut on its own, not their sum.
+  float q3[32] = {4.f, 0.0625f, 0.0625f, 0.0625f}, k3[32] = {4.f, 0.03125f, 0.03125f, 0.03125f};
+  EXPECT_EQ(fp8_truncated_dot(q3, k3, 32, 10), 16.0);
+  EXPECT_EQ(fp8_truncated_dot(q3, k3, 32, 12), 16.0) << "3 x 2^-9 < 2^-6, but each 2^-9 < 2^-8";
+  EXPECT_EQ(fp8_truncated_dot(q3, k3, 32, 13), 16.0 + 3 * std::ldexp(1.0, -9));
+}
+
+TEST(Fp8Accumulate, TheAccumulatorIsCutOnTheNextStepsGrid) {
+  // Step 1 (elements 0-31): 1 + 2^-7 x 2^-6 = 1 + 2^-13, exact on 13 bits below 2^0. Step 2
+  // (32-63) adds 2 x 1: its grid is 2^-12 below 2^1, so the carried 2^-13 is lost: 3, not 3 + 2^-13.
+  float q[64] = {1.f, 0.0078125f}, k[64] = {1.f, 0.015625f};
+  q[32] = 2.f, k[32] = 1.f;
+  EXPECT_EQ(fp8_truncated_dot(q, k, 32, 13), 1.0 + std::ldexp(1.0, -13));
+  EXPECT_EQ(fp8_truncated_dot(q, k, 64, 13), 3.0);
+  EXPECT_EQ(fp8_truncated_dot(q, k, 64, 14), 3.0 + std::ldexp(1.0, -13));
+  // A last step shorter than 32 (D = 40) is a step too.
+  EXPECT_EQ(fp8_truncated_dot(q, k, 40, 13), 3.0);
+}
+
+namespace {
+
+// The largest a row's scores move under fp8_truncated_dot, times the softmax scale: each of D / 32
+// steps cuts at most 33 terms by one grid unit, 2^(e - bits), where 2^e is at most sum_d |q_d k_d|.
+double lse_shift_bound(const Problem& p, const HostInputs& in, int64_t h, int64_t s, int bits) {
+  const Strides qs = q_strides(p), ks = kv_strides(p);
+  const int64_t hk = h / p.group_size();
+  double worst = 0;
+  for (int64_t j = 0; j < p.Sk; ++j) {
+    double a = 0;
+    for (int64_t d = 0; d < p.D; ++d)
+      a += std::fabs(double(in.q[size_t(qs.at(0, s, h) + d)]) * double(in.k[size_t(ks.at(0, j, hk) + d)]));
+    worst = std::max(worst, a);
+  }
+  const double steps = double((p.D + kFp8KStep - 1) / kFp8KStep);
+  return p.softmax_scale() * double(in.descale.q) * double(in.descale.k) * steps * 33 * std::ldexp(worst, -bits);
+}
+
+}  // namespace
+
+TEST(Fp8Accumulate, ThirteenBitScoresMoveTheLseWithinTheModelsBoundAndOnAverageDown) {
+  // Softmax scale 10, as sessions 31-32 ran FP8 mma. The LSE follows the largest scores, which are
+  // positive; a product's cut points either way with its sign, but the accumulator's, once it is
+  // the largest term, shortens a positive score: on average the low-precision LSE falls.
+  Problem p = fp8_problem(DType::fp8_e4m3, 48, 160, 128, false);
+  p.scale = 10;
+  const HostInputs in = make_inputs(p);
+  const std::vector<int64_t> rows = sample_rows(p, 0, 0);
+  const Reference f32 = compute_reference(p, in, rows, LowPrecision(DType::fp8_e4m3, 0));
+  const Reference h13 = compute_reference(p, in, rows, LowPrecision(DType::fp8_e4m3, 13));
+  const Reference plain = compute_reference(p, in, rows, true);
+  EXPECT_EQ(f32.lse_lp, plain.lse_lp) << "0 bits: the fp32 scores of before";
+  EXPECT_EQ(h13.lp_s_acc_bits, 13);
+  EXPECT_EQ(h13.lse, f32.lse) << "the fp64 oracle does not change";
+  double f32_worst = 0, h13_worst = 0, sum13 = 0;
+  for (int64_t h = 0; h < p.H; ++h)
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const size_t i = h13.row_index(0, h, r);
+      const double d13 = double(h13.lse_lp[i]) - h13.lse[i], d32 = double(f32.lse_lp[i]) - f32.lse[i];
+      f32_worst = std::max(f32_worst, std::fabs(d32));
+      h13_worst = std::max(h13_worst, std::fabs(d13));
+      sum13 += d13;
+      EXPECT_LE(std::fabs(d13), lse_shift_bound(p, in, h, rows[r], 13) + 2 * std::fabs(d32) + 1e-5)
+          << "h " << h << " row " << rows[r];
+    }
+  EXPECT_LT(sum13, 0) << "the accumulator's cuts point toward zero";
+  EXPECT_GT(h13_worst, 20 * f32_worst) << "13 bits move the LSE far more than fp32's rounding";
+}
+
+TEST(Fp8Accumulate, OnlyFp8ScoresAreAddedOnThirteenBits) {
+  Problem p = fp8_problem(DType::bf16, 40, 96, 64, true);
+  const HostInputs in = make_inputs(p);
+  const std::vector<int64_t> rows = sample_rows(p, 0, 0);
+  const Reference a = compute_reference(p, in, rows, LowPrecision(DType::bf16, 13));
+  const Reference b = compute_reference(p, in, rows, LowPrecision(DType::bf16, 0));
+  EXPECT_EQ(a.lp_s_acc_bits, 0);
+  EXPECT_EQ(a.o_lp, b.o_lp);
+  EXPECT_EQ(a.lse_lp, b.lse_lp);
+}
+
+TEST(Fp8Accumulate, AKernelThatAddsLikeHopperPassesTheLseRuleOnlyWhereItsPathSaysSo) {
+  // The kernel: the 13-bit reference's own O and LSE, stored as a kernel stores them. Against fp32
+  // scores its LSE fails at softmax scale 10 (session 31's false failures); against the 13-bit
+  // model it passes; an LSE off by 0.05 more still fails.
+  Problem p = fp8_problem(DType::fp8_e4m3, 48, 160, 128, false);
+  p.scale = 10;
+  const HostInputs in = make_inputs(p);
+  const std::vector<int64_t> rows = sample_rows(p, 0, 0);
+  const Reference f32 = compute_reference(p, in, rows, LowPrecision(DType::fp8_e4m3, 0));
+  const Reference h13 = compute_reference(p, in, rows, LowPrecision(DType::fp8_e4m3, 13));
+  RunOutputs k;
+  k.o = TypedBuffer(out_dtype(p.dtype), p.q_elements());
+  k.lse.assign(size_t(p.B * p.H * p.S), 0.f);
+  const Strides qs = q_strides(p);
+  for (int64_t h = 0; h < p.H; ++h)
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const size_t i = h13.row_index(0, h, r);
+      for (int64_t d = 0; d < p.D; ++d) k.o.set(qs.at(0, rows[r], h) + d, h13.o_lp[i * size_t(p.D) + size_t(d)]);
+      k.lse[size_t(lse_index(p, 0, h, rows[r]))] = h13.lse_lp[i];
+    }
+  const Verdict v32 = judge(measure(p, in, f32, k), p.dtype, Thresholds{});
+  EXPECT_FALSE(v32.pass);
+  EXPECT_NE(v32.reason.find("LSE error"), std::string::npos) << v32.reason;
+  const Metrics m13 = measure(p, in, h13, k);
+  const Verdict v13 = judge(m13, p.dtype, Thresholds{});
+  EXPECT_TRUE(v13.pass) << v13.reason;
+  RunOutputs off = k;
+  off.lse[size_t(lse_index(p, 0, 1, 7))] += 0.05f + float(v13.lse_tol);
+  const Verdict voff = judge(measure(p, in, h13, off), p.dtype, Thresholds{});
+  EXPECT_FALSE(voff.pass);
+  EXPECT_NE(voff.reason.find("LSE error"), std::string::npos) << voff.reason;
 }

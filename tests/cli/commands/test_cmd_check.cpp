@@ -8,8 +8,11 @@
 
 #include "cli_helpers.hpp"
 #include "harness/dtype.hpp"
+#include "harness/results/tensors/check_dir.hpp"
 #include "harness/results/tensors/npy.hpp"
+#include "harness/results/tensors/tensor_files.hpp"
 #include "helpers.hpp"
+#include "reference/cpu_ref.hpp"
 
 using fa::test::read_csv;
 using fa::test::run_cli;
@@ -247,4 +250,36 @@ TEST(Check, FnuzFoldersRoundTripTheirBitsAndTheNanCodeIsAnInputError) {
   const auto nan = run_cli("check " + dir + " --no-table -o " + fa::test::temp_file(".csv", ""));
   EXPECT_EQ(nan.status, 2) << nan.output;
   EXPECT_TRUE(has(nan.output, "q.npy") && has(nan.output, "FP8 NaN (bits 0x80)")) << nan.output;
+}
+
+// --fp8-accumulate-bits: an FP8 program whose tensor cores add Q K^T on 13 bits (its LSE here is the
+// 13-bit low-precision reference's own, written into lse.npy) fails the LSE rule at softmax scale 10
+// against fp32 scores, and passes where check is told how it adds; a width past fp32's is refused.
+TEST(Check, Fp8AccumulateBitsJudgesTheLseOfAProgramThatAddsOnThirteenBits) {
+  fa::test::TempDir d;
+  const auto sweep = fa::test::temp_file(".csv", "name,B,H,Hk,S,Sk,D,causal,dtype,scale\nh,1,2,2,48,160,128,0,fp8_e4m3,10\n");
+  ASSERT_EQ(run_cli("sweep " + sweep + " --paths cpu-flash --no-timing --no-table -o " + fa::test::temp_file(".csv", "") +
+                    " --save-tensors " + d.path).status,
+            0);
+  std::string dir;
+  for (const auto& e : std::filesystem::directory_iterator(d.path)) dir = e.path().string();
+  const fa::RecordDir rd = fa::read_record_dir(dir);
+  const fa::HostInputs in = fa::load_inputs(dir, rd.problem);
+  std::vector<int64_t> rows(size_t(rd.problem.S));
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = int64_t(i);
+  const fa::Reference h13 = fa::compute_reference(rd.problem, in, rows, fa::LowPrecision(fa::DType::fp8_e4m3, 13));
+  fa::NpyArray lse = fa::read_npy(dir + "/lse.npy");
+  ASSERT_EQ(lse.descr, "<f4");
+  std::memcpy(lse.data.data(), h13.lse_lp.data(), h13.lse_lp.size() * sizeof(float));  // (B, H, S): the reference's order
+  fa::write_npy(dir + "/lse.npy", lse);
+
+  const auto csv = fa::test::temp_file(".csv", "");
+  const auto fp32 = run_cli("check " + dir + " --no-table -o " + csv);
+  EXPECT_EQ(fp32.status, 1) << fp32.output;
+  EXPECT_TRUE(has(read_csv(csv).at(0).at("reason"), "LSE error")) << read_csv(csv).at(0).at("reason");
+  const auto told = run_cli("check " + dir + " --no-table -o " + csv + " --fp8-accumulate-bits 13");
+  EXPECT_EQ(told.status, 0) << told.output << read_csv(csv).at(0).at("reason");
+  const auto wide = run_cli("check " + dir + " --no-table -o " + csv + " --fp8-accumulate-bits 24");
+  EXPECT_EQ(wide.status, 2) << wide.output;
+  EXPECT_TRUE(has(wide.output, "--fp8-accumulate-bits")) << wide.output;
 }

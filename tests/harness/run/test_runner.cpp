@@ -289,7 +289,7 @@ TEST(Runner, ARowRepeatingThePreviousProblemReusesItsInputsAndReference) {
   o.time_paths = false;
   static int calls;  // ReferenceFn is a plain function pointer
   calls = 0;
-  o.reference = [](const Problem& p, const HostInputs& in, std::vector<int64_t> rows, std::optional<DType> lp) {
+  o.reference = [](const Problem& p, const HostInputs& in, std::vector<int64_t> rows, std::optional<LowPrecision> lp) {
     ++calls;
     return compute_reference(p, in, std::move(rows), lp);
   };
@@ -298,6 +298,35 @@ TEST(Runner, ARowRepeatingThePreviousProblemReusesItsInputsAndReference) {
   ASSERT_EQ(recs.size(), 4u);
   for (const Record& r : recs) EXPECT_EQ(r.status, Status::pass) << r.reason;
   EXPECT_EQ(calls, 2) << "rows 1-2 share one reference (three records), row 3 has its own";
+}
+
+// The reference a record is judged by follows its path's declarations: on an FP8 row a path that
+// says its tensor cores add Q K^T on 13 bits gets a reference that adds so, computed once beside the
+// fp32 one; on a 16-bit row the declaration changes nothing and one reference serves both.
+TEST(Runner, AnFp8PathsAccumulationPicksItsOwnReferenceOnFp8RowsAlone) {
+  const GateContext ctx = cpu_ctx(2);
+  Registry reg = builtin_registry(ctx.device);
+  PathRow h13 = *reg.find("cpu-flash");
+  h13.name = "flash-13", h13.fp8_accumulate_bits = 13;
+  reg.add(h13);
+  Sweep s;
+  s.rows = {row(40, 96, {SplitRequest{}}, 2), row(40, 96, {SplitRequest{}}, 3)};
+  s.rows[0].problem.dtype = DType::fp8_e4m3;
+  s.rows[1].problem.dtype = DType::bf16;
+  RunOptions o = opts({"cpu-flash", "flash-13"});
+  o.time_paths = false;
+  static std::vector<std::pair<DType, int>> seen;  // ReferenceFn is a plain function pointer
+  seen.clear();
+  o.reference = [](const Problem& p, const HostInputs& in, std::vector<int64_t> rows, std::optional<LowPrecision> lp) {
+    seen.emplace_back(p.dtype, lp ? lp->s_acc_bits : -1);
+    return compute_reference(p, in, std::move(rows), lp);
+  };
+  Capture sink;
+  const auto recs = run_sweep(s, o, reg, ctx, {&sink});
+  ASSERT_EQ(recs.size(), 4u);
+  for (const Record& r : recs) EXPECT_EQ(r.status, Status::pass) << r.path << ": " << r.reason;
+  const std::vector<std::pair<DType, int>> want = {{DType::fp8_e4m3, 0}, {DType::fp8_e4m3, 13}, {DType::bf16, 0}};
+  EXPECT_EQ(seen, want);
 }
 
 // A path that writes its host inputs fails naming them, and the row's next path is judged on inputs
