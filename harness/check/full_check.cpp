@@ -4,10 +4,16 @@
 // is largest on causal and short-sequence rows), widened by the GPU reference's own bound on that
 // row, so a correct kernel that passes on the sample passes everywhere but for the reference's
 // proven error, and a wrong element anywhere exceeds tol as it would on a sampled row.
+// FP8 scores added on 13 bits are the exception: their LSE gap is largest on the rows with the
+// largest scores, wherever those are (H200, 4096 rows at softmax scale 0.6: the 64 sampled rows'
+// largest gap 0.0041, every row's 0.0113, FP8 mma's worst row 0.0113). The GPU reference then adds
+// each row's scores the same way (lse_acc; its per-row gap tracked the kernel's LSE error with
+// correlation 0.88-0.998 over six such rows), and that row's LSE rule joins the sampled one.
 #include "harness/check/full_check.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -57,7 +63,7 @@ std::string gpu_reference_disagreement(const Problem& p, const GpuReference& g, 
 }
 
 std::string full_output_failure(const Problem& p, const GpuReference& g, const RunOutputs& out, double tol,
-                                double lse_tol) {
+                                double lse_tol, const std::vector<float>& lse_acc, double lse_k, double lse_atol) {
   const ServingShape& sh = p.serving();
   const Strides qs = q_strides(p);
   // The failing row named is the one whose error passes its bound by the largest ratio (the first in
@@ -87,7 +93,9 @@ std::string full_output_failure(const Problem& p, const GpuReference& g, const R
           const double e = checked_diff(out.o.at(qs.at(b, s, h) + d), g.o[gi * size_t(p.D) + size_t(d)]);
           if (!(e <= row_err)) row_err = e;
         }
-        const double lse_bound = lse_tol + g.eps_lse[gi];
+        double lse_bound = lse_tol + g.eps_lse[gi];
+        if (!lse_acc.empty() && std::isfinite(g.lse[gi]))  // the row's own gap under the declared accumulation
+          lse_bound = std::max(lse_bound, lse_k * std::fabs(double(lse_acc[gi]) - g.lse[gi]) + lse_atol + g.eps_lse[gi]);
         const double lse_err = checked_diff(out.lse[gi], g.lse[gi]);
         const bool o_bad = !(row_err <= bound), l_bad = !(lse_err <= lse_bound);
         if (!o_bad && !l_bad) continue;

@@ -19,6 +19,11 @@
 //   |O~ - O| <= 2 d / (1 - d) * sum p |v| / sum p <= 2.2 d Vmax,   eps_o = 2.2 d Vmax + f Vmax (fp32 store)
 //   eps_lse = d + f (|lse| + 1),
 // Vmax the largest |v| (descaled) among keys of non-zero weight. Both are rounded up by 1%.
+//
+// lse_acc (FP8 problems, acc_bits > 0): a second online softmax, of scores added as FP8 tensor cores
+// that keep acc_bits add them (reference/fp8_accumulate.hpp's model, written here again for K's
+// rotated rows; the CPU's low-precision reference is the other implementation, and the GPU tests
+// hold the two together). Its LSE's gap to lse is a row's own LSE tolerance (full_check.hpp).
 #include "kernels/runtime/gpu_reference.hpp"
 
 #include <fmt/format.h>
@@ -61,9 +66,28 @@ __device__ inline double warp_sum(double v) {
   return v;
 }
 
+// q . k as FP8 tensor cores that keep `bits` add it (reference/fp8_accumulate.hpp): 32 products a
+// step, every term of a step (its products and the sum so far) cut toward zero at 2^(e - bits), 2^e
+// the largest of them. k's element d is krow[(c0 + d) % D] (the rotated tile).
+__device__ inline double cut_dot(const float* q, const float* krow, int c0, int D, int bits) {
+  double acc = 0;
+  for (int d0 = 0; d0 < D; d0 += 32) {
+    const int n = D - d0 < 32 ? D - d0 : 32, c1 = (c0 + d0) % D;
+    double big = fabs(acc);
+    for (int i = 0, c = c1; i < n; ++i, c = c + 1 == D ? 0 : c + 1) big = fmax(big, fabs(double(q[d0 + i]) * double(krow[c])));
+    if (big == 0) continue;
+    const double unit = ldexp(1.0, ilogb(big) - bits);
+    double sum = trunc(acc / unit) * unit;
+    for (int i = 0, c = c1; i < n; ++i, c = c + 1 == D ? 0 : c + 1) sum += trunc(double(q[d0 + i]) * double(krow[c]) / unit) * unit;
+    acc = sum;
+  }
+  return acc;
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kWarps * 32) reference_rows(AttnArgs a, double scale, float* o, float* lse,
-                                                              float* eps_o, float* eps_lse) {
+                                                              float* eps_o, float* eps_lse, int acc_bits,
+                                                              float* lse_acc) {
   __shared__ float qs[kWarps][256];
   __shared__ float ks[kTileFloats];
   __shared__ float vs[kTileFloats];
@@ -78,6 +102,7 @@ __global__ void __launch_bounds__(kWarps * 32) reference_rows(AttnArgs a, double
   const double ln2 = 0.6931471805599453;
   double acc[kMaxChunks] = {};
   double m = -INFINITY, l = 0, amax = 0, tmax = 0, vmax = 0;
+  double m2 = -INFINITY, l2 = 0;  // lse_acc's online softmax
   for (int64_t j0 = 0; j0 < a.Sk; j0 += tk) {
     const bool mine = row_ok && j0 < kr.end && j0 + tk > kr.begin;
     if (!__syncthreads_or(mine)) continue;  // no row of the block sees this tile
@@ -94,7 +119,7 @@ __global__ void __launch_bounds__(kWarps * 32) reference_rows(AttnArgs a, double
     __syncthreads();
     if (mine) {
       const int64_t j = j0 + lane;
-      double sc = -INFINITY;  // natural-log units
+      double sc = -INFINITY, sc2 = -INFINITY;  // natural-log units; sc2: lse_acc's
       if (lane < tk && j >= kr.begin && j < kr.end) {
         double dot = 0, dabs = 0;
         const float* krow = ks + lane * a.D;
@@ -111,6 +136,18 @@ __global__ void __launch_bounds__(kWarps * 32) reference_rows(AttnArgs a, double
           x2 = t;
         }
         sc = x2 * ln2;
+        if (acc_bits > 0) {
+          double y = cut_dot(qs[warp], krow, lane % a.D, a.D, acc_bits) * scale;
+          if (transforms_scores(a)) y = double(transform_score(a, float(y), b, h, s, j));
+          sc2 = y * ln2;
+        }
+      }
+      if (acc_bits > 0) {  // the same on every lane
+        const double m2_new = fmax(m2, warp_max(sc2));
+        if (m2_new != -INFINITY) {
+          l2 = l2 * (m2 == -INFINITY ? 0.0 : exp(m2 - m2_new)) + warp_sum(sc2 == -INFINITY ? 0.0 : exp(sc2 - m2_new));
+          m2 = m2_new;
+        }
       }
       const double m_new = fmax(m, warp_max(sc));
       if (m_new != -INFINITY) {
@@ -148,6 +185,7 @@ __global__ void __launch_bounds__(kWarps * 32) reference_rows(AttnArgs a, double
                      4 * u * (1 + (l > 0 ? fabs(m) : 0.0));
   const double dw = 1.01 * e_s + (double(a.Sk) + 4) * u * (2 + 2 * (l > 0 ? fabs(m) : 0.0));
   lse[row] = float(lse_v);
+  if (acc_bits > 0) lse_acc[row] = float(l2 > 0 ? m2 + log(l2) : -INFINITY);
   eps_o[row] = float(1.01 * (2.2 * dw * vmax + f * vmax));
   eps_lse[row] = float(1.01 * (dw + f * (l > 0 ? fabs(lse_v) + 1 : 1)));
 }
@@ -156,8 +194,9 @@ __global__ void __launch_bounds__(kWarps * 32) reference_rows(AttnArgs a, double
 // execution's; this one launches the reference instead of a path.
 class ReferenceExecution : public GpuExecution {
  public:
-  ReferenceExecution(const Problem& p, const HostInputs& in, const GateContext& ctx)
+  ReferenceExecution(const Problem& p, const HostInputs& in, const GateContext& ctx, int acc_bits)
       : GpuExecution(p, in, ctx, 0),
+        acc_bits_(is_fp8(p.dtype) ? acc_bits : 0),
         // The oracle's scale in fp64 (reference/cpu_ref.cpp), log2 units: the paths' args_.scale_log2
         // is fp32, 6e-8 of a score off, which the bound does not cover (FP8's descales folded in).
         scale_log2_(p.softmax_scale() * double(in.descale.q) * double(in.descale.k) * 1.4426950408889634),
@@ -165,7 +204,8 @@ class ReferenceExecution : public GpuExecution {
         o32_(rows_ * size_t(p.D) * sizeof(float)),
         lse32_(rows_ * sizeof(float)),
         eps_o_(rows_ * sizeof(float)),
-        eps_lse_(rows_ * sizeof(float)) {}
+        eps_lse_(rows_ * sizeof(float)),
+        lse_acc_(acc_bits_ > 0 ? rows_ * sizeof(float) : 0) {}
 
   GpuReference result() {
     GpuReference g;
@@ -174,6 +214,10 @@ class ReferenceExecution : public GpuExecution {
     FA_GPU_CHECK(copy_to_host(g.lse.data(), lse32_.as<void>(), lse32_.bytes()));
     FA_GPU_CHECK(copy_to_host(g.eps_o.data(), eps_o_.as<void>(), eps_o_.bytes()));
     FA_GPU_CHECK(copy_to_host(g.eps_lse.data(), eps_lse_.as<void>(), eps_lse_.bytes()));
+    if (acc_bits_ > 0) {
+      g.lse_acc.resize(rows_);
+      FA_GPU_CHECK(copy_to_host(g.lse_acc.data(), lse_acc_.as<void>(), lse_acc_.bytes()));
+    }
     return g;
   }
 
@@ -184,20 +228,23 @@ class ReferenceExecution : public GpuExecution {
       using T = decltype(t);
       const dim3 grid(unsigned((p_.S + kWarps - 1) / kWarps), unsigned(p_.B * p_.H));
       reference_rows<T><<<grid, kWarps * 32, 0, stream_>>>(args_, scale_log2_, o32_.as<float>(),
-                                                           lse32_.as<float>(), eps_o_.as<float>(), eps_lse_.as<float>());
+                                                           lse32_.as<float>(), eps_o_.as<float>(), eps_lse_.as<float>(),
+                                                           acc_bits_, lse_acc_.as<float>());
       FA_GPU_CHECK_LAUNCH("reference_rows");
     });
   }
 
  private:
+  int acc_bits_;  // FP8 with a declared accumulation: lse_acc too
   double scale_log2_;
   size_t rows_;
-  DeviceBuffer o32_, lse32_, eps_o_, eps_lse_;
+  DeviceBuffer o32_, lse32_, eps_o_, eps_lse_, lse_acc_;
 };
 
 }  // namespace
 
-GpuReferenceResult compute_gpu_reference(const Problem& p, const HostInputs& in, const GateContext& ctx) {
+GpuReferenceResult compute_gpu_reference(const Problem& p, const HostInputs& in, const GateContext& ctx,
+                                         int s_acc_bits) {
   GpuReferenceResult r;
   if (p.D > 256) {
     r.not_taken = fmt::format("D = {} > 256", p.D);
@@ -212,7 +259,7 @@ GpuReferenceResult compute_gpu_reference(const Problem& p, const HostInputs& in,
     return r;
   }
   try {  // the reference's memory failing is no fault of the path under test: fall back
-    ReferenceExecution e(p, in, ctx);
+    ReferenceExecution e(p, in, ctx, s_acc_bits);
     e.run();
     r.ref = e.result();
   } catch (const OutOfMemory& e) {

@@ -6,6 +6,7 @@
 
 namespace fa::gpu {
 
-GpuReferenceResult compute_gpu_reference(const Problem& p, const HostInputs& in, const GateContext& ctx);
+GpuReferenceResult compute_gpu_reference(const Problem& p, const HostInputs& in, const GateContext& ctx,
+                                         int s_acc_bits);
 
 }  // namespace fa::gpu

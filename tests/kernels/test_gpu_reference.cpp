@@ -1,5 +1,6 @@
 // The GPU reference (kernels/runtime/gpu_reference.hip) against the CPU fp64 oracle on every row of
-// small problems (dense causal/GQA/layouts/head dims, serving views, ALiBi, softcap, FP8), and the
+// small problems (dense causal/GQA/layouts/head dims, serving views, ALiBi, softcap, FP8), its LSE of
+// FP8 scores added on 13 bits against the CPU's low-precision reference that adds them so, and the
 // full-output check in run_record catching one wrong row that the CPU sample does not hold. Labelled
 // `gpu`; skips with the reason where no GPU answers (or no GPU backend is built).
 // Run: ctest --test-dir build/cuda90 -R GpuReference --output-on-failure
@@ -71,7 +72,7 @@ TEST(GpuReference, AgreesWithTheCpuOracleOnEveryRowWithinItsBound) {
   for (const Problem& p : ps) {
     SCOPED_TRACE(p.label() + " " + std::string(dtype_name(p.dtype)));
     const HostInputs in = make_inputs(p);
-    const GpuReferenceResult g = gpu_reference_fn()(p, in, context());
+    const GpuReferenceResult g = gpu_reference_fn()(p, in, context(), 0);
     ASSERT_TRUE(g.ref) << g.not_taken;
     const Reference all = compute_reference(p, in, every_row(p), false);
     EXPECT_EQ(gpu_reference_disagreement(p, *g.ref, all), "");
@@ -79,6 +80,36 @@ TEST(GpuReference, AgreesWithTheCpuOracleOnEveryRowWithinItsBound) {
     // fp64 but where ALiBi/softcap pass through fp32), so it costs the rule next to nothing.
     const double limit = p.has_alibi() || p.softcap > 0 ? 0.1 * rule_constants(p.dtype).atol : 1e-6;
     for (float e : g.ref->eps_o) EXPECT_LT(e, limit);
+  }
+}
+
+// FP8 scores added as Hopper's tensor cores add them (13 bits): the GPU reference's lse_acc (fp64,
+// K's rotated rows) and the CPU's low-precision LSE (fp32 scores, reference/fp8_accumulate.hpp) are
+// two implementations of one model; they agree to fp32's rounding on every row, far inside the gap
+// the model opens to the exact LSE. Without a declaration there is no lse_acc.
+TEST(GpuReference, ItsThirteenBitLseMatchesTheCpuLowPrecisionReferenceOnEveryRow) {
+  REQUIRE_GPU();
+  std::vector<Problem> ps = {dense(1, 4, 2, 96, 300, 128, false, DType::fp8_e4m3),
+                             dense(1, 2, 2, 64, 200, 256, true, DType::fp8_e4m3),
+                             dense(1, 2, 1, 40, 130, 64, false, DType::fp8_e5m2)};
+  for (Problem& p : ps) {
+    p.scale = 0.6;  // scores large enough that 13 bits move the LSE well past fp32's rounding
+    SCOPED_TRACE(p.label() + " " + std::string(dtype_name(p.dtype)));
+    const HostInputs in = make_inputs(p);
+    const GpuReferenceResult g = gpu_reference_fn()(p, in, context(), 13);
+    ASSERT_TRUE(g.ref) << g.not_taken;
+    ASSERT_EQ(g.ref->lse_acc.size(), g.ref->lse.size());
+    const Reference cpu = compute_reference(p, in, every_row(p), LowPrecision(DType::fp8_e4m3, 13));
+    double gap = 0;
+    for (int64_t h = 0; h < p.H; ++h)
+      for (int64_t s = 0; s < p.S; ++s) {
+        const size_t gi = size_t(lse_index(p, 0, h, s)), ri = cpu.row_index(0, h, size_t(s));
+        const double x = g.ref->lse_acc[gi], y = cpu.lse_lp[ri];
+        EXPECT_NEAR(x, y, 2e-6 * (1 + std::fabs(y))) << "h " << h << " s " << s;
+        gap = std::max(gap, std::fabs(x - g.ref->lse[gi]));
+      }
+    EXPECT_GT(gap, 1e-3) << "the model moves the LSE, or this test compares nothing";
+    EXPECT_TRUE(gpu_reference_fn()(p, in, context(), 0).ref->lse_acc.empty());
   }
 }
 
@@ -146,12 +177,12 @@ TEST(GpuReference, TheCorrectPathPassesAndAProblemItDoesNotTakeIsSaid) {
   ASSERT_TRUE(data.gpu_ref);
   // B * H past the grid's y: a refusal, which leaves the record to the sampled check.
   const Problem wide = dense(1, 65536, 1, 1, 2, 8, false, DType::fp16);
-  const GpuReferenceResult g = gpu_reference_fn()(wide, make_inputs(wide), context());
+  const GpuReferenceResult g = gpu_reference_fn()(wide, make_inputs(wide), context(), 0);
   EXPECT_FALSE(g.ref);
   EXPECT_NE(g.not_taken.find("B * H"), std::string::npos) << g.not_taken;
   // fp32 inputs: read by no loader of the reference (nor of a built-in GPU path).
   const Problem f32 = dense(1, 2, 2, 17, 40, 64, false, DType::fp32);
-  const GpuReferenceResult h = gpu_reference_fn()(f32, make_inputs(f32), context());
+  const GpuReferenceResult h = gpu_reference_fn()(f32, make_inputs(f32), context(), 0);
   EXPECT_FALSE(h.ref);
   EXPECT_NE(h.not_taken.find("fp32"), std::string::npos) << h.not_taken;
 }
