@@ -270,6 +270,9 @@ __device__ inline uint32_t pack4_e4m3(float x0, float x1, float x2, float x3) {
 }
 // Orders this thread's ordinary shared-memory writes before the async proxy's reads (wgmma's).
 __device__ inline void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+// Programmatic dependent launch: this thread waits until the grid this one was launched to overlap
+// (the V^T pre-pass) has finished and its writes are visible; at once where there is none.
+__device__ inline void grid_dependency_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
 #undef FA_WS_SS8
 #undef FA_WS_RS8
 #undef FA_WS_SS

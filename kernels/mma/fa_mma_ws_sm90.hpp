@@ -124,6 +124,7 @@ __device__ inline void ws_produce(const sm90::TensorMap* mq, const sm90::TensorM
 #pragma unroll
   for (int j = 0; j < K::DE / K::BC; ++j)  // box j: columns [j BC, (j + 1) BC) into column block j
     sm90::tma_load_4d(base + L.q_tile(qs) + j * K::BM * K::SW, mq, base + L.q_full(qs), j * K::BC, c.q0, c.h, c.b);
+  bool vt_visible = false;  // PREPASS: the pre-pass grid, launched before this one, has finished
   for (int i = 0; i < 2 * ntiles; ++i) {
     const ws::Load ld = ws::producer_load(i, ntiles);
     const int st = ws::stage_of(tb + ld.tile, K::STAGES);
@@ -136,6 +137,7 @@ __device__ inline void ws_produce(const sm90::TensorMap* mq, const sm90::TensorM
     sm90::mbar_arrive_expect_tx(full, uint32_t(L.stage_bytes));
     if constexpr (K::PREPASS) {
       if (ld.is_v) {  // V^T's BN key bytes of all D rows (ws_layout.hpp's tma_tile_vt): box j is column block j
+        if (!vt_visible) sm90::grid_dependency_wait(), vt_visible = true;  // the launch overlaps the pre-pass
 #pragma unroll
         for (int j = 0; j < K::BN / 2 / K::BCT; ++j)
           sm90::tma_load_4d(dst + j * K::D * K::SWT, map, full, kv0 / 2 + j * K::BCT, 0, c.hk, c.b);

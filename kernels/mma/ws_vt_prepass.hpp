@@ -5,7 +5,8 @@
 // transpose every V tile in shared memory, once per block that reads it; under ncu that transposer was
 // what held the FP8 kernel back (H200, 2026-11-29: the FP8 D = 256 kernel with the transposer's loop
 // taken out ran 0.873 ms against 1.301, D = 128 1.311 against 1.436). FA3 takes V already
-// column-major (hopper/, v_colmajor) and else transposes it in the kernel, as this kernel did.
+// column-major (hopper/, v_colmajor) and else transposes it in the kernel, as this kernel did. The
+// main kernel is launched to overlap this one's tail (fa_mma_ws.hpp's launch_ws_cfg).
 #pragma once
 #include <cstdint>
 
@@ -30,6 +31,11 @@ __global__ void __launch_bounds__(kVtPrepassThreads) ws_vt_prepass(const uint8_t
                                                                     int Hk) {
   constexpr int kChunk = ws::kVtChunkKeys, kPitch = ws::vt_chunk_pitch(D);  // words a row in shared memory
   __shared__ uint32_t chunk[kChunk * kPitch];
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // The main kernel may launch now (programmatic dependent launch, launch_ws_cfg): its blocks take
+  // SMs as this grid's last blocks leave, and its producer waits for this grid before any V^T load.
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
   const int64_t k0 = int64_t(blockIdx.x) * kChunk;
   const int h = int(blockIdx.y), b = int(blockIdx.z);
   const uint8_t* src = v + b * s_batch + h * s_head;
