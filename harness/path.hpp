@@ -59,6 +59,7 @@ struct RunOutputs {
   std::string ran_path;         // the path that ran (differs from the row's for `auto`)
   int rz_accumulate_keys = -1;  // the ran path's PathRow::rz_accumulate_keys (`auto`); -1: the row's
   int fp8_accumulate_bits = -1; // the ran path's PathRow::fp8_accumulate_bits (`auto`); -1: the row's
+  std::optional<DType> fp8_p;   // the ran path's PathRow::fp8_p (`auto`); empty: the row's
   // Non-empty when the run wrote outside its outputs (a plugin path's guard bytes changed): the
   // record fails with this reason whatever the output's errors.
   std::string fault;
@@ -137,7 +138,7 @@ struct PathRow {
   DType fp8_p = kFp8PDefault;
   // On FP8 inputs, the fraction bits its tensor cores keep as they add Q K^T's products: 13 for
   // Hopper's FP8 wgmma (e8m13, truncating); 0 for fp32 rounding. The low-precision reference adds
-  // the scores the same way (reference/fp8_accumulate.hpp), so the LSE rule admits what that moves.
+  // the scores the same way (harness/fp8_accumulate.hpp), so the LSE rule admits what that moves.
   int fp8_accumulate_bits = 0;
   // Same inputs, same bits: the timed-launch check compares bit for bit; false: through the rule.
   bool deterministic = true;

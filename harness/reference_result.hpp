@@ -27,7 +27,7 @@ struct Reference {
 
 // Where a path rounds, as the low-precision reference follows it: what P is rounded to before PV
 // (lowprec_p_dtype), and, FP8 inputs, the fraction bits its tensor cores keep as they add Q K^T's
-// products (PathRow::fp8_accumulate_bits; 0: fp32's rounding, reference/fp8_accumulate.hpp's model).
+// products (PathRow::fp8_accumulate_bits; 0: fp32's rounding, harness/fp8_accumulate.hpp's model).
 struct LowPrecision {
   DType p = DType::fp16;
   int s_acc_bits = 0;

@@ -18,18 +18,21 @@ class AutoExecution : public WrappedExecution {
       : WrappedExecution(std::move(inner)),
         ran_(ran.name),
         rz_keys_(ran.rz_accumulate_keys),
-        fp8_bits_(ran.fp8_accumulate_bits) {}
+        fp8_bits_(ran.fp8_accumulate_bits),
+        fp8_p_(ran.fp8_p) {}
   RunOutputs read_back() override {
     RunOutputs out = inner_->read_back();
     out.ran_path = ran_;
     out.rz_accumulate_keys = rz_keys_;  // the bias check admits the drift of the path that ran
-    out.fp8_accumulate_bits = fp8_bits_;  // and the reference adds FP8 scores as it does
+    out.fp8_accumulate_bits = fp8_bits_;  // and the reference adds FP8 scores and rounds P as it does
+    out.fp8_p = fp8_p_;
     return out;
   }
 
  private:
   std::string ran_;
   int rz_keys_, fp8_bits_;
+  DType fp8_p_;
 };
 
 }  // namespace

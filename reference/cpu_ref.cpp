@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 
 #include "harness/conventions.hpp"
-#include "reference/fp8_accumulate.hpp"
+#include "harness/fp8_accumulate.hpp"
 
 namespace fa {
 namespace {
@@ -128,7 +128,7 @@ Reference compute_reference(const Problem& p, const HostInputs& in, std::vector<
           for (size_t r = 0; r < nr; ++r)
             for (int64_t j = 0; j < kv; ++j)
               Sf(r, j) = float(scale) *
-                         float(fp8_truncated_dot(Qf.row(r).data(), Kf.row(k0 + j).data(), p.D, ref.lp_s_acc_bits));
+                         float(fp8_truncated_dot(Qf.row(r).data(), Kf.row(k0 + j).data(), int(p.D), ref.lp_s_acc_bits));
         } else {
           Sf = (Q.cast<float>() * float(scale)) * Kf.middleRows(k0, kv).transpose();
         }

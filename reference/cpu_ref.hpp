@@ -1,7 +1,7 @@
 // CPU reference (Eigen): attention from the dtype-rounded inputs with fp64 accumulation (the
 // oracle), and the low-precision reference that rounds where kernels round (fp32 scores and sums,
 // unnormalised P rounded to the dtype before PV (or, for FP8 inputs, to what the path declares; FP8
-// scores added as the path's tensor cores add them where it declares that: reference/fp8_accumulate.hpp),
+// scores added as the path's tensor cores add them where it declares that: harness/fp8_accumulate.hpp),
 // O rounded to the output dtype) for the adaptive tolerance. FP8 inputs count at their descaled
 // values: the scores' scale takes q and k's descales, O takes v's. Works on any subset of query rows, blocked so memory stays bounded at Sk = 65536;
 // parallel over heads and row blocks with OpenMP.

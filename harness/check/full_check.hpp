@@ -23,7 +23,7 @@ struct GpuReference {
   std::vector<float> eps_o;    // [B][H][S]: bound on |o - exact| of every element of the row
   std::vector<float> eps_lse;  // [B][H][S]: bound on |lse - exact|
   // [B][H][S], where asked for (FP8, s_acc_bits > 0): the LSE of scores added as those tensor cores
-  // add them (reference/fp8_accumulate.hpp's model), what the low-precision reference's LSE is on
+  // add them (harness/fp8_accumulate.hpp's model), what the low-precision reference's LSE is on
   // the sampled rows; empty otherwise.
   std::vector<float> lse_acc;
 };
@@ -47,10 +47,9 @@ std::string gpu_reference_disagreement(const Problem& p, const GpuReference& g, 
 
 // Every query row of out against g: empty, or the number of failing rows and the worst one named
 // by (b, h, s) with its error and bound. With lse_acc (a GpuReference::lse_acc of the record's
-// declared accumulation), a row's LSE bound is at least lse_k |lse_acc - g_lse| + lse_atol, the LSE
-// rule's constants (rule_constants) on that row's own gap.
+// declared accumulation), a row's LSE bound is at least the LSE rule (tolerance.hpp's lse_rule) on
+// that row's own gap |lse_acc - g_lse|.
 std::string full_output_failure(const Problem& p, const GpuReference& g, const RunOutputs& out, double tol,
-                                double lse_tol, const std::vector<float>& lse_acc = {}, double lse_k = 0,
-                                double lse_atol = 0);
+                                double lse_tol, const std::vector<float>& lse_acc = {});
 
 }  // namespace fa

@@ -63,7 +63,7 @@ Verdict judge(const Metrics& m, DType t, const Thresholds& fixed, double drift_u
     v.rule = "adaptive";
     v.tol = c.k * m.lp_max_abs + c.atol;
   }
-  v.lse_tol = c.k * m.lp_lse_err + c.lse_atol;
+  v.lse_tol = lse_rule(c, m.lp_lse_err);
   const double away = bias_bound(m.bias);  // away from zero; toward zero the drift is admitted too
   v.bias_drift = std::max(0.0, drift_ulp);
   v.bias_bound = away + v.bias_drift;

@@ -17,6 +17,8 @@ struct RuleConstants {
   double atol, cos_min, lse_atol = 1e-3;
 };
 RuleConstants rule_constants(DType t);
+// The LSE rule's bound for a low-precision reference whose LSE is `gap` off the fp64 one.
+inline double lse_rule(const RuleConstants& c, double gap) { return c.k * gap + c.lse_atol; }
 
 struct Verdict {
   bool pass = false;

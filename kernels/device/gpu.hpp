@@ -58,6 +58,12 @@ Error launch_clusters(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, 
   hipLaunchKernelGGL(kernel, grid, block, smem, s, std::forward<A>(args)...);
   return hipSuccess;
 }
+// No programmatic dependent launch here either: a plain launch, after the previous kernel.
+template <typename... P, typename... A>
+Error launch_overlapping(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, Stream s, A&&... args) {
+  hipLaunchKernelGGL(kernel, grid, block, smem, s, std::forward<A>(args)...);
+  return hipSuccess;
+}
 #else
 using Error = cudaError_t;
 using Stream = cudaStream_t;
@@ -99,6 +105,19 @@ Error launch_clusters(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, 
   at.id = cudaLaunchAttributeClusterDimension;
   at.val.clusterDim.x = cluster_x, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
   cfg.attrs = &at, cfg.numAttrs = cluster_x > 1 ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
+}
+// A launch that may start while the stream's previous kernel runs (programmatic dependent launch,
+// sm_90): its blocks take SMs once every block of that kernel has run griddepcontrol.launch_dependents
+// or left, and a thread that reads what that kernel writes runs griddepcontrol.wait first.
+template <typename... P, typename... A>
+Error launch_overlapping(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, Stream s, A&&... args) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid, cfg.blockDim = block, cfg.dynamicSmemBytes = smem, cfg.stream = s;
+  cudaLaunchAttribute at{};
+  at.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &at, cfg.numAttrs = 1;
   return cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
 }
 #endif

@@ -187,28 +187,17 @@ void launch_ws_cfg(const WsMaps& maps, const AttnArgs& a, Stream st, int sms) {
   const int nq = (a.S + K::BM - 1) / K::BM, splits = a.G > 1 ? a.G : 1;
   const bool wave = ws_wave<K>(a, sms);  // maps.sched: make_maps' decision, from the same sms
   const dim3 grid = wave ? dim3(unsigned(sms)) : dim3(nq, a.H, a.B * splits);
-#if !FA_HIP
-  // After the V^T pre-pass (K::PREPASS) the kernel is launched to overlap it (programmatic dependent
-  // launch; FA3 launches its kernels so too): its blocks start as the pre-pass's last ones leave, load
-  // Q and K and take S, and the producer waits for the pre-pass grid before its first V^T load
-  // (ws_produce). H200, session 38, ms, three rounds alternated: (2,16,16,8192,8192,128) e4m3
-  // 1.2167-1.2181 -> 1.2120-1.2125, (1,16,16,8192,8192,256) 0.9164-0.9176 -> 0.9123-0.9130,
-  // (4,16,16,4096,4096,128,1) 0.3909-0.3913 -> 0.3886-0.3896, (4,16,16,2048,2048,256,1) 0.1993-0.2012
-  // -> 0.1952-0.1956, (16,16,16,1024,1024,256) 0.3716-0.3797 -> 0.3628-0.3643; the Llama-3 GQA causal
-  // row 0.6504-0.6513 -> 0.6487-0.6512.
-  if constexpr (K::PREPASS) {
-    cudaLaunchAttribute pdl[1] = {};
-    pdl[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    pdl[0].val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid, cfg.blockDim = dim3(K::THREADS), cfg.dynamicSmemBytes = K::SMEM, cfg.stream = st;
-    cfg.attrs = pdl, cfg.numAttrs = 1;
-    FA_GPU_CHECK(wave ? cudaLaunchKernelEx(&cfg, mma_ws_fwd<T, K, true>, maps, a)
-                      : cudaLaunchKernelEx(&cfg, mma_ws_fwd<T, K, false>, maps, a));
-    return;
-  }
-#endif
-  if (wave)
+  // After the V^T pre-pass (K::PREPASS) the kernel is launched to overlap it (gpu.hpp's
+  // launch_overlapping; FA3 launches its kernels so too): its blocks start as the pre-pass's last ones
+  // leave, load Q and K and take S, and the producer waits for the pre-pass grid before its first V^T
+  // load (ws_produce). H200, session 38, ms, the fastest of three rounds alternated:
+  // (2,16,16,8192,8192,128) e4m3 1.2167 -> 1.2120, (1,16,16,8192,8192,256) 0.9164 -> 0.9123,
+  // (4,16,16,4096,4096,128,1) 0.3909 -> 0.3886, (4,16,16,2048,2048,256,1) 0.1993 -> 0.1952,
+  // (16,16,16,1024,1024,256) 0.3716 -> 0.3628; the Llama-3 GQA causal row 0.6504 -> 0.6487 (noise).
+  if constexpr (K::PREPASS)
+    FA_GPU_CHECK(wave ? launch_overlapping(mma_ws_fwd<T, K, true>, grid, dim3(K::THREADS), K::SMEM, st, maps, a)
+                      : launch_overlapping(mma_ws_fwd<T, K, false>, grid, dim3(K::THREADS), K::SMEM, st, maps, a));
+  else if (wave)
     mma_ws_fwd<T, K, true><<<grid, K::THREADS, K::SMEM, st>>>(maps, a);
   else
     mma_ws_fwd<T, K, false><<<grid, K::THREADS, K::SMEM, st>>>(maps, a);

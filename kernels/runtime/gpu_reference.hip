@@ -21,9 +21,8 @@
 // Vmax the largest |v| (descaled) among keys of non-zero weight. Both are rounded up by 1%.
 //
 // lse_acc (FP8 problems, acc_bits > 0): a second online softmax, of scores added as FP8 tensor cores
-// that keep acc_bits add them (reference/fp8_accumulate.hpp's model, written here again for K's
-// rotated rows; the CPU's low-precision reference is the other implementation, and the GPU tests
-// hold the two together). Its LSE's gap to lse is a row's own LSE tolerance (full_check.hpp).
+// that keep acc_bits add them (harness/fp8_accumulate.hpp's model, the CPU low-precision
+// reference's too). Its LSE's gap to lse is a row's own LSE tolerance (full_check.hpp).
 #include "kernels/runtime/gpu_reference.hpp"
 
 #include <fmt/format.h>
@@ -31,6 +30,7 @@
 #include <cmath>
 
 #include "harness/check/full_check.hpp"
+#include "harness/fp8_accumulate.hpp"
 #include "kernels/runtime/gpu_execution.hpp"
 
 namespace fa::gpu {
@@ -64,24 +64,6 @@ __device__ inline double warp_max(double v) {
 __device__ inline double warp_sum(double v) {
   for (int m = 16; m > 0; m /= 2) v += lane_xor(v, m);
   return v;
-}
-
-// q . k as FP8 tensor cores that keep `bits` add it (reference/fp8_accumulate.hpp): 32 products a
-// step, every term of a step (its products and the sum so far) cut toward zero at 2^(e - bits), 2^e
-// the largest of them. k's element d is krow[(c0 + d) % D] (the rotated tile).
-__device__ inline double cut_dot(const float* q, const float* krow, int c0, int D, int bits) {
-  double acc = 0;
-  for (int d0 = 0; d0 < D; d0 += 32) {
-    const int n = D - d0 < 32 ? D - d0 : 32, c1 = (c0 + d0) % D;
-    double big = fabs(acc);
-    for (int i = 0, c = c1; i < n; ++i, c = c + 1 == D ? 0 : c + 1) big = fmax(big, fabs(double(q[d0 + i]) * double(krow[c])));
-    if (big == 0) continue;
-    const double unit = ldexp(1.0, ilogb(big) - bits);
-    double sum = trunc(acc / unit) * unit;
-    for (int i = 0, c = c1; i < n; ++i, c = c + 1 == D ? 0 : c + 1) sum += trunc(double(q[d0 + i]) * double(krow[c]) / unit) * unit;
-    acc = sum;
-  }
-  return acc;
 }
 
 template <typename T>
@@ -137,7 +119,7 @@ __global__ void __launch_bounds__(kWarps * 32) reference_rows(AttnArgs a, double
         }
         sc = x2 * ln2;
         if (acc_bits > 0) {
-          double y = cut_dot(qs[warp], krow, lane % a.D, a.D, acc_bits) * scale;
+          double y = fp8_truncated_dot(qs[warp], krow, a.D, acc_bits, lane % a.D) * scale;
           if (transforms_scores(a)) y = double(transform_score(a, float(y), b, h, s, j));
           sc2 = y * ln2;
         }

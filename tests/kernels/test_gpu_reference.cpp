@@ -83,10 +83,10 @@ TEST(GpuReference, AgreesWithTheCpuOracleOnEveryRowWithinItsBound) {
   }
 }
 
-// FP8 scores added as Hopper's tensor cores add them (13 bits): the GPU reference's lse_acc (fp64,
-// K's rotated rows) and the CPU's low-precision LSE (fp32 scores, reference/fp8_accumulate.hpp) are
-// two implementations of one model; they agree to fp32's rounding on every row, far inside the gap
-// the model opens to the exact LSE. Without a declaration there is no lse_acc.
+// FP8 scores added as Hopper's tensor cores add them (13 bits, harness/fp8_accumulate.hpp): the GPU
+// reference's lse_acc (its online softmax in fp64, over K's rotated rows) and the CPU's low-precision
+// LSE (fp32 scores and softmax over the row) agree to fp32's rounding on every row, far inside the
+// gap the model opens to the exact LSE. Without a declaration there is no lse_acc.
 TEST(GpuReference, ItsThirteenBitLseMatchesTheCpuLowPrecisionReferenceOnEveryRow) {
   REQUIRE_GPU();
   std::vector<Problem> ps = {dense(1, 4, 2, 96, 300, 128, false, DType::fp8_e4m3),
@@ -109,7 +109,9 @@ TEST(GpuReference, ItsThirteenBitLseMatchesTheCpuLowPrecisionReferenceOnEveryRow
         gap = std::max(gap, std::fabs(x - g.ref->lse[gi]));
       }
     EXPECT_GT(gap, 1e-3) << "the model moves the LSE, or this test compares nothing";
-    EXPECT_TRUE(gpu_reference_fn()(p, in, context(), 0).ref->lse_acc.empty());
+    const GpuReferenceResult plain = gpu_reference_fn()(p, in, context(), 0);
+    ASSERT_TRUE(plain.ref) << plain.not_taken;
+    EXPECT_TRUE(plain.ref->lse_acc.empty());
   }
 }
 

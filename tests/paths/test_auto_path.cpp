@@ -96,6 +96,7 @@ TEST(AutoPath, ARunCarriesTheAccumulationOfThePathThatRanForTheValidator) {
   // The runner's reference and bias check take these from the outputs where `auto` ran.
   std::vector<PathRow> r = rows();
   r[0].rz_accumulate_keys = 16, r[0].fp8_accumulate_bits = 13;  // mma: wgmma's k16 PV, FP8 e8m13 scores
+  r[1].fp8_p = DType::bf16;                                       // a path that keeps P in bf16
   const PathRow a = auto_row(r, DeviceFacts{}, DispatchChoice{});
   GateContext ctx;
   HostInputs in;
@@ -105,8 +106,10 @@ TEST(AutoPath, ARunCarriesTheAccumulationOfThePathThatRanForTheValidator) {
   EXPECT_EQ(m.ran_path, "mma");
   EXPECT_EQ(m.rz_accumulate_keys, 16);
   EXPECT_EQ(m.fp8_accumulate_bits, 13);
+  EXPECT_EQ(m.fp8_p, DType::fp8_e4m3);
   const RunOutputs d = a.prepare(decode(512), in, 0, ctx)->read_back();
   EXPECT_EQ(d.ran_path, "mma-decode");
   EXPECT_EQ(d.rz_accumulate_keys, 0);
   EXPECT_EQ(d.fp8_accumulate_bits, 0) << "the path that ran declares fp32 accumulation, not the row's -1";
+  EXPECT_EQ(d.fp8_p, DType::bf16);
 }

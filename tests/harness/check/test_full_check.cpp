@@ -125,21 +125,21 @@ TEST(FullCheck, OfManyWrongRowsTheFurthestIsNamedAndTheFirstAmongEquals) {
 // without lse_acc, it fails.
 TEST(FullCheck, WithTheDeclaredAccumulationsLseARowIsHeldToItsOwnGap) {
   Case c = make_case(small(false), 0.f);
-  const double lse_tol = 1e-3, k = 2, atol = 1e-3;
+  const double lse_tol = 1e-3;  // fp16's rule: k = 2, lse_atol = 1e-3
   std::vector<float> acc(c.g.lse.begin(), c.g.lse.end());
   const size_t gi = size_t(lse_index(c.p, 1, 2, 11));
   acc[gi] -= 0.01f;                 // the model's gap on that row: 0.01, so its bound is 0.021
   c.out.lse[gi] -= 0.015f;          // the kernel's error there: 0.015
-  EXPECT_EQ(full_output_failure(c.p, c.g, c.out, 2e-3, lse_tol, acc, k, atol), "");
+  EXPECT_EQ(full_output_failure(c.p, c.g, c.out, 2e-3, lse_tol, acc), "");
   const std::string alone = full_output_failure(c.p, c.g, c.out, 2e-3, lse_tol);
   EXPECT_NE(alone.find("(b=1, h=2, s=11): LSE"), std::string::npos) << alone;
   c.out.lse[gi] -= 0.01f;           // 0.025 > 0.021
-  const std::string past = full_output_failure(c.p, c.g, c.out, 2e-3, lse_tol, acc, k, atol);
+  const std::string past = full_output_failure(c.p, c.g, c.out, 2e-3, lse_tol, acc);
   EXPECT_NE(past.find("1 of 320 rows"), std::string::npos) << past;
   EXPECT_NE(past.find("LSE |err| 0.025 > 0.021"), std::string::npos) << past;
   // Another row's gap lends nothing: an error of 0.015 on a row whose own gap is 0 fails.
   c = make_case(small(false), 0.f);
   c.out.lse[size_t(lse_index(c.p, 0, 0, 4))] += 0.015f;
-  const std::string other = full_output_failure(c.p, c.g, c.out, 2e-3, lse_tol, acc, k, atol);
+  const std::string other = full_output_failure(c.p, c.g, c.out, 2e-3, lse_tol, acc);
   EXPECT_NE(other.find("(b=0, h=0, s=4): LSE"), std::string::npos) << other;
 }

@@ -4,8 +4,13 @@
 // while the sweep goes on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "harness/check/full_check.hpp"
+#include "harness/check/row_sample.hpp"
 #include "harness/run/runner.hpp"
 #include "paths/builtin.hpp"
+#include "paths/wrapped_execution.hpp"
 #include "reference/cpu_ref.hpp"
 
 using namespace fa;
@@ -327,6 +332,103 @@ TEST(Runner, AnFp8PathsAccumulationPicksItsOwnReferenceOnFp8RowsAlone) {
   for (const Record& r : recs) EXPECT_EQ(r.status, Status::pass) << r.path << ": " << r.reason;
   const std::vector<std::pair<DType, int>> want = {{DType::fp8_e4m3, 0}, {DType::fp8_e4m3, 13}, {DType::bf16, 0}};
   EXPECT_EQ(seen, want);
+}
+
+namespace {
+
+// A stand-in GPU reference for the full-output check: the CPU oracle on every row (in fp32), and
+// with bits the 13-bit low-precision reference's LSE as lse_acc. It notes the widths asked for.
+std::vector<int> gpu_ref_asked;
+GpuReferenceResult oracle_as_gpu_reference(const Problem& p, const HostInputs& in, const GateContext&, int bits) {
+  gpu_ref_asked.push_back(bits);
+  std::vector<int64_t> rows(size_t(p.S));
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = int64_t(i);
+  const Reference all = compute_reference(p, in, rows, LowPrecision(lowprec_p_dtype(p, kFp8PDefault), bits));
+  GpuReference g;
+  g.o.assign(all.o.begin(), all.o.end()), g.lse.assign(all.lse.begin(), all.lse.end());
+  g.eps_o.assign(g.lse.size(), 1e-6f), g.eps_lse.assign(g.lse.size(), 1e-5f);  // fp32's rounding of the oracle
+  if (bits > 0) g.lse_acc = all.lse_lp;
+  return {std::move(g), ""};
+}
+
+// cpu-flash's O with the 13-bit model's LSE on every row (what an FP8 kernel on Hopper leaves), one
+// row of it moved by `shift`.
+class ModelLse : public WrappedExecution {
+ public:
+  ModelLse(std::unique_ptr<Execution> e, std::vector<float> lse, size_t at, float shift)
+      : WrappedExecution(std::move(e)), lse_(std::move(lse)) {
+    lse_[at] += shift;
+  }
+  RunOutputs read_back() override {
+    RunOutputs out = inner_->read_back();
+    out.lse = lse_;
+    return out;
+  }
+
+ private:
+  std::vector<float> lse_;
+};
+
+}  // namespace
+
+// The full-output check of FP8 records through the runner, with a declared accumulation: the GPU
+// reference runs for the row's first GPU record and again for a second width; a path whose LSE is
+// the 13-bit model's on every row passes (each row held to its own gap); one row of it 0.05 past
+// that fails, named. Paths: g0 (cpu-flash's output, fp32 scores) and g13 (declares 13 bits).
+TEST(Runner, Fp8RecordsAreCheckedOnEveryRowUnderTheirOwnDeclaredAccumulation) {
+  const GpuReferenceFn real = gpu_reference_fn();
+  set_gpu_reference(oracle_as_gpu_reference);
+  GateContext ctx = cpu_ctx(2);
+  ctx.device.gpu = true, ctx.device.units = 8;  // the full check runs for kind-gpu paths on a GPU
+  Registry reg = builtin_registry(ctx.device);
+  const PathRow flash = *reg.find("cpu-flash");
+  SweepRow sr = row(96, 160, {SplitRequest{}}, 2);
+  Problem& p = sr.problem;
+  p.D = 128, p.dtype = DType::fp8_e4m3, p.scale = 0.6;
+  const HostInputs in = make_inputs(p);
+  std::vector<int64_t> all(size_t(p.S));
+  for (size_t i = 0; i < all.size(); ++i) all[i] = int64_t(i);
+  const Reference h13 = compute_reference(p, in, all, LowPrecision(DType::fp8_e4m3, 13));
+  const std::vector<int64_t> sample = sample_rows(p, 4, p.seed);
+  int64_t unsampled = 0;
+  while (std::find(sample.begin(), sample.end(), unsampled) != sample.end()) ++unsampled;
+  auto gpu_row = [&](const std::string& name, int bits, float shift) {
+    PathRow r = flash;
+    r.name = name, r.kind = "gpu", r.fp8_accumulate_bits = bits;
+    auto inner = flash.prepare;
+    const size_t at = size_t(lse_index(p, 0, 1, unsampled));
+    r.prepare = [inner, lse = h13.lse_lp, at, shift, bits](const Problem& q, const HostInputs& i, int G,
+                                                            const GateContext& c) -> std::unique_ptr<Execution> {
+      if (bits == 0) return inner(q, i, G, c);
+      return std::make_unique<ModelLse>(inner(q, i, G, c), lse, at, shift);
+    };
+    return r;
+  };
+  reg.add(gpu_row("g0", 0, 0.f));
+  reg.add(gpu_row("g13", 13, 0.f));
+  reg.add(gpu_row("g13-off", 13, 0.05f));
+  auto run = [&](std::vector<std::string> paths) {
+    RunOptions o = opts(std::move(paths));
+    o.time_paths = false, o.check_rows = 4;
+    Sweep s;
+    s.rows = {sr};
+    Capture sink;
+    gpu_ref_asked.clear();
+    return run_sweep(s, o, reg, ctx, {&sink});
+  };
+  std::vector<Record> recs = run({"g0", "g13", "g13-off"});
+  ASSERT_EQ(recs.size(), 3u);
+  EXPECT_EQ(recs[0].status, Status::pass) << recs[0].reason;
+  EXPECT_EQ(recs[1].status, Status::pass) << recs[1].reason;
+  EXPECT_EQ(recs[2].status, Status::fail);
+  EXPECT_NE(recs[2].reason.find("(b=0, h=1, s=" + std::to_string(unsampled) + "): LSE"), std::string::npos)
+      << recs[2].reason;
+  EXPECT_EQ(gpu_ref_asked, std::vector<int>({0, 13})) << "once for the row, once more for the 13-bit LSE";
+  recs = run({"g13", "g0"});
+  EXPECT_EQ(recs.at(0).status, Status::pass) << recs[0].reason;
+  EXPECT_EQ(recs.at(1).status, Status::pass) << recs[1].reason;
+  EXPECT_EQ(gpu_ref_asked, std::vector<int>({13})) << "the first run brought the 13-bit LSE with it";
+  set_gpu_reference(real);
 }
 
 // A path that writes its host inputs fails naming them, and the row's next path is judged on inputs
