@@ -5,10 +5,11 @@
 // row, so a correct kernel that passes on the sample passes everywhere but for the reference's
 // proven error, and a wrong element anywhere exceeds tol as it would on a sampled row.
 // FP8 scores added on 13 bits are the exception: their LSE gap is largest on the rows with the
-// largest scores, wherever those are (H200, (1,2,2,2048,4096,128) e5m2 at softmax scale 0.6: the 64
-// sampled rows' largest gap 0.0041, every row's 0.0113, FP8 mma's worst row 0.0113). The GPU reference then adds
-// each row's scores the same way (lse_acc; its per-row gap tracked the kernel's LSE error with
-// correlation 0.88-0.998 over six such rows), and that row's LSE rule joins the sampled one.
+// largest scores, wherever those are (H200, (1,2,2,2048,4096,128) e5m2 at softmax scale 0.6: the
+// 64 sampled rows' largest gap 0.0041, every row's 0.0113, FP8 mma's worst row 0.0113). The GPU
+// reference then adds each row's scores the same way (lse_acc; its per-row gap tracked the kernel's
+// LSE error with correlation 0.88-0.998 over six such rows), and that row's LSE rule joins the
+// sampled one.
 #include "harness/check/full_check.hpp"
 
 #include <fmt/format.h>
