@@ -243,18 +243,31 @@ double lse_shift_bound(const Problem& p, const HostInputs& in, int64_t h, int64_
   return p.softmax_scale() * double(in.descale.q) * double(in.descale.k) * steps * 33 * std::ldexp(worst, -bits);
 }
 
+// Softmax scale 10, as sessions 31-32 ran FP8 mma: the low-precision reference of every row with
+// fp32 scores and with 13-bit ones.
+struct Scale10 {
+  Problem p = [] {
+    Problem q = fp8_problem(DType::fp8_e4m3, 48, 160, 128, false);
+    q.scale = 10;
+    return q;
+  }();
+  HostInputs in = make_inputs(p);
+  std::vector<int64_t> rows = sample_rows(p, 0, 0);
+  Reference f32 = compute_reference(p, in, rows, LowPrecision(DType::fp8_e4m3, 0));
+  Reference h13 = compute_reference(p, in, rows, LowPrecision(DType::fp8_e4m3, 13));
+};
+
 }  // namespace
 
 TEST(Fp8Accumulate, ThirteenBitScoresMoveTheLseWithinTheModelsBoundAndOnAverageDown) {
-  // Softmax scale 10, as sessions 31-32 ran FP8 mma. The LSE follows the largest scores, which are
-  // positive; a product's cut points either way with its sign, but the accumulator's, once it is
-  // the largest term, shortens a positive score: on average the low-precision LSE falls.
-  Problem p = fp8_problem(DType::fp8_e4m3, 48, 160, 128, false);
-  p.scale = 10;
-  const HostInputs in = make_inputs(p);
-  const std::vector<int64_t> rows = sample_rows(p, 0, 0);
-  const Reference f32 = compute_reference(p, in, rows, LowPrecision(DType::fp8_e4m3, 0));
-  const Reference h13 = compute_reference(p, in, rows, LowPrecision(DType::fp8_e4m3, 13));
+  // The LSE follows the largest scores, which are positive; a product's cut points either way with
+  // its sign, but the accumulator's, once it is the largest term, shortens a positive score: on
+  // average the low-precision LSE falls.
+  const Scale10 c;
+  const Problem& p = c.p;
+  const HostInputs& in = c.in;
+  const std::vector<int64_t>& rows = c.rows;
+  const Reference &f32 = c.f32, &h13 = c.h13;
   const Reference plain = compute_reference(p, in, rows, true);
   EXPECT_EQ(f32.lse_lp, plain.lse_lp) << "0 bits: the fp32 scores of before";
   EXPECT_EQ(h13.lp_s_acc_bits, 13);
@@ -289,12 +302,11 @@ TEST(Fp8Accumulate, AKernelThatAddsLikeHopperPassesTheLseRuleOnlyWhereItsPathSay
   // The kernel: the 13-bit reference's own O and LSE, stored as a kernel stores them. Against fp32
   // scores its LSE fails at softmax scale 10 (session 31's false failures); against the 13-bit
   // model it passes; an LSE off by 0.05 more still fails.
-  Problem p = fp8_problem(DType::fp8_e4m3, 48, 160, 128, false);
-  p.scale = 10;
-  const HostInputs in = make_inputs(p);
-  const std::vector<int64_t> rows = sample_rows(p, 0, 0);
-  const Reference f32 = compute_reference(p, in, rows, LowPrecision(DType::fp8_e4m3, 0));
-  const Reference h13 = compute_reference(p, in, rows, LowPrecision(DType::fp8_e4m3, 13));
+  const Scale10 c;
+  const Problem& p = c.p;
+  const HostInputs& in = c.in;
+  const std::vector<int64_t>& rows = c.rows;
+  const Reference &f32 = c.f32, &h13 = c.h13;
   RunOutputs k;
   k.o = TypedBuffer(out_dtype(p.dtype), p.q_elements());
   k.lse.assign(size_t(p.B * p.H * p.S), 0.f);

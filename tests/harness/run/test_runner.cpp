@@ -341,9 +341,8 @@ namespace {
 std::vector<int> gpu_ref_asked;
 GpuReferenceResult oracle_as_gpu_reference(const Problem& p, const HostInputs& in, const GateContext&, int bits) {
   gpu_ref_asked.push_back(bits);
-  std::vector<int64_t> rows(size_t(p.S));
-  for (size_t i = 0; i < rows.size(); ++i) rows[i] = int64_t(i);
-  const Reference all = compute_reference(p, in, rows, LowPrecision(lowprec_p_dtype(p, kFp8PDefault), bits));
+  const LowPrecision lp(lowprec_p_dtype(p, kFp8PDefault), bits);
+  const Reference all = compute_reference(p, in, sample_rows(p, 0, 0), lp);  // every row
   GpuReference g;
   g.o.assign(all.o.begin(), all.o.end()), g.lse.assign(all.lse.begin(), all.lse.end());
   g.eps_o.assign(g.lse.size(), 1e-6f), g.eps_lse.assign(g.lse.size(), 1e-5f);  // fp32's rounding of the oracle
@@ -386,9 +385,7 @@ TEST(Runner, Fp8RecordsAreCheckedOnEveryRowUnderTheirOwnDeclaredAccumulation) {
   Problem& p = sr.problem;
   p.D = 128, p.dtype = DType::fp8_e4m3, p.scale = 0.6;
   const HostInputs in = make_inputs(p);
-  std::vector<int64_t> all(size_t(p.S));
-  for (size_t i = 0; i < all.size(); ++i) all[i] = int64_t(i);
-  const Reference h13 = compute_reference(p, in, all, LowPrecision(DType::fp8_e4m3, 13));
+  const Reference h13 = compute_reference(p, in, sample_rows(p, 0, 0), LowPrecision(DType::fp8_e4m3, 13));
   const std::vector<int64_t> sample = sample_rows(p, 4, p.seed);
   int64_t unsampled = 0;
   while (std::find(sample.begin(), sample.end(), unsampled) != sample.end()) ++unsampled;
