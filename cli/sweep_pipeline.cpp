@@ -244,6 +244,7 @@ Setup set_up(const Sweep& sweep, const CommonOptions& o) {
   s.devices = requested_devices(o);
   GateContext& ctx = s.ctx;
   ctx.device = probe_device();
+  check_devices_present(s.devices, ctx.device, "--devices");
   ctx.cpu_budget_flops = o.cpu_budget_gflop * 1e9;
   if (!ctx.device.gpu) spdlog::info("no GPU: {}", ctx.device.gpu_absent_why);
   const DispatchChoice dispatch = auto_dispatch(ctx.device, o.heuristic_file);

@@ -21,6 +21,7 @@ namespace fa {
 // What the gates may ask about the machine.
 struct DeviceFacts {
   bool gpu = false;           // a GPU backend is built in and a device answered
+  int device_count = 0;       // the devices the runtime sees (ordinals 0 .. n-1); 0 without a GPU
   std::string gpu_absent_why; // why not, when !gpu
   std::string name, arch, runtime;
   int units = 0;              // SMs / CUs

@@ -30,6 +30,18 @@ std::vector<int> parse_devices(const std::string& text, const std::string& flag)
   return out;
 }
 
+void check_devices_present(const std::vector<int>& devices, const DeviceFacts& d, const std::string& flag) {
+  if (devices.empty()) return;
+  if (d.device_count <= 0)
+    throw InputError(SourceLoc{"command line", 0}, flag,
+                     fmt::format("no GPU on this host: {}", d.gpu_absent_why.empty() ? "the runtime sees none" : d.gpu_absent_why));
+  for (int v : devices)
+    if (v >= d.device_count)
+      throw InputError(SourceLoc{"command line", 0}, flag,
+                       fmt::format("device {} is not on this host: the runtime sees {} device{} (ordinals 0-{})", v,
+                                   d.device_count, d.device_count == 1 ? "" : "s", d.device_count - 1));
+}
+
 namespace {
 
 // Forwards one worker's records to the shared sinks under the shared lock, tagged with its device.

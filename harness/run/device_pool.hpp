@@ -16,6 +16,11 @@ namespace fa {
 // "0,1,3" -> {0, 1, 3}: distinct non-negative integers; anything else throws InputError naming flag.
 std::vector<int> parse_devices(const std::string& text, const std::string& flag);
 
+// Every listed ordinal is a device this host's runtime sees (DeviceFacts::device_count, the probe's);
+// else an InputError naming flag, before anything runs (a worker whose device is missing would
+// otherwise fail only after the others had run their shares).
+void check_devices_present(const std::vector<int>& devices, const DeviceFacts& d, const std::string& flag);
+
 // Makes the ordinal the calling thread's device; returns its PCI address, which the worker's records
 // read their clocks by (harness/run/clock_source.hpp): each device's own, not the probed one's.
 using SelectDevice = std::function<DeviceFacts::Pci(int ordinal)>;

@@ -33,6 +33,7 @@ DeviceFacts query_device() {
     );
     return f;
   }
+  f.device_count = n;
   int rt = 0;
   runtime_version(&rt);
 #if FA_HIP

@@ -1,6 +1,6 @@
 // The fa-bench binary's outputs and exit rules end to end: --version, global flags after the
 // subcommand, `run` lists, --fail-on-skip, --filter input errors, shards merged back into the
-// unsharded record set (and merge's conflict and gap checks), --devices on a CPU build,
+// unsharded record set (and merge's conflict and gap checks), --devices naming a missing device,
 // --markdown/--table, and tensors saved as .npy and run again with --load-tensors.
 #include <gtest/gtest.h>
 
@@ -46,7 +46,7 @@ TEST(CliOutputs, VersionNamesTheReleaseCommitAndBackend) {
   const auto r = fa::test::run_cli("--version");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("fa-bench 0.1 (commit "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("backend none"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("backend " FABENCH_BACKEND ")"), std::string::npos) << "the build's own backend\n" << r.output;
 }
 
 TEST(CliOutputs, GlobalFlagsAreAcceptedAfterTheSubcommand) {
@@ -129,7 +129,7 @@ TEST(CliOutputs, ThreeShardsMergedAreTheUnshardedRecordSet) {
   EXPECT_NE(clash.output.find("conflict"), std::string::npos) << clash.output;
 }
 
-TEST(CliOutputs, BadShardsAndDevicesOnACpuBuildAreInputErrors) {
+TEST(CliOutputs, BadShardsAndMissingDevicesAreInputErrors) {
   const auto csv = fa::test::temp_file(".csv", "");
   const std::string args = "run --B 1 --H 2 --S 4 --D 16 -o " + csv + kQuick;
   for (const std::string s : {"3/3", "1", "a/b", "-1/2"}) {
@@ -137,9 +137,18 @@ TEST(CliOutputs, BadShardsAndDevicesOnACpuBuildAreInputErrors) {
     EXPECT_EQ(r.status, 2) << s << "\n" << r.output;
     EXPECT_NE(r.output.find("field '--shard'"), std::string::npos) << r.output;
   }
-  const auto d = fa::test::run_cli(args + " --devices 0,1");
+  // No host has a device 1023: an input error naming the flag in every build, before any record.
+  const auto d = fa::test::run_cli(args + " --devices 0,1023");
   EXPECT_EQ(d.status, 2) << d.output;
+  EXPECT_NE(d.output.find("field '--devices'"), std::string::npos) << d.output;
+#ifdef FABENCH_HAS_GPU
+  const bool why = d.output.find("device 1023 is not on this host") != std::string::npos ||
+                   d.output.find("no GPU on this host") != std::string::npos;
+  EXPECT_TRUE(why) << "a GPU build: the device is missing, or every GPU is\n" << d.output;
+#else
   EXPECT_NE(d.output.find("no GPU backend"), std::string::npos) << d.output;
+#endif
+  EXPECT_EQ(slurp(csv), "") << "nothing ran";
 }
 
 TEST(CliOutputs, TheCompactTableAloneAndAMarkdownFile) {

@@ -69,3 +69,32 @@ TEST(DevicePool, DeviceListsMustBeDistinctNonNegativeOrdinals) {
   EXPECT_THROW(parse_devices("-1", "--devices"), InputError);
   EXPECT_THROW(parse_devices("", "--devices"), InputError);
 }
+
+// The listed ordinals against the probe's device count: every one present, or an input error naming
+// the flag and what the runtime sees.
+TEST(DevicePool, ListedDevicesMustBeOnTheHost) {
+  auto message = [](const std::vector<int>& devices, const DeviceFacts& d) -> std::string {
+    try {
+      check_devices_present(devices, d, "--devices");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  DeviceFacts two;
+  two.gpu = true, two.device_count = 2;
+  EXPECT_EQ(message({0, 1}, two), "");
+  EXPECT_EQ(message({1}, two), "");
+  const std::string third = message({0, 2}, two);
+  EXPECT_NE(third.find("--devices"), std::string::npos) << third;
+  EXPECT_NE(third.find("device 2 is not on this host: the runtime sees 2 devices (ordinals 0-1)"), std::string::npos)
+      << third;
+  DeviceFacts one = two;
+  one.device_count = 1;
+  EXPECT_NE(message({1}, one).find("sees 1 device (ordinals 0-0)"), std::string::npos) << message({1}, one);
+  DeviceFacts none;
+  none.gpu_absent_why = "no GPU device found (cuda backend built in)";
+  EXPECT_NE(message({0}, none).find("no GPU on this host: no GPU device found (cuda backend built in)"), std::string::npos)
+      << message({0}, none);
+  EXPECT_EQ(message({}, none), "") << "no --devices: nothing to check";
+}
