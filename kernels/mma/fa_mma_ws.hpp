@@ -60,7 +60,10 @@ bool with_ws_cfg(int64_t D, bool short_row, bool prepass, F&& f) {
 }
 // The row of p (its D, causal and length, and element size: FP8 inputs take the 1-byte rows), and
 // whether it takes the row's V^T pre-pass (ws_vt_prepass).
-bool short_row(const Problem& p) { return ws::ws_short_row(p.causal, p.S, p.Sk); }
+bool short_row(const Problem& p) {
+  const int eb = is_fp8(p.dtype) ? 1 : 2;
+  return ws::ws_takes_short_row(ws::ws_run_d(int(p.D), eb), eb, p.causal, p.S, p.Sk);
+}
 bool vt_prepass(const Problem& p) {
   const int run = is_fp8(p.dtype) ? ws::ws_run_d(int(p.D), 1) : 0;
   return run > 0 && ws::ws_vt_prepass(ws::ws_tile_row(run, 1, short_row(p)), p.S, p.H, p.Hk);

@@ -14,6 +14,8 @@
 
 #include <cstdint>
 
+#include "kernels/device/tile_range.hpp"
+
 namespace fa::ws {
 
 struct WsTileRow {
@@ -192,7 +194,11 @@ constexpr WsTileRow ws_tile_row(int D, int elem_bytes, bool short_row = false, b
     // call): 8k 508 (was 426; 312/478), 32k 510 (426; 309/477), 40k 441 (414; 261/417), S=512 fp16 244
     // (226; 191/253), whisper 1500 fp16 370 (307; 246/298). Under ncu the two-warpgroup kernel kept
     // the tensor pipe 44% busy: 64-wide GEMMs leave too little matrix work per softmax for two.
-    case 64: return {64, 2, 192, 128, 2, 3, 0, 8, 0, true, true, true};
+    // The short row, two warpgroups on 128 x 128, for short causal problems where 192-row blocks
+    // compute much padding and masked area (ws_takes_short_row below has the rule and the measurements).
+    case 64:
+      return short_row ? WsTileRow{64, 2, 128, 128, 2, 2, 0, 8, 0, true, true, true}
+                       : WsTileRow{64, 2, 192, 128, 2, 3, 0, 8, 0, true, true, true};
     // FA3: 192 x 144 with P through shared memory (SS); here two warpgroups, P in registers, and the
     // 64-byte swizzle (96 is not a multiple of 64: ws_layout.hpp). Causal 364 (mma.sync 248; 243/334).
     case 96: return {96, 2, 128, 128, 2, 2};
@@ -316,6 +322,46 @@ constexpr bool ws_vt_prepass(const WsTileRow& r, int64_t S, int64_t H, int64_t H
 // Whether D has a short row of its own (the kernel is instantiated for both).
 constexpr bool ws_short_row_differs(int D, int elem_bytes) {
   return !same_row(ws_tile_row(D, elem_bytes, true), ws_tile_row(D, elem_bytes, false));
+}
+// The query rows x keys that a row's blocks compute on a problem (G = 1): whole BM x BN tiles, their
+// padding rows and masked keys included, each block over the keys the kernel gives it
+// (tile_range.hpp's dense_block_split).
+inline int64_t ws_tile_area(const WsTileRow& r, bool causal, int64_t S, int64_t Sk) {
+  int64_t tiles = 0;
+  for (int64_t q0 = 0; q0 < S; q0 += r.BM) {
+    const KeyRange kr = gpu::tile::dense_block_split(int(S), int(Sk), causal, int(q0), r.BM, 0, 1, r.BN);
+    if (kr.end > kr.begin) tiles += (kr.end - kr.begin + r.BN - 1) / r.BN;
+  }
+  return tiles * r.BM * r.BN;
+}
+// Whether a problem takes its (run) D's short row, the dispatch's question (fa_mma_ws.hpp). A short row
+// that differs only in its keys (D = 128) is taken by length alone (ws_short_row). One with fewer
+// query rows (D = 64: 128 x 128 on two warpgroups against 192 x 128 on three) is taken only by a
+// short causal problem, and only where its tiles cover at most kWsShortAreaPct of the long row's area:
+// its blocks do less work a tile (the tensor pipe less busy), so it pays only where the 192-row
+// blocks' padding rows and diagonal waste more. Measured (H200, 2026-11-30, session 40, ms, three
+// rounds alternated, long -> short row; area ratio in brackets): causal (32,16,16,512,512,64) fp16
+// 0.0873-0.0878 -> 0.0801-0.0802 (0.741), (16,32,32,1024,1024,64) bf16 0.2475-0.2478 -> 0.2200-0.2204
+// (0.750), (32,16,16,1024,1024,64) fp16 0.2484-0.2485 -> 0.2212-0.2215, (8,16,16,2048,2048,64) bf16
+// 0.1880-0.1882 -> 0.1846-0.1850 (0.898), (4,16,16,3072,3072,64) bf16 0.1868-0.1875 -> 0.1984-0.1993
+// (0.962); not causal, where every one lost: (32,16,16,512,512,64) fp16 0.0931-0.0934 -> 0.0975-0.0980
+// (0.889), (16,16,16,1024,1024,64) bf16 0.1628-0.1632 -> 0.1674-0.1677 (0.889), whisper-enc-b4's
+// (4,16,16,1500,1500,64) fp16 0.0862-0.0863 -> 0.0975-0.0978 (1.0). 128 keys a tile: 64 (two
+// warpgroups on 128 x 64) lost everywhere, 4-39%. The rule's 90, against a second call of causal
+// bf16 rows (same rounds): won where it takes the short row at (8,16,16,1280,1280) 0.0887-0.0890 ->
+// 0.0867-0.0877 (0.853), 1792 0.1570-0.1578 -> 0.1466-0.1474 (0.833), (4,16,16,2560,2560) 0.1466-0.1467
+// -> 0.1432-0.1435 (0.875); lost where it keeps the long row at 1536 (0.929: 0.1115-0.1122 would be
+// 0.1154-0.1164); and two misses: (16,16,16,768,768) 0.0742-0.0748 -> 0.0751-0.0756 (0.875: four
+// whole 192-row tiles, taken and 1.2% slower) and (4,16,16,2304,2304) 0.1203-0.1206 against the short
+// row's 0.1196-0.1200 (0.950: kept, 0.5% left). Interleaved with cuDNN (torch 2.11) on the short row,
+// (32,16,16,512,512) fp16 0.975x (0.873x on the long row, session 36), (16,32,32,1024,1024) bf16
+// 1.024x (0.899x), (32,16,16,1024,1024) fp16 1.044x, (8,16,16,2048,2048) bf16 1.089x.
+constexpr int kWsShortAreaPct = 90;
+inline bool ws_takes_short_row(int D, int elem_bytes, bool causal, int64_t S, int64_t Sk) {
+  if (!ws_short_row_differs(D, elem_bytes) || !ws_short_row(causal, S, Sk)) return false;
+  const WsTileRow s = ws_tile_row(D, elem_bytes, true), l = ws_tile_row(D, elem_bytes, false);
+  if (s.BM == l.BM) return true;
+  return causal && 100 * ws_tile_area(s, true, S, Sk) <= kWsShortAreaPct * ws_tile_area(l, true, S, Sk);
 }
 
 // The wgmma N that kernels/mma/async_sm90.hpp has operand lists for: a row's BN (S = Q K^T) and D

@@ -292,8 +292,8 @@ TEST(GpuPaths, MmaPassesEveryWsHeadDimOnLongAndRaggedKeyRanges) {
 // mid-stream, or P overflows) and far below it (the kept max), at each 16-bit head dim of the ws
 // kernel, causal and not, G 0 and 2, over 3001 keys (18-38 key tiles, non-causal, unsplit); at D =
 // 128 on each of its rows and launches too: a short non-causal problem run as a wave (the 128-key
-// short row, 16 tiles an item, items past the SMs) and a long causal one (the 176-key row). The
-// reference checks a sample of rows (tile boundaries included). Powers of two keep the scaled keys
+// short row, 16 tiles an item, items past the SMs) and a long causal one (the 176-key row); D = 64's
+// short row (128 query rows) on a short causal problem. The reference checks a sample of rows (tile boundaries included). Powers of two keep the scaled keys
 // exact.
 TEST(GpuPaths, MmaWsRescalesWhenAScorePassesTheKeptMax) {
   REQUIRE_GPU();
@@ -314,9 +314,14 @@ TEST(GpuPaths, MmaWsRescalesWhenAScorePassesTheKeptMax) {
   Problem long_causal;
   long_causal.B = 1, long_causal.H = 2, long_causal.Hk = 1, long_causal.S = 4096, long_causal.Sk = 4096;
   long_causal.D = 128, long_causal.causal = true, long_causal.dtype = DType::fp16;
+  Problem short_d64;  // 16 items: a one-item grid on D = 64's short row (128 x 128, two warpgroups)
+  short_d64.B = 1, short_d64.H = 4, short_d64.Hk = 2, short_d64.S = 512, short_d64.Sk = 512, short_d64.D = 64;
+  short_d64.causal = true, short_d64.dtype = DType::bf16;
   ASSERT_TRUE(fa::ws::ws_short_row(false, wave.S, wave.Sk) && !fa::ws::ws_short_row(true, 4096, 4096));
+  ASSERT_TRUE(fa::ws::ws_takes_short_row(64, 2, true, short_d64.S, short_d64.Sk));
   ps.push_back(wave);
   ps.push_back(long_causal);
+  ps.push_back(short_d64);
   for (const Problem& p : ps) {
     HostInputs in = make_inputs(p);
     scale_keys_in_steps(p, in);
@@ -357,6 +362,8 @@ TEST(GpuPaths, MmaWsCausalWavesRunEveryItemLaunchAfterLaunch) {
       {16, 4, 4, 300, 520, 256, DType::bf16, 0},    {4, 8, 8, 520, 520, 64, DType::bf16, 2},
       {8, 4, 4, 520, 520, 128, DType::fp8_e5m2, 0}, {8, 8, 4, 400, 400, 64, DType::fp8_e4m3, 0},
       {48, 4, 4, 100, 300, 256, DType::fp8_e4m3, 0}, {4, 16, 4, 512, 512, 128, DType::fp8_e4m3, 0},
+      // D = 64's short row (128 x 128 on two warpgroups; 520 above takes its 192-row one), split.
+      {16, 4, 4, 512, 512, 64, DType::bf16, 2},
       // Long items (more than 16 key tiles) on the rows with long_causal_wave: D = 128's short row
       // (18 tiles of 128 keys), D = 64's, FP8 D = 128's pre-pass row (18 of 224), a split.
       {2, 8, 8, 2200, 2200, 128, DType::bf16, 0},  {2, 8, 8, 2300, 2300, 64, DType::fp16, 0},
@@ -367,9 +374,11 @@ TEST(GpuPaths, MmaWsCausalWavesRunEveryItemLaunchAfterLaunch) {
     p.B = k.B, p.H = k.H, p.Hk = k.Hk, p.S = k.S, p.Sk = k.Sk, p.D = k.D, p.dtype = k.t, p.causal = true;
     p.seed = uint64_t(7000 + k.D + k.S);
     const int eb = is_fp8(k.t) ? 1 : 2;
-    const fa::ws::WsTileRow row = fa::ws::ws_tile_row(fa::ws::ws_run_d(int(k.D), eb), eb, fa::ws::ws_short_row(true, k.S, k.Sk));
+    const int run_d = fa::ws::ws_run_d(int(k.D), eb);
+    const bool short_row = fa::ws::ws_takes_short_row(run_d, eb, true, k.S, k.Sk);
+    const fa::ws::WsTileRow row = fa::ws::ws_tile_row(run_d, eb, short_row);
     const bool prepass = fa::ws::ws_vt_prepass(row, k.S, k.H, k.Hk);
-    const fa::ws::WsTileRow run = fa::ws::ws_tile_row(row.D, eb, fa::ws::ws_short_row(true, k.S, k.Sk), prepass);
+    const fa::ws::WsTileRow run = fa::ws::ws_tile_row(row.D, eb, short_row, prepass);
     ASSERT_TRUE(fa::ws::ws_launch_wave(run, k.S, k.Sk, k.H, k.B, k.G, true, gpus().ctx.device.units))
         << p.label() << ": not a wave on " << gpus().ctx.device.units << " SMs";
     if (auto no = gpus().reg.find("mma")->supports(p, k.G, gpus().ctx)) {

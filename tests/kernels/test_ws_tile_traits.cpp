@@ -156,11 +156,57 @@ TEST(WsTileTraits, APaddedHeadDimRunsOnAWiderRowThatItsTensorMapsCanDescribe) {
   EXPECT_EQ(ws_run_d(72, 2), 0);
 }
 
-TEST(WsTileTraits, D128TakesA128KeyTileOnShortProblemsAndOnlyItsShortRowDiffers) {
+TEST(WsTileTraits, ShortRowsTake128KeysAtD128And128QueryRowsAtD64) {
   EXPECT_EQ(ws_tile_row(128, 2, false).BN, 176);
   EXPECT_EQ(ws_tile_row(128, 2, true).BN, 128) << "short rows lost 5-15% with 176 keys";
-  for (int D : {64, 96, 256}) EXPECT_FALSE(ws_short_row_differs(D, 2)) << D;
-  EXPECT_TRUE(ws_short_row_differs(128, 2));
+  EXPECT_EQ(ws_tile_row(128, 2, true).BM, ws_tile_row(128, 2, false).BM);
+  EXPECT_EQ(ws_tile_row(64, 2, false).BM, 192);
+  EXPECT_EQ(ws_tile_row(64, 2, false).consumer_wgs, 3);
+  EXPECT_EQ(ws_tile_row(64, 2, true).BM, 128) << "short causal rows: 8-11% faster on 128 x 128";
+  EXPECT_EQ(ws_tile_row(64, 2, true).consumer_wgs, 2);
+  for (int D : {96, 256}) EXPECT_FALSE(ws_short_row_differs(D, 2)) << D;
+  for (int D : {64, 128}) EXPECT_TRUE(ws_short_row_differs(D, 2)) << D;
+  for (int D : {64, 128, 256}) EXPECT_FALSE(ws_short_row_differs(D, 1)) << "FP8 D=" << D;
+}
+
+// The area a row's blocks compute, counted by hand: 192 x 128 tiles on causal S = Sk = 512 are q tiles
+// [0,192), [192,384), [384,512) over 256, 384 and 512 keys; 128 x 128 tiles over 128, 256, 384, 512.
+TEST(WsTileTraits, TileAreaCountsWholeTilesOverEachBlocksKeys) {
+  const WsTileRow l = ws_tile_row(64, 2, false), s = ws_tile_row(64, 2, true);
+  EXPECT_EQ(ws_tile_area(l, true, 512, 512), 192 * (256 + 384 + 512));
+  EXPECT_EQ(ws_tile_area(s, true, 512, 512), 128 * (128 + 256 + 384 + 512));
+  EXPECT_EQ(ws_tile_area(l, false, 512, 512), 3 * 192 * 512) << "padding rows 512-575 count";
+  EXPECT_EQ(ws_tile_area(s, false, 512, 512), 4 * 128 * 512);
+  EXPECT_EQ(ws_tile_area(l, true, 130, 64), 192 * 128) << "S > Sk: the block's last row sees all 64 keys";
+  EXPECT_EQ(ws_tile_area(s, true, 130, 64), 128 * 128 * 2) << "rows 0-127 see up to key 62, rows 128-129 all 64";
+  EXPECT_EQ(ws_tile_area(l, true, 100, 300), 192 * 384) << "S < Sk: the last row sees 300 keys, 3 tiles";
+  EXPECT_EQ(ws_tile_area(s, true, 300, 100), 128 * 128 * 2) << "rows 0-199 see no key: the first block none";
+}
+
+// D = 64's short row (two warpgroups, 128 x 128) is taken by short causal problems where its tiles
+// cover at most kWsShortAreaPct of the 192-row tiles' area (measured: 512, 1k, 2k won, 3k lost, every
+// non-causal row lost); D = 128's by length alone; FP8 rows have no short row.
+TEST(WsTileTraits, D64TakesItsShortRowOnlyWhereItsCausalAreaIsSmall) {
+  EXPECT_TRUE(ws_takes_short_row(64, 2, true, 512, 512)) << "area 0.741: 0.0873 -> 0.0801 ms";
+  EXPECT_TRUE(ws_takes_short_row(64, 2, true, 1024, 1024)) << "area 0.750: 0.2475 -> 0.2200 ms";
+  EXPECT_TRUE(ws_takes_short_row(64, 2, true, 2048, 2048)) << "area 0.898: 0.1880 -> 0.1846 ms";
+  EXPECT_FALSE(ws_takes_short_row(64, 2, true, 3072, 3072)) << "area 0.962: 0.1868 -> 0.1984 ms";
+  EXPECT_FALSE(ws_takes_short_row(64, 2, true, 1536, 1536)) << "area 0.929: the short row 3.5% slower";
+  EXPECT_TRUE(ws_takes_short_row(64, 2, true, 1280, 1280)) << "area 0.853: 2.2% faster";
+  EXPECT_TRUE(ws_takes_short_row(64, 2, true, 1792, 1792)) << "area 0.833: 6.7% faster";
+  EXPECT_TRUE(ws_takes_short_row(64, 2, true, 2560, 2560)) << "area 0.875: 2.3% faster";
+  EXPECT_FALSE(ws_takes_short_row(64, 2, true, 192, 192)) << "one whole 192-row tile";
+  EXPECT_TRUE(ws_takes_short_row(64, 2, true, 200, 200));
+  EXPECT_FALSE(ws_takes_short_row(64, 2, true, 130, 64)) << "S > Sk: more area on the short row";
+  EXPECT_FALSE(ws_takes_short_row(64, 2, false, 512, 512)) << "not causal: 0.0931 -> 0.0975 ms";
+  EXPECT_FALSE(ws_takes_short_row(64, 2, false, 1500, 1500)) << "whisper-enc-b4: 0.0862 -> 0.0975 ms";
+  EXPECT_FALSE(ws_takes_short_row(64, 2, true, 8192, 8192)) << "not short";
+  EXPECT_TRUE(ws_takes_short_row(128, 2, false, 512, 512)) << "D = 128: by length";
+  EXPECT_TRUE(ws_takes_short_row(128, 2, true, 3072, 3072));
+  EXPECT_FALSE(ws_takes_short_row(128, 2, true, 8192, 8192));
+  EXPECT_FALSE(ws_takes_short_row(96, 2, true, 512, 512)) << "no short row";
+  EXPECT_FALSE(ws_takes_short_row(64, 1, true, 512, 512)) << "FP8: no short row";
+  EXPECT_FALSE(ws_takes_short_row(0, 2, true, 512, 512)) << "no row";
 }
 
 // Causal blocks go in LPT order where the longest item has 16 key tiles or more (measured: 2k and
@@ -223,7 +269,7 @@ TEST(WsTileTraits, EdgeCsvRunsTheOneQStageWaveAtD128AndD256WithAndWithoutASplit)
   for (const auto& row : s.rows) {
     const fa::Problem& p = row.problem;
     if (p.causal || fa::dtype_bytes(p.dtype) != 2) continue;
-    const WsTileRow t = ws_tile_row(int(p.D), 2, ws_short_row(false, p.S, p.Sk));  // the row the host takes
+    const WsTileRow t = ws_tile_row(int(p.D), 2, ws_takes_short_row(int(p.D), 2, false, p.S, p.Sk));  // the host's row
     if (t.BM == 0) continue;
     const int q_stages = ws_q_stages(t.BM, t.BN, t.D, t.stages, 2, ws_stage_o(t.BM, t.BN, t.D, t.stages, 2));
     for (const auto& g : row.splits) {
@@ -261,7 +307,7 @@ TEST(WsTileTraits, AWaveIsManyShortItemsWhoseIndicesStayInts) {
 // causal row (64 tiles) and D = 256's and D = 96's rows (where the wave lost) stay one-item grids, and
 // the rule's other bounds still hold.
 TEST(WsTileTraits, LongCausalItemsRunAsAWaveOnlyOnTheRowsThatWonWithIt) {
-  const WsTileRow d128 = ws_tile_row(128, 2, ws_short_row(true, 8192, 8192));
+  const WsTileRow d128 = ws_tile_row(128, 2, ws_takes_short_row(128, 2, true, 8192, 8192));
   const int64_t items = ws_items(8192, 32, 1, 1, d128.BM), tiles = ws_item_tiles(8192, d128.BN, 1);
   EXPECT_EQ(items, 2048);
   EXPECT_EQ(tiles, 47);
@@ -276,7 +322,7 @@ TEST(WsTileTraits, LongCausalItemsRunAsAWaveOnlyOnTheRowsThatWonWithIt) {
   const WsTileRow d64 = ws_tile_row(64, 2);  // (2,16,16,8192,8192,64,causal): 64 tiles, past the cap
   EXPECT_FALSE(ws_wave(ws_items(8192, 16, 2, 1, d64.BM), ws_item_tiles(8192, d64.BN, 1), 132, ws_long_wave(d64, true)));
   for (int D : {96, 256}) {  // at 3072 keys: 24 and 39 tiles, under the cap, so only the row's field says no
-    const WsTileRow r = ws_tile_row(D, 2, ws_short_row(true, 3072, 3072));
+    const WsTileRow r = ws_tile_row(D, 2, ws_takes_short_row(D, 2, true, 3072, 3072));
     EXPECT_FALSE(ws_long_wave(r, true)) << "D=" << D;
     EXPECT_GT(ws_item_tiles(3072, r.BN, 1), kWsPersistentTiles) << "D=" << D;
     EXPECT_LE(ws_item_tiles(3072, r.BN, 1), kWsLongWaveTiles) << "D=" << D;
@@ -295,20 +341,24 @@ TEST(WsTileTraits, LongCausalItemsRunAsAWaveOnlyOnTheRowsThatWonWithIt) {
 // no key tile, each at G = 0, and a split one.
 TEST(WsTileTraits, EdgeCsvRunsTheCausalWaveWithItemsThatHaveNoTile) {
   const fa::Sweep s = fa::load_sweep(std::string(FABENCH_SOURCE_DIR) + "/sweeps/edge.csv", fa::Overrides{});
-  bool d64 = false, d256 = false, empty_items = false, split = false;
+  bool d64_long = false, d64_short = false, d256 = false, empty_items = false, split = false;
   for (const auto& row : s.rows) {
     const fa::Problem& p = row.problem;
-    if (!p.causal || p.kv_cache || fa::dtype_bytes(p.dtype) != 2 || ws_run_d(int(p.D), 2) == 0) continue;
-    const WsTileRow t = ws_tile_row(ws_run_d(int(p.D), 2), 2, ws_short_row(true, p.S, p.Sk));
+    const int run = ws_run_d(int(p.D), 2);
+    if (!p.causal || p.kv_cache || fa::dtype_bytes(p.dtype) != 2 || run == 0) continue;
+    const bool short_row = ws_takes_short_row(run, 2, true, p.S, p.Sk);
+    const WsTileRow t = ws_tile_row(run, 2, short_row);
     for (const auto& g : row.splits) {
       if (g.is_auto) continue;
       const int splits = std::max(g.value, 1);
       if (!ws_launch_wave(t, p.S, p.Sk, p.H, p.B, splits, true, 132)) continue;
-      d64 |= t.D == 64, d256 |= t.D == 256, split |= splits > 1;
+      d64_long |= t.D == 64 && !short_row, d64_short |= t.D == 64 && short_row;
+      d256 |= t.D == 256, split |= splits > 1;
       empty_items |= p.S - p.Sk >= t.BM;  // the first q tile's rows see no key
     }
   }
-  EXPECT_TRUE(d64);
+  EXPECT_TRUE(d64_long) << "D = 64's 192-row tile on three warpgroups";
+  EXPECT_TRUE(d64_short) << "D = 64's 128-row short tile on two";
   EXPECT_TRUE(d256);
   EXPECT_TRUE(empty_items);
   EXPECT_TRUE(split);
