@@ -141,7 +141,8 @@ class MmaDecodeExecution : public GpuExecution {
     if (tma_)
       with_traits(args_.D, [&](auto k) {
         const ws::TmaTile kv = decode_kv_tile<decltype(k)>(args_);
-        maps_ = DecodeMaps{encode_map(p.dtype, args_.k, kv, "K", 256), encode_map(p.dtype, args_.v, kv, "V", 256)};
+        const int promote = mma_decode::decode_l2_promote(ctx.device);
+        maps_ = DecodeMaps{encode_map(p.dtype, args_.k, kv, "K", promote), encode_map(p.dtype, args_.v, kv, "V", promote)};
       });
   }
 

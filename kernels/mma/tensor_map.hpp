@@ -48,7 +48,8 @@ inline PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
 
 // Encodes one tensor map: 16-bit elements (FP8 tensors as pairs of bytes), the tile's swizzle,
 // out-of-bounds boxes filled with zeros (rows past S or Sk), L2 promotion of 128 bytes (CUTLASS's
-// default for its TMA copies) or 256 (`l2_promote`; mma-decode's stream, where every line is read once).
+// default for its TMA copies) or 256 (`l2_promote`; mma-decode's stream on cards where that pays:
+// fa_mma_decode_traits.hpp's decode_l2_promote).
 inline sm90::TensorMap encode_map(DType t, const uint16_t* base, const ws::TmaTile& g, const char* what,
                                   int l2_promote = 128) {
   if (const char* why = ws::tma_tile_problem(g))
