@@ -32,8 +32,9 @@ __global__ void __launch_bounds__(K::THREADS)
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   // The grid is (Hk, chunks, B): blocks start in that order, the kv heads of a chunk side by side.
   // At D=64 two heads' 128-byte rows share each 256-byte line that the stream's L2 promotion
-  // fetches where it is 256 bytes (decode_l2_promote); with the chunks first, a neighbour's half was often evicted before its block read it
-  // (H100, (1,32,8,1,131072,64): 278-290 MB read from DRAM for 268.5 MB of K and V).
+  // fetches where it is 256 bytes (decode_l2_promote); with the chunks first, a neighbour's half was
+  // often evicted before its block read it (H100, (1,32,8,1,131072,64): 278-290 MB read from DRAM
+  // for 268.5 MB of K and V).
   const int hk = blockIdx.x, chunk = blockIdx.y, b = blockIdx.z;
   const int group = a.H / a.Hk, rows = group * a.S;
   tile::SeqShape sh{};

@@ -293,8 +293,8 @@ TEST(GpuPaths, MmaPassesEveryWsHeadDimOnLongAndRaggedKeyRanges) {
 // kernel, causal and not, G 0 and 2, over 3001 keys (18-38 key tiles, non-causal, unsplit); at D =
 // 128 on each of its rows and launches too: a short non-causal problem run as a wave (the 128-key
 // short row, 16 tiles an item, items past the SMs) and a long causal one (the 176-key row); D = 64's
-// short row (128 query rows) on a short causal problem. The reference checks a sample of rows (tile boundaries included). Powers of two keep the scaled keys
-// exact.
+// short row (128 query rows) on a short causal problem. The reference checks a sample of rows (tile
+// boundaries included). Powers of two keep the scaled keys exact.
 TEST(GpuPaths, MmaWsRescalesWhenAScorePassesTheKeptMax) {
   REQUIRE_GPU();
   if (!gpus().ctx.device.has_wgmma_sm90a)
