@@ -377,7 +377,9 @@ constexpr bool wgmma8_rs_has_n(int N) { return N == 64 || N == 128 || N == 256; 
 // least kRegisterHeadroom. What ptxas needs (nvcc 13.0, the consumer budget lowered until it spills,
 // two consumers, 128-key rows): D=64 no spill at 168, D=96 at 184, D=128 at 200, D=256 at 240 but 20
 // bytes at 232: D=256 x 80 keys is at the budget's edge, a wider tile there spills. The rows with 32
-// left, D=64 192 x 128 at 160 and D=128 128 x 176 at 240, build without a spill.
+// left, D=64 192 x 128 at 160 and D=128 128 x 176 at 240, build without a spill in their one-item
+// instances (D=128's wave instances spill 36 bytes, since session 37's long causal waves; D=64's
+// short row, 128 x 128 at 240, spills in neither).
 constexpr int ws_fragment_registers(const WsTileRow& r) { return r.D / 2 + r.BN / 2 + r.BN * r.elem_bytes / 8; }
 constexpr int kRegisterHeadroom = 32;
 
