@@ -124,12 +124,12 @@ using Decode256 = DecodeTraits<256, 16, 4, 2>;
 // asks L2 for 1.25x the DRAM's sectors (ncu: L2 hit rate 26%, the second halves). On an H100
 // (3.35 TB/s) the 256-byte promotion was the faster, 3041-3048 GB/s against 3025-3028 with 128 and
 // 3026-3038 with none (the studies of 2026-11-25 and 2026-11-27). On an H200 (4.8 TB/s, the same L2)
-// that extra L2 traffic is the limit: ncu on (16,32,8,1,8192,128) bf16 read L2 throughput 90% and
-// DRAM 82% with 256 bytes, 93% and 93% with 128 (4.49 TB/s), and A/B (H200, 2026-11-30, session 40,
+// that extra L2 traffic is the limit: ncu on (16,32,8,1,8192,128) bf16 read L2 throughput 90-92% and
+// DRAM 82-86% with 256 bytes (two runs), 93% and 93% with 128 (4.49 TB/s), and A/B (H200, 2026-11-30, session 40,
 // ms, three rounds alternated, 256 -> 128): (16,32,8,1,8192,128) 0.1330-0.1332 -> 0.1201-0.1204,
 // (1,32,8,1,131072,128) 0.1354-0.1356 -> 0.1228-0.1229, (1,32,8,1,32768,128) 0.0389-0.0390 ->
 // 0.0368-0.0369; none as 128. The rule below against the build before it (next call, two rounds):
-// those rows -7.5%, -7.5%, -4.5%, D=64's (16,32,8,1,8192,64) bf16 0.0678-0.0680 -> 0.0645-0.0646 and
+// those rows -7.6%, -7.5%, -4.5%, D=64's (16,32,8,1,8192,64) bf16 0.0678-0.0680 -> 0.0645-0.0646 and
 // (1,32,8,1,131072,64) fp16 0.0716 -> 0.0671-0.0672, (8,32,8,4,16384,128) bf16 -6.8%; interleaved with
 // cuDNN (torch 2.11, three rounds) 1.012x, 1.034x, 1.049x, 1.143x, 1.044x (the first was 0.934x).
 // So 256 bytes only where DRAM's peak (peaks.hpp, from the device's bus and memory clock) is under

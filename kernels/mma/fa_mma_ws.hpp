@@ -25,7 +25,7 @@
 namespace fa::gpu {
 namespace {
 
-// The dispatch: calls f(WsTraits<R, ...>{}) for the table's row of (D, short_row: ws_short_row),
+// The dispatch: calls f(WsTraits<R, ...>{}) for the table's row of (D, short_row: ws_takes_short_row),
 // or returns false; R is D, or the wider row a padded D runs on (ws_run_d). It walks the multiples of
 // 8 up to 256 and instantiates kernels for the D the table has rows for (a second instance where the
 // short row differs, one more for each padded D, one more where an FP8 row has the V^T pre-pass and

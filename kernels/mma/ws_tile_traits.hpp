@@ -1,5 +1,5 @@
 // The tile table of mma's sm_90 kernel (mma_ws_fwd, kernels/mma/fa_mma_ws_sm90.hpp): per head dim
-// and element size, short or long (ws_short_row), and for FP8 the V^T pre-pass's instance or not,
+// and element size, short or long (ws_takes_short_row), and for FP8 the V^T pre-pass's instance or not,
 // the query rows a block (BM = 64 per consumer warpgroup), the keys a K/V tile (BN), the K/V ring's
 // stages and the consumer warpgroups. The table is the kernel's head-dim list: the dispatch
 // (kernels/mma/fa_mma_ws.hpp) and mma's use_ws (kernels/mma/fa_mma.hip) instantiate and pick exactly
@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "kernels/device/tile_range.hpp"
+#include "harness/conventions.hpp"
 
 namespace fa::ws {
 
@@ -257,9 +257,10 @@ constexpr bool same_row(const WsTileRow& a, const WsTileRow& b) {
          a.take_turns == b.take_turns && a.rescale_under_s == b.rescale_under_s &&
          a.long_causal_wave == b.long_causal_wave;
 }
-// Whether a problem takes its D's short row: causal and short enough that the diagonal tiles' masked
-// halves are a large share of the work, or not causal and short (the row comments above hold the
-// measurements). The kernel reads causal itself, so either row's instance runs either kind.
+// Whether a problem is short, the domain of the short rows (ws_takes_short_row below decides per D):
+// causal and short enough that the diagonal tiles' masked halves are a large share of the work, or
+// not causal and short (the row comments above hold the measurements). The kernel reads causal
+// itself, so either row's instance runs either kind.
 constexpr int64_t kWsLongCausal = 4096, kWsLongDense = 2048;
 constexpr bool ws_short_row(bool causal, int64_t S, int64_t Sk) {
   return causal ? S < kWsLongCausal || Sk < kWsLongCausal : S < kWsLongDense && Sk < kWsLongDense;
@@ -324,13 +325,15 @@ constexpr bool ws_short_row_differs(int D, int elem_bytes) {
   return !same_row(ws_tile_row(D, elem_bytes, true), ws_tile_row(D, elem_bytes, false));
 }
 // The query rows x keys that a row's blocks compute on a problem (G = 1): whole BM x BN tiles, their
-// padding rows and masked keys included, each block over the keys the kernel gives it
-// (tile_range.hpp's dense_block_split).
+// padding rows and masked keys included, each block over the keys its last row sees (what
+// tile_range.hpp's dense_block_split gives a block at G = 1; splits cut whole tiles, so G does not
+// change the count). In 64 bits, from the first block that sees a key: causal S > Sk leaves the
+// blocks before it none.
 inline int64_t ws_tile_area(const WsTileRow& r, bool causal, int64_t S, int64_t Sk) {
-  int64_t tiles = 0;
-  for (int64_t q0 = 0; q0 < S; q0 += r.BM) {
-    const KeyRange kr = gpu::tile::dense_block_split(int(S), int(Sk), causal, int(q0), r.BM, 0, 1, r.BN);
-    if (kr.end > kr.begin) tiles += (kr.end - kr.begin + r.BN - 1) / r.BN;
+  int64_t tiles = 0, q0 = causal && S > Sk ? (S - Sk) / r.BM * r.BM : 0;
+  for (; q0 < S; q0 += r.BM) {
+    const int64_t keys = visible_keys((q0 + r.BM < S ? q0 + r.BM : S) - 1, S, Sk, causal);
+    tiles += (keys + r.BN - 1) / r.BN;
   }
   return tiles * r.BM * r.BN;
 }

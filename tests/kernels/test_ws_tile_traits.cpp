@@ -178,6 +178,8 @@ TEST(WsTileTraits, TileAreaCountsWholeTilesOverEachBlocksKeys) {
   EXPECT_EQ(ws_tile_area(l, false, 512, 512), 3 * 192 * 512) << "padding rows 512-575 count";
   EXPECT_EQ(ws_tile_area(s, false, 512, 512), 4 * 128 * 512);
   EXPECT_EQ(ws_tile_area(l, true, 130, 64), 192 * 128) << "S > Sk: the block's last row sees all 64 keys";
+  EXPECT_EQ(ws_tile_area(s, true, int64_t(1) << 30, 1000), 128 * 128 * 36)
+      << "S >> Sk: only the last 8 blocks see keys, 104, 232, ..., 1000 of them: 1 + 2 + ... + 8 tiles";
   EXPECT_EQ(ws_tile_area(s, true, 130, 64), 128 * 128 * 2) << "rows 0-127 see up to key 62, rows 128-129 all 64";
   EXPECT_EQ(ws_tile_area(l, true, 100, 300), 192 * 384) << "S < Sk: the last row sees 300 keys, 3 tiles";
   EXPECT_EQ(ws_tile_area(s, true, 300, 100), 128 * 128 * 2) << "rows 0-199 see no key: the first block none";
@@ -224,7 +226,8 @@ TEST(WsTileTraits, CausalProblemsOfLongItemsTakeTheLptOrder) {
   EXPECT_FALSE(ws_lpt_order(false, 8192, 176, 0)) << "non-causal items cost alike";
   // The table's causal rows as the dispatch picks them: S = 2048 takes D = 128's short row (128 keys).
   EXPECT_TRUE(ws_lpt_order(true, 2048, ws_tile_row(128, 2, ws_short_row(true, 2048, 2048)).BN, 0));
-  EXPECT_FALSE(ws_lpt_order(true, 1024, ws_tile_row(64, 2).BN, 0)) << "(16,32,32,1024,1024,64) causal";
+  EXPECT_FALSE(ws_lpt_order(true, 1024, ws_tile_row(64, 2, ws_takes_short_row(64, 2, true, 1024, 1024)).BN, 0))
+      << "(16,32,32,1024,1024,64) causal";
 }
 
 TEST(WsTileTraits, OnlyShortProblemsTakeTheShortRow) {
@@ -337,7 +340,7 @@ TEST(WsTileTraits, LongCausalItemsRunAsAWaveOnlyOnTheRowsThatWonWithIt) {
 }
 
 // sweeps/edge.csv runs mma's causal wave (the counter's LPT order, ws_produce_wave) on a 132-SM card:
-// at D = 64 (three consumer warpgroups), at D = 256 (one Q stage) and where S > Sk leaves items with
+// at D = 64 on each of its rows (three consumer warpgroups, and the short row's two), at D = 256 (one Q stage) and where S > Sk leaves items with
 // no key tile, each at G = 0, and a split one.
 TEST(WsTileTraits, EdgeCsvRunsTheCausalWaveWithItemsThatHaveNoTile) {
   const fa::Sweep s = fa::load_sweep(std::string(FABENCH_SOURCE_DIR) + "/sweeps/edge.csv", fa::Overrides{});
