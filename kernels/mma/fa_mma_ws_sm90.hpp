@@ -68,6 +68,7 @@ struct WsTraits {
   static constexpr int LAZY = ROW.lazy_rescale_log2;     // the lazy rescale's threshold (softmax_rows)
   static constexpr bool TURNS = ROW.take_turns;          // the consumers take turns issuing (ws_pipeline.hpp)
   static constexpr bool RESCALE_UNDER_S = ROW.rescale_under_s;  // O's rescale between S's and P V's issues
+  static constexpr int TRIM = ROW.trim_keys / 8;         // column blocks of a trimmed masked tile (0: none)
   static constexpr bool FP8 = EB == 1, PAD = PAD_, PREPASS = PREPASS_;
   static constexpr bool TRANSPOSES = FP8 && !PREPASS;  // the producer's warps 1-3 transpose V in shared memory
   static constexpr int DE = D * EB / 2;                  // 16-bit columns a Q/K/V row
@@ -95,6 +96,7 @@ struct WsTraits {
   static_assert(SW > 0 && DE % BC == 0 && BN % (32 / EB) == 0 && STAGES >= 2, "tile shape");
   static_assert(!FP8 || (SWT > 0 && (D == 64 || D == 128 || D == 256) && BN % 32 == 0), "FP8 tile shape");
   static_assert(SMEM <= ws::kMaxDynamicSmem, "shared memory");
+  static_assert(ROW.trim_keys % 8 == 0 && ROW.trim_keys < BN, "a trimmed softmax is whole column blocks of the tile");
 };
 
 // The tensor maps, encoded on the host (kernels/mma/fa_mma_ws.hpp), read by the TMA in place: Q, K, V,
@@ -321,12 +323,25 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
   auto softmax = [&](int t) {  // S_t (landed) -> exp2 in place, row sums, alpha
     const int64_t kv0 = kr.begin + int64_t(t) * K::BN;
     if (kv0 + K::BN > no_mask_end) {  // causal diagonal or the range's last tile
+      int vis[2];
 #pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-        const int row = c.q0 + 64 * cw + frag::wgmma_m64nNk16_c(wt, 2 * hr).row;
-        mask_quad_row<K::BN / 8>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, lane,
-                                 tile::tile_cols_visible(a, row, kv0, kr.end, K::BN));
+      for (int hr = 0; hr < 2; ++hr)
+        vis[hr] = tile::tile_cols_visible(a, c.q0 + 64 * cw + frag::wgmma_m64nNk16_c(wt, 2 * hr).row, kv0, kr.end, K::BN);
+      if constexpr (K::TRIM > 0) {  // no lane of the warp sees a key past the first TRIM blocks
+        if (__reduce_max_sync(0xffffffffu, max(vis[0], vis[1])) <= 8 * K::TRIM) {
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr)
+            mask_quad_row<K::TRIM>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, lane, vis[hr]);
+#pragma unroll
+          for (int i = 4 * K::TRIM; i < K::BN / 2; ++i) s[i] = 0.f;  // P's columns past them: no key
+          rescale = softmax_quad_rows<K::TRIM, 2, K::POLY, K::LAZY>(
+              [&](int hr, int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, m, l, a.scale_log2, alpha);
+          return;
+        }
       }
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr)
+        mask_quad_row<K::BN / 8>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, lane, vis[hr]);
     }
     // Rows (thread % 32) / 4 (slots 4j, 4j + 1) and + 8 (4j + 2, 4j + 3); with the row's LAZY their
     // max is kept while no score of the tile passes it by 2^LAZY, and O is then not rescaled.

@@ -94,6 +94,24 @@ struct WsTileRow {
   // 0.201 -> 0.208-0.209, (2,16,16,4096,4096,256,1) bf16 0.407 -> 0.471 (one Q stage); FP8 D = 64,
   // D = 256 and D = 128's transposing instance (problems under its pre-pass threshold) unmeasured, off.
   bool long_causal_wave = false;
+  // A masked tile (the causal diagonal, a key range's last tile) in which no row of a consumer warp
+  // sees a key past the first trim_keys runs that warp's softmax over those keys alone, and P's
+  // columns past them are zeros (mma_ws_fwd's softmax: the same results bit for bit, the masked
+  // scores' exponentials being 0); 0: every tile's softmax is BN keys wide. One width a row: a second
+  // (a fully masked warp skipping its softmax, or 56 / 128 / 176 keys of 224) made ptxas spill 2.9-4.8 KB
+  // in the FP8 D = 128 instances. The FP8 rows take it, their softmax being most of a tile's time
+  // (docs/perf/2026-11-30-fp8-softmax-phase-clocks.md): 128 of D = 128's 224 keys, so that the last
+  // tile of every power-of-two key count from 1024 to 32768 is trimmed, and half of the 128-key rows.
+  // Measured (H200, session 41, .dev/c3.sh and c4.sh, e4m3, ms, three rounds alternated, fastest,
+  // off -> on): (1,32,8,8192,8192,128,causal) 0.6457 -> 0.6372-0.6377 (-1.3%), (2,16,16,8192,8192,128,
+  // causal) 0.6634 -> 0.6583 (-0.8%), (2,16,16,8192,8192,128) 1.2035 -> 1.1963-1.1997 (-0.3 to -0.6%),
+  // (4,16,16,4096,4096,128,causal) -0.3%, (16,16,16,1000,1000,128) (the transposing instance) 0.2308 ->
+  // 0.2253, (16,16,16,1024,1024,128,causal) -0.7%, (8,16,16,8192,8192,64) 3.827 -> 3.813,
+  // (2,16,16,8192,8192,64,causal) -0.1%; the bf16 kernels the same. Off where it lost (call 2, the
+  // half-width form on every row): the 16-bit rows 1-4.5% slower on every row measured, none of them
+  // trimming (ptxas's schedule of the larger kernel: (2,16,16,8192,8192,128) bf16 1.5444 -> 1.5869,
+  // (8,16,16,8192,8192,64) bf16 3.864 -> 4.038), and FP8 D = 256 (1,16,16,8192,8192,256) 0.9072 -> 0.9172.
+  int trim_keys = 0;
 };
 
 // fp16 and bf16 share rows (FA3 keys its table on the element size, not the type), and so do the
@@ -174,10 +192,15 @@ constexpr bool kWsFp8D256On = true;
 // -0.2%: 2048 rows a kv head kept.
 constexpr WsTileRow ws_fp8_row(int D, bool prepass = false) {
   switch (D) {
-    case 64: return {64, 1, 192, 128, 2, 3, 1, -1, 0, false, false};
+    case 64: {
+      WsTileRow r{64, 1, 192, 128, 2, 3, 1, -1, 0, false, false};
+      r.trim_keys = 64;
+      return r;
+    }
     case 128: {
       WsTileRow r{128, 1, 128, 128, 3, 2, 0, 0, kVtPrepassRowsD128, false};
-      if (prepass) r.BN = 224, r.long_causal_wave = true;  // the pre-pass instance: a wider tile, long waves
+      r.trim_keys = 64;
+      if (prepass) r.BN = 224, r.long_causal_wave = true, r.trim_keys = 128;  // the pre-pass instance: a wider tile, long waves
       return r;
     }
     case 256: return kWsFp8D256On ? kWsFp8D256Row : WsTileRow{};
@@ -255,7 +278,7 @@ constexpr bool same_row(const WsTileRow& a, const WsTileRow& b) {
          a.consumer_wgs == b.consumer_wgs && a.exp2_poly_of_8 == b.exp2_poly_of_8 &&
          a.lazy_rescale_log2 == b.lazy_rescale_log2 && a.vt_prepass_rows == b.vt_prepass_rows &&
          a.take_turns == b.take_turns && a.rescale_under_s == b.rescale_under_s &&
-         a.long_causal_wave == b.long_causal_wave;
+         a.long_causal_wave == b.long_causal_wave && a.trim_keys == b.trim_keys;
 }
 // Whether a problem is short, the domain of the short rows (ws_takes_short_row below decides per D):
 // causal and short enough that the diagonal tiles' masked halves are a large share of the work, or

@@ -261,6 +261,34 @@ TEST(WsTileTraits, OnlySixteenBitRowsKeepAStaleMax) {
   EXPECT_GE(kWsFp8D256Row.lazy_rescale_log2, -1);
 }
 
+// trim_keys: a trimmed softmax is whole column blocks short of its tile. The FP8 rows of D = 64 and
+// 128 take it; the 16-bit rows and FP8 D = 256 lost with it (ws_tile_traits.hpp's measurements), and
+// D = 128's pre-pass row trims the last tile of every power-of-two key count from 1024 to 32768.
+TEST(WsTileTraits, Fp8RowsTrimTheirMaskedTilesToWholeColumnBlocks) {
+  for (int D = 8; D <= 256; D += 8)
+    for (int eb : {1, 2})
+      for (bool sr : {false, true})
+        for (bool pp : {false, true}) {
+          const WsTileRow r = ws_tile_row(D, eb, sr, pp);
+          if (r.BM == 0) continue;
+          EXPECT_EQ(r.trim_keys % 8, 0) << "D " << D << ", " << eb << "-byte: column blocks of 8 keys";
+          EXPECT_TRUE(r.trim_keys >= 0 && r.trim_keys < r.BN) << "D " << D << ", " << eb << "-byte: shorter than BN";
+          if (eb == 2) EXPECT_EQ(r.trim_keys, 0) << "D " << D << ": the 16-bit rows lost with it";
+        }
+  EXPECT_EQ(kWsFp8D256Row.trim_keys, 0);
+  EXPECT_GT(ws_tile_row(64, 1).trim_keys, 0);
+  for (bool pp : {false, true}) EXPECT_GT(ws_tile_row(128, 1, false, pp).trim_keys, 0) << "pre-pass " << pp;
+  const WsTileRow pre = ws_tile_row(128, 1, false, true);
+  ASSERT_EQ(pre.BN, 224);
+  for (int64_t sk = 1024; sk <= 32768; sk *= 2) {
+    EXPECT_GT(sk % pre.BN, 0) << sk << " keys: a partial last tile";
+    EXPECT_LE(sk % pre.BN, pre.trim_keys) << sk << " keys: its last tile is trimmed";
+  }
+  WsTileRow untrimmed = ws_tile_row(128, 1);
+  untrimmed.trim_keys = 0;
+  EXPECT_FALSE(same_row(untrimmed, ws_tile_row(128, 1))) << "rows differing only there are different instances";
+}
+
 // sweeps/edge.csv runs the class of a bug the shipped sweeps once missed (a kernel that freed Q
 // before an item's last S = QK^T): mma's wave with one Q stage, non-causal 16-bit, D=128 and D=256,
 // G=0 and G=2, S a whole number of q tiles and not, each item two key tiles or more. The wave's
