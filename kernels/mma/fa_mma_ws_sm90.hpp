@@ -322,31 +322,35 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
   auto release_q = [&] { sm90::mbar_arrive(base + uint32_t(L.q_empty(ws::stage_of(qk, K::QSTAGES)))); };
   auto softmax = [&](int t) {  // S_t (landed) -> exp2 in place, row sums, alpha
     const int64_t kv0 = kr.begin + int64_t(t) * K::BN;
+    // Rows (thread % 32) / 4 (slots 4j, 4j + 1) and + 8 (4j + 2, 4j + 3); with the row's LAZY their
+    // max is kept while no score of the tile passes it by 2^LAZY, and O is then not rescaled. The
+    // softmax over the first NT column blocks: all of them, or a trimmed masked tile's.
+    auto at = [&](int hr, int j, int e) -> float& { return s[4 * j + 2 * hr + e]; };
+    auto softmax_blocks = [&](auto nt) {
+      rescale = softmax_quad_rows<decltype(nt)::value, 2, K::POLY, K::LAZY>(at, m, l, a.scale_log2, alpha);
+    };
     if (kv0 + K::BN > no_mask_end) {  // causal diagonal or the range's last tile
       int vis[2];
 #pragma unroll
       for (int hr = 0; hr < 2; ++hr)
         vis[hr] = tile::tile_cols_visible(a, c.q0 + 64 * cw + frag::wgmma_m64nNk16_c(wt, 2 * hr).row, kv0, kr.end, K::BN);
-      if constexpr (K::TRIM > 0) {  // no lane of the warp sees a key past the first TRIM blocks
-        if (__reduce_max_sync(0xffffffffu, max(vis[0], vis[1])) <= 8 * K::TRIM) {
+      auto mask_blocks = [&](auto nt) {
 #pragma unroll
-          for (int hr = 0; hr < 2; ++hr)
-            mask_quad_row<K::TRIM>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, lane, vis[hr]);
+        for (int hr = 0; hr < 2; ++hr)
+          mask_quad_row<decltype(nt)::value>([&](int j, int e) -> float& { return at(hr, j, e); }, lane, vis[hr]);
+      };
+      if constexpr (K::TRIM > 0) {  // no lane of the warp sees a key past the first TRIM blocks
+        if (__reduce_max_sync(0xffffffffu, vis[0] > vis[1] ? vis[0] : vis[1]) <= 8 * K::TRIM) {
+          mask_blocks(std::integral_constant<int, K::TRIM>{});
 #pragma unroll
           for (int i = 4 * K::TRIM; i < K::BN / 2; ++i) s[i] = 0.f;  // P's columns past them: no key
-          rescale = softmax_quad_rows<K::TRIM, 2, K::POLY, K::LAZY>(
-              [&](int hr, int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, m, l, a.scale_log2, alpha);
+          softmax_blocks(std::integral_constant<int, K::TRIM>{});
           return;
         }
       }
-#pragma unroll
-      for (int hr = 0; hr < 2; ++hr)
-        mask_quad_row<K::BN / 8>([&](int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, lane, vis[hr]);
+      mask_blocks(std::integral_constant<int, K::BN / 8>{});
     }
-    // Rows (thread % 32) / 4 (slots 4j, 4j + 1) and + 8 (4j + 2, 4j + 3); with the row's LAZY their
-    // max is kept while no score of the tile passes it by 2^LAZY, and O is then not rescaled.
-    rescale = softmax_quad_rows<K::BN / 8, 2, K::POLY, K::LAZY>(
-        [&](int hr, int j, int e) -> float& { return s[4 * j + 2 * hr + e]; }, m, l, a.scale_log2, alpha);
+    softmax_blocks(std::integral_constant<int, K::BN / 8>{});
   };
   // O *= alpha where the last softmax moved a row's max, before the next P V: with the row's
   // RESCALE_UNDER_S between the issues of S_t and P_{t-1} V_{t-1}, so that it runs under S_t (FA3's

@@ -102,15 +102,16 @@ struct WsTileRow {
   // in the FP8 D = 128 instances. The FP8 rows take it, their softmax being most of a tile's time
   // (docs/perf/2026-11-30-fp8-softmax-phase-clocks.md): 128 of D = 128's 224 keys, so that the last
   // tile of every power-of-two key count from 1024 to 32768 is trimmed, and half of the 128-key rows.
-  // Measured (H200, session 41, .dev/c3.sh and c4.sh, e4m3, ms, three rounds alternated, fastest,
-  // off -> on): (1,32,8,8192,8192,128,causal) 0.6457 -> 0.6372-0.6377 (-1.3%), (2,16,16,8192,8192,128,
-  // causal) 0.6634 -> 0.6583 (-0.8%), (2,16,16,8192,8192,128) 1.2035 -> 1.1963-1.1997 (-0.3 to -0.6%),
-  // (4,16,16,4096,4096,128,causal) -0.3%, (16,16,16,1000,1000,128) (the transposing instance) 0.2308 ->
-  // 0.2253, (16,16,16,1024,1024,128,causal) -0.7%, (8,16,16,8192,8192,64) 3.827 -> 3.813,
-  // (2,16,16,8192,8192,64,causal) -0.1%; the bf16 kernels the same. Off where it lost (call 2, the
-  // half-width form on every row): the 16-bit rows 1-4.5% slower on every row measured, none of them
-  // trimming (ptxas's schedule of the larger kernel: (2,16,16,8192,8192,128) bf16 1.5444 -> 1.5869,
-  // (8,16,16,8192,8192,64) bf16 3.864 -> 4.038), and FP8 D = 256 (1,16,16,8192,8192,256) 0.9072 -> 0.9172.
+  // Measured (H200, session 41, .dev/c3.sh, e4m3, ms, three rounds alternated, fastest, off -> on):
+  // (1,32,8,8192,8192,128,causal) 0.6457 -> 0.6377 (-1.2%), (2,16,16,8192,8192,128,causal) 0.6634 ->
+  // 0.6583 (-0.8%), (2,16,16,8192,8192,128) 1.2035 -> 1.1997 (-0.3%), (4,16,16,4096,4096,128,causal)
+  // -0.2%, (16,16,16,1024,1024,128,causal) (the transposing instance) -0.7%, (8,16,16,8192,8192,64)
+  // 3.8272 -> 3.8142 (-0.3%), (2,16,16,8192,8192,64,causal) -0.1%; in the same call FP8 D = 256, whose
+  // kernel did not change, moved -0.6%, and the bf16 kernels 0.0%. Off where it lost (call 2, half of
+  // every row's tile): the 16-bit rows 1.1-3.6% slower on every row measured, the non-causal ones
+  // with no tile trimmed (ptxas's schedule of the larger kernel: (2,16,16,8192,8192,128) bf16 1.5444
+  // -> 1.5869, (2,16,16,8192,8192,64,causal) bf16 0.5439 -> 0.5632), and FP8 D = 256
+  // (1,16,16,8192,8192,256) 0.9072 -> 0.9172, a row with no masked tile.
   int trim_keys = 0;
 };
 
