@@ -96,7 +96,8 @@ struct WsTraits {
   static_assert(SW > 0 && DE % BC == 0 && BN % (32 / EB) == 0 && STAGES >= 2, "tile shape");
   static_assert(!FP8 || (SWT > 0 && (D == 64 || D == 128 || D == 256) && BN % 32 == 0), "FP8 tile shape");
   static_assert(SMEM <= ws::kMaxDynamicSmem, "shared memory");
-  static_assert(ROW.trim_keys % 8 == 0 && ROW.trim_keys < BN, "a trimmed softmax is whole column blocks of the tile");
+  static_assert(ROW.trim_keys >= 0 && ROW.trim_keys % 8 == 0 && ROW.trim_keys < BN,
+                "a trimmed softmax is whole column blocks of the tile");
 };
 
 // The tensor maps, encoded on the host (kernels/mma/fa_mma_ws.hpp), read by the TMA in place: Q, K, V,
