@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "kernels/device/tile_range.hpp"
 #include "kernels/mma/ws_pipeline.hpp"
 
 using namespace fa::ws;
@@ -214,9 +215,13 @@ std::vector<Op> transposer_ops(int stages, const std::vector<int>& items, bool w
 // its issue to the wait that shows them done. With FP8 inputs the consumers read V^T (Kind::vt)
 // where they would read V. An issue is recorded as (warpgroup, the block's tile t of its S).
 // `turns`: the warpgroups take turns issuing (ws_tile_traits.hpp's take_turns: the 16-bit rows);
-// without (the FP8 rows) no named barrier is touched.
+// without (the FP8 rows) no named barrier is touched. `own` (the row's group_tiles, rows without
+// turns): the tiles of each item this warpgroup computes (ws_pipeline.hpp's group_tiles, at most the
+// item's); it releases the item's later tiles unread, each once its full barrier shows it landed
+// (`wait_unread` false drops those waits: the protocol broken, for the check that must catch it).
 std::vector<Op> consumer_ops(int cw, int wgs, int stages, const std::vector<int>& items, bool wave, bool fp8 = false,
-                             int q_stages = 1, bool turns = true) {
+                             int q_stages = 1, bool turns = true, const std::vector<int>* own = nullptr,
+                             bool wait_unread = true) {
   std::vector<Op> ops;
   const Kind vk = fp8 ? Kind::vt : Kind::v;
   auto wait_full = [&](Kind k, int t) { ops.push_back({Op::wait_mbar, k, stage_of(t, stages), t, 0, true, full_parity(t, stages)}); };
@@ -233,9 +238,16 @@ std::vector<Op> consumer_ops(int cw, int wgs, int stages, const std::vector<int>
       ops.push_back({Op::read_slot, Kind::slot, stage(Kind::q, qk), qk, cw});
     }
     if (qk == end) break;
-    const int n = items[size_t(qk)];
+    const int all = items[size_t(qk)], n = own ? (*own)[size_t(qk)] : all;
     if (n == 0) {
       if (wave) release(Kind::q, qk);
+      for (int t = 0; t < all; ++t) {  // tiles of the item past this warpgroup's keys
+        if (wait_unread) wait_full(Kind::k, tb + t);
+        release(Kind::k, tb + t);
+        if (wait_unread) wait_full(vk, tb + t);
+        release(vk, tb + t);
+      }
+      tb += all;
       continue;
     }
     ops.push_back({Op::wait_mbar, Kind::q, stage(Kind::q, qk), qk, 0, true, full_parity(qk, q_stages)});
@@ -268,7 +280,13 @@ std::vector<Op> consumer_ops(int cw, int wgs, int stages, const std::vector<int>
     read(Op::begin_read, vk, tb + n - 1);
     read(Op::end_read, vk, tb + n - 1);
     release(vk, tb + n - 1);
-    tb += n;
+    for (int t = n; t < all; ++t) {
+      if (wait_unread) wait_full(Kind::k, tb + t);
+      release(Kind::k, tb + t);
+      if (wait_unread) wait_full(vk, tb + t);
+      release(vk, tb + t);
+    }
+    tb += all;
   }
   return ops;
 }
@@ -350,10 +368,14 @@ struct Outcome {
 
 // The block's actors: the producer, then consumer warpgroups 0 .. wgs - 1 (and with FP8 inputs the
 // transposing warps), over the block's items (`items`: each one's tiles; a wave's where `wave`).
+// `own`: each warpgroup's own tiles of each item (consumer_ops), or every tile.
 std::vector<Actor> block_actors(std::vector<Op> producer, int wgs, int stages, const std::vector<int>& items, bool wave,
-                                bool fp8 = false, int q_stages = 1, bool turns = true) {
+                                bool fp8 = false, int q_stages = 1, bool turns = true,
+                                const std::vector<std::vector<int>>* own = nullptr, bool wait_unread = true) {
   std::vector<Actor> actors = {{std::move(producer)}};
-  for (int cw = 0; cw < wgs; ++cw) actors.push_back({consumer_ops(cw, wgs, stages, items, wave, fp8, q_stages, turns)});
+  for (int cw = 0; cw < wgs; ++cw)
+    actors.push_back({consumer_ops(cw, wgs, stages, items, wave, fp8, q_stages, turns, own ? &(*own)[size_t(cw)] : nullptr,
+                                   wait_unread)});
   if (fp8)
     for (int w = 0; w < kTransposeWarps; ++w) actors.push_back({transposer_ops(stages, items, wave, q_stages)});
   return actors;
@@ -579,6 +601,126 @@ TEST(WsPipeline, AWavesBlockRunsItsItemsWithoutDeadlockStaleTilesOrAStaleQ) {
     for (uint32_t seed = 1; seed <= 100; ++seed)
       for (bool turns : {false, true})
         ASSERT_EQ(run(2, 2, {3, 1, 4}, true, seed, /*fp8=*/true, q_stages, turns).error, "") << "FP8, seed " << seed;
+}
+
+// group_tiles against the tile counts worked by hand: the key tiles holding a key that a warpgroup's
+// last row sees (rows r see keys [0, r + Sk - S + 1) when causal), at most the item's.
+TEST(WsPipeline, AWarpgroupsOwnTilesEndAtTheLastTileItsRowsSee) {
+  const fa::KeyRange k192{0, 192}, k384{0, 384};
+  // FP8 D = 64's 192 x 128 block at q0 = 0 (its last row sees 192 keys: 2 tiles): rows 0-63 see 64
+  // keys (1 tile), 64-127 see 128 (1), 128-191 see 192 (2).
+  EXPECT_EQ(group_tiles(1024, 1024, true, 0, 0, k192, 128, 2), 1);
+  EXPECT_EQ(group_tiles(1024, 1024, true, 0, 1, k192, 128, 2), 1);
+  EXPECT_EQ(group_tiles(1024, 1024, true, 0, 2, k192, 128, 2), 2);
+  // At q0 = 192 (384 keys, 3 tiles): 256 keys (2), 320 (3), 384 (3).
+  EXPECT_EQ(group_tiles(1024, 1024, true, 192, 0, k384, 128, 3), 2);
+  EXPECT_EQ(group_tiles(1024, 1024, true, 192, 1, k384, 128, 3), 3);
+  EXPECT_EQ(group_tiles(1024, 1024, true, 192, 2, k384, 128, 3), 3);
+  // Not causal every row sees every key; the last q tile of S = 500 (q0 = 384) has warpgroup 2's rows
+  // (512-575) all past S: none.
+  EXPECT_EQ(group_tiles(500, 500, false, 384, 0, {0, 500}, 128, 4), 4);
+  EXPECT_EQ(group_tiles(500, 500, false, 384, 1, {0, 500}, 128, 4), 4);
+  EXPECT_EQ(group_tiles(500, 500, false, 384, 2, {0, 500}, 128, 4), 0);
+  // Causal with S > Sk (S = 900, Sk = 200: row r sees r - 699 keys): at q0 = 576 rows 576-639 see
+  // none, rows 704-767 see 68 (1 tile).
+  EXPECT_EQ(group_tiles(900, 200, true, 576, 0, {0, 68}, 128, 1), 0);
+  EXPECT_EQ(group_tiles(900, 200, true, 576, 2, {0, 68}, 128, 1), 1);
+  // A split's range [128, 256) of a block whose last row sees 384 keys: 256 keys seen is the whole
+  // split (1 tile), 99 keys none of it.
+  EXPECT_EQ(group_tiles(2048, 2048, true, 192, 0, {128, 256}, 128, 1), 1);
+  EXPECT_EQ(group_tiles(2048, 2048, true, 35, 0, {128, 256}, 128, 1), 0);
+  // D = 128's 224-key tiles under 128-row blocks, S = Sk = 8192: warpgroup 0 stops a tile early
+  // where a tile boundary falls between its last row and the block's, at 2 of every 7 q tiles
+  // (q0 = 128 j repeats every 7 mod 224), the figure ws_tile_traits.hpp's group_tiles comment quotes.
+  int early = 0;
+  for (int j = 0; j < 64; ++j) {
+    const int64_t q0 = 128 * j, keys = q0 + 128;
+    const int n = int((keys + 223) / 224);
+    const int own0 = group_tiles(8192, 8192, true, q0, 0, {0, keys}, 224, n);
+    EXPECT_EQ(group_tiles(8192, 8192, true, q0, 1, {0, keys}, 224, n), n);
+    EXPECT_TRUE(own0 == n || own0 == n - 1) << q0;
+    if (j < 63) early += own0 < n;
+  }
+  EXPECT_EQ(early, 18) << "2 of every 7 of the first 63 q tiles";
+}
+
+// The protocol needs the block's last warpgroup with a row below S to compute all of the item's tiles
+// (it waits for Q before releasing it, so Q's stage is never freed while its copy is in flight), and
+// no warpgroup to compute more: checked against the item's key range as the kernel takes it
+// (tile_range.hpp's dense_block_split) over causal and dense problems, S above and below Sk, splits.
+TEST(WsPipeline, TheLastWarpgroupWithARowComputesEveryTileOfTheItemAndNoneComputesMore) {
+  std::mt19937 rng(7);
+  for (int i = 0; i < 20000; ++i) {
+    const int wgs = 2 + int(rng() % 2), bm = 64 * wgs, bn = (rng() % 2) ? 128 : 224;
+    const int S = 1 + int(rng() % 3000), Sk = 1 + int(rng() % 3000), G = 1 + int(rng() % 4);
+    const bool causal = rng() % 2;
+    const int q0 = bm * int(rng() % uint32_t((S + bm - 1) / bm)), g = int(rng() % uint32_t(G));
+    const fa::KeyRange kr = fa::gpu::tile::dense_block_split(S, Sk, causal, q0, bm, g, G, bn);
+    const int ntiles = kr.end > kr.begin ? int((kr.end - kr.begin + bn - 1) / bn) : 0;
+    const int last = std::min(wgs, (S - q0 + 63) / 64) - 1;  // the last warpgroup with a row below S
+    for (int wg = 0; wg < wgs; ++wg) {
+      const int own = group_tiles(S, Sk, causal, q0, wg, kr, bn, ntiles);
+      ASSERT_TRUE(own >= 0 && own <= ntiles) << own;
+      if (wg == last) {
+        ASSERT_EQ(own, ntiles) << "S " << S << " Sk " << Sk << " causal " << causal << " q0 " << q0 << " split " << g << "/" << G;
+      } else if (wg > last) {
+        ASSERT_EQ(own, 0) << "rows all past S " << S << ": q0 " << q0 << ", warpgroup " << wg;
+      }
+    }
+  }
+}
+
+// The rows with group_tiles (no turns): a warpgroup that stops early releases the item's later tiles
+// unread, and the ring, Q's stages and the slots go on as before.
+TEST(WsPipeline, AWarpgroupThatStopsEarlyReleasesTheRestUnreadWithoutDeadlockOrAStaleTile) {
+  struct Case {
+    std::vector<int> items;
+    std::vector<std::vector<int>> own;  // a warpgroup's own tiles of each item
+  };
+  const Case cases[] = {{{5}, {{2}, {5}, {5}}},
+                        {{3}, {{0}, {1}, {3}}},
+                        {{3, 2, 4, 1, 0, 3}, {{2, 1, 3, 1, 0, 2}, {3, 2, 4, 1, 0, 3}, {3, 2, 4, 1, 0, 3}}},
+                        {{2, 2, 2, 2}, {{1, 1, 1, 1}, {1, 2, 1, 2}, {2, 2, 2, 2}}},
+                        {{4, 1, 6}, {{0, 0, 0}, {0, 1, 5}, {4, 1, 6}}}};
+  for (const Case& c : cases)
+    for (int wgs = 2; wgs <= kMaxConsumerWgs; ++wgs) {
+      std::vector<std::vector<int>> own(c.own.begin(), c.own.begin() + wgs);
+      own.back() = c.items;  // the last warpgroup computes every tile
+      for (bool wave : {false, true}) {
+        if (!wave && c.items.size() > 1) continue;
+        for (bool fp8 : {false, true})
+          for (int stages : {2, 3})
+            for (int q_stages : {1, 2})
+              for (uint32_t seed = 1; seed <= 100; ++seed) {
+                if (!wave && q_stages > 1) continue;
+                int total = 0;
+                for (int n : c.items) total += n;
+                Sim s(wgs, stages, total, fp8, q_stages);
+                const Outcome o = run_actors(s,
+                                             block_actors(producer_ops(stages, c.items, wave, q_stages), wgs, stages,
+                                                          c.items, wave, fp8, q_stages, /*turns=*/false, &own),
+                                             seed);
+                ASSERT_EQ(o.error, "") << wgs << " consumers, wave " << wave << ", FP8 " << fp8 << ", stages " << stages
+                                       << ", Q stages " << q_stages << ", items " << ::testing::PrintToString(c.items)
+                                       << ", own " << ::testing::PrintToString(own) << ", seed " << seed;
+              }
+      }
+    }
+}
+
+// Releasing a tile unread before it has landed can count toward the stage's previous phase, while
+// another warpgroup still reads the tile before: the TMA then overwrites it.
+TEST(WsPipeline, TheSimulationCatchesAWarpgroupThatReleasesATileUnreadBeforeItLands) {
+  const std::vector<int> items = {6};
+  const std::vector<std::vector<int>> own = {{1}, {6}};
+  int caught = 0;
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    Sim s(2, 2, 6);
+    std::vector<Actor> actors =
+        block_actors(producer_ops(2, items, false), 2, 2, items, false, false, 1, /*turns=*/false, &own, /*wait_unread=*/false);
+    caught += breaks_a_rule(s, actors, seed);
+  }
+  EXPECT_GT(caught, 0);
 }
 
 // Items without tiles (an empty split range) go through the slots like the others: published with a
