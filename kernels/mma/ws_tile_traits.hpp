@@ -113,6 +113,23 @@ struct WsTileRow {
   // -> 1.5869, (2,16,16,8192,8192,64,causal) bf16 0.5439 -> 0.5632), and FP8 D = 256
   // (1,16,16,8192,8192,256) 0.9072 -> 0.9172, a row with no masked tile.
   int trim_keys = 0;
+  // Each consumer warpgroup computes only the key tiles that hold a key its own rows see
+  // (ws_pipeline.hpp's group_tiles) and releases the rest unread, rather than every tile of the
+  // block's last row: a causal block's first warpgroups stop a tile or more early, and a warpgroup
+  // whose rows are all padding past S computes nothing. Rows without turns only (a turn counts every
+  // tile). On FP8 D = 64, whose 192-row blocks span 1.5 of its 128-key tiles: measured (H200, session
+  // 42, .dev/c4.sh, e4m3, ms, three rounds alternated, fastest, off -> on) (2,16,16,8192,8192,64,causal)
+  // 0.5313 -> 0.5174 (-2.6%), (4,16,16,4096,4096,64,causal) 0.3144 -> 0.2981 (-5.2%),
+  // (16,16,16,1024,1024,64,causal) 0.1242 -> 0.1125 (-9.4%), (32,16,16,512,512,64,causal) 0.0854 ->
+  // 0.0764 (-10.6%), (8,16,16,8192,8192,64) 3.8214 -> 3.7626 (-1.5%: its last q tile's third warpgroup
+  // is padding), but (16,16,16,1024,1024,64) 0.1602 -> 0.1625 (+1.4%, two warpgroups of padding in
+  // the last q tile; why was not measured). Off on D = 128's pre-pass row, where warpgroup 0 stops
+  // early in 2 of every 7 q tiles and the waves lost (.dev/c3.sh, the same rounds): the Llama-3 GQA
+  // causal row 0.6414 -> 0.6527 (+1.8%), (4,16,16,4096,4096,128,causal) +2.3%,
+  // (8,16,16,2048,2048,128,causal) +4.5%, (2,16,16,8192,8192,128,causal) 0.0%; why was not measured.
+  // First built with the count taken straight from the thread index, the FP8 rows ran 7-16% slower
+  // (ws_consume's comment says why). docs/perf/2026-11-30-fp8-d64-group-tiles.md.
+  bool group_tiles = false;
 };
 
 // fp16 and bf16 share rows (FA3 keys its table on the element size, not the type), and so do the
@@ -195,7 +212,7 @@ constexpr WsTileRow ws_fp8_row(int D, bool prepass = false) {
   switch (D) {
     case 64: {
       WsTileRow r{64, 1, 192, 128, 2, 3, 1, -1, 0, false, false};
-      r.trim_keys = 64;
+      r.trim_keys = 64, r.group_tiles = true;
       return r;
     }
     case 128: {
@@ -279,7 +296,7 @@ constexpr bool same_row(const WsTileRow& a, const WsTileRow& b) {
          a.consumer_wgs == b.consumer_wgs && a.exp2_poly_of_8 == b.exp2_poly_of_8 &&
          a.lazy_rescale_log2 == b.lazy_rescale_log2 && a.vt_prepass_rows == b.vt_prepass_rows &&
          a.take_turns == b.take_turns && a.rescale_under_s == b.rescale_under_s &&
-         a.long_causal_wave == b.long_causal_wave && a.trim_keys == b.trim_keys;
+         a.long_causal_wave == b.long_causal_wave && a.trim_keys == b.trim_keys && a.group_tiles == b.group_tiles;
 }
 // Whether a problem is short, the domain of the short rows (ws_takes_short_row below decides per D):
 // causal and short enough that the diagonal tiles' masked halves are a large share of the work, or

@@ -18,6 +18,21 @@
 
 using namespace fa::ws;
 
+namespace {
+// Every row of the table up to D = 256: each head dim's, in 16 bits and FP8, long and short, and the
+// FP8 pre-pass instance's; f(r, D, elem_bytes) for each that exists.
+template <typename F>
+void each_row(F&& f) {
+  for (int D = 8; D <= 256; D += 8)
+    for (int eb : {1, 2})
+      for (bool sr : {false, true})
+        for (bool pp : {false, true}) {
+          const WsTileRow r = ws_tile_row(D, eb, sr, pp);
+          if (r.BM > 0) f(r, D, eb);
+        }
+}
+}  // namespace
+
 TEST(WsTileTraits, TheTableCoversD64_96_128And256In16BitTypesAnd64_128_256InFp8) {
   std::vector<int> dims, fp8;
   for (int D = 8; D <= 512; D += 8) {
@@ -265,16 +280,11 @@ TEST(WsTileTraits, OnlySixteenBitRowsKeepAStaleMax) {
 // 128 take it; the 16-bit rows and FP8 D = 256 lost with it (ws_tile_traits.hpp's measurements), and
 // D = 128's pre-pass row trims the last tile of every power-of-two key count from 1024 to 32768.
 TEST(WsTileTraits, Fp8RowsTrimTheirMaskedTilesToWholeColumnBlocks) {
-  for (int D = 8; D <= 256; D += 8)
-    for (int eb : {1, 2})
-      for (bool sr : {false, true})
-        for (bool pp : {false, true}) {
-          const WsTileRow r = ws_tile_row(D, eb, sr, pp);
-          if (r.BM == 0) continue;
-          EXPECT_EQ(r.trim_keys % 8, 0) << "D " << D << ", " << eb << "-byte: column blocks of 8 keys";
-          EXPECT_TRUE(r.trim_keys >= 0 && r.trim_keys < r.BN) << "D " << D << ", " << eb << "-byte: shorter than BN";
-          if (eb == 2) EXPECT_EQ(r.trim_keys, 0) << "D " << D << ": the 16-bit rows lost with it";
-        }
+  each_row([](const WsTileRow& r, int D, int eb) {
+    EXPECT_EQ(r.trim_keys % 8, 0) << "D " << D << ", " << eb << "-byte: column blocks of 8 keys";
+    EXPECT_TRUE(r.trim_keys >= 0 && r.trim_keys < r.BN) << "D " << D << ", " << eb << "-byte: shorter than BN";
+    if (eb == 2) EXPECT_EQ(r.trim_keys, 0) << "D " << D << ": the 16-bit rows lost with it";
+  });
   EXPECT_EQ(kWsFp8D256Row.trim_keys, 0);
   EXPECT_GT(ws_tile_row(64, 1).trim_keys, 0);
   for (bool pp : {false, true}) EXPECT_GT(ws_tile_row(128, 1, false, pp).trim_keys, 0) << "pre-pass " << pp;
@@ -287,6 +297,23 @@ TEST(WsTileTraits, Fp8RowsTrimTheirMaskedTilesToWholeColumnBlocks) {
   WsTileRow untrimmed = ws_tile_row(128, 1);
   untrimmed.trim_keys = 0;
   EXPECT_FALSE(same_row(untrimmed, ws_tile_row(128, 1))) << "rows differing only there are different instances";
+}
+
+// group_tiles (each warpgroup's own tiles) is a row's choice, measured: on where the rows take no turns
+// (a turn counts every tile of the item, and the kernel's static_assert refuses the pair), on FP8
+// D = 64, whose 192-row blocks span one and a half key tiles, off on D = 128's pre-pass row (its
+// waves lost) and, being a row's, part of what makes two rows one instance.
+TEST(WsTileTraits, OnlyRowsWithoutTurnsComputeEachWarpgroupsOwnTiles) {
+  each_row([](const WsTileRow& r, int D, int eb) {
+    if (r.group_tiles) EXPECT_FALSE(r.take_turns) << "D " << D << ", " << eb << "-byte";
+  });
+  EXPECT_TRUE(ws_tile_row(64, 1).group_tiles);
+  EXPECT_GT(ws_tile_row(64, 1).BM, ws_tile_row(64, 1).BN) << "a block's rows span more than one key tile";
+  EXPECT_FALSE(ws_tile_row(128, 1, false, true).group_tiles) << "the pre-pass row's waves lost with it";
+  EXPECT_FALSE(ws_tile_row(64, 2).group_tiles) << "the 16-bit rows take turns";
+  WsTileRow all = ws_tile_row(64, 1);
+  all.group_tiles = false;
+  EXPECT_FALSE(same_row(all, ws_tile_row(64, 1))) << "rows differing only there are different instances";
 }
 
 // sweeps/edge.csv runs the class of a bug the shipped sweeps once missed (a kernel that freed Q
