@@ -90,16 +90,16 @@ FA_HD constexpr Load producer_load(int i, int ntiles) {
 
 // ---- a consumer warpgroup's own tiles ---------------------------------------------------------
 // Consumer warpgroup wg holds the block's rows [q0 + 64 wg, q0 + 64 wg + 64). The item's key range kr
-// (ntiles tiles of bn keys) is the block's last row's; in a causal block the first warpgroups' rows
-// see fewer keys, and where a tile boundary falls between them their last tiles hold no key of
-// their rows (FP8 D = 64's 192-row blocks over 128-key tiles: warpgroup 0 in every q tile and 1 in every other, S = Sk; D = 128's
-// 224-key tiles under 128-row blocks: warpgroup 0 in 2 of every 7). With the row's group_tiles
-// (ws_tile_traits.hpp) a warpgroup computes the tiles up to the last that holds a key one of its rows
-// sees (none where its rows are all padding past S) and releases the rest unread, each once it has
-// landed: then the stage's previous phase is complete, and the arrival counts toward this tile's
-// (before, it could complete the previous phase while another warpgroup still reads that tile).
-// The block's last warpgroup with a row below S computes every tile, so Q's stage is never released
-// before its copy has landed.
+// (ntiles tiles of bn keys) is the block's last row's, or a split of it; in a causal block the first
+// warpgroups' rows see fewer keys, and where a tile boundary falls between them their last tiles hold
+// no key of their rows (with S = Sk: FP8 D = 64's 192-row blocks over 128-key tiles, warpgroup 0 in
+// every whole q tile and 1 in every other; D = 128's 224-key tiles under 128-row blocks, warpgroup 0
+// in 2 of every 7). With the row's group_tiles (ws_tile_traits.hpp) a warpgroup computes the tiles up
+// to the last that holds a key one of its rows sees (none where its rows are all padding past S) and
+// releases the rest unread, each once it has landed: then the stage's previous phase is complete, and
+// the arrival counts toward this tile's (before, it could complete the previous phase while another
+// warpgroup still reads that tile). The block's last warpgroup with a row below S computes every
+// tile, so Q's stage is never released before its copy has landed.
 FA_HD inline int group_tiles(int64_t S, int64_t Sk, bool causal, int64_t q0, int wg, KeyRange kr, int bn, int ntiles) {
   const int64_t first = q0 + 64 * int64_t(wg), last = first + 63 < S ? first + 63 : S - 1;
   if (last < first) return 0;

@@ -121,7 +121,7 @@ struct WsTileRow {
   // 42, .dev/c4.sh, e4m3, ms, three rounds alternated, fastest, off -> on) (2,16,16,8192,8192,64,causal)
   // 0.5313 -> 0.5174 (-2.6%), (4,16,16,4096,4096,64,causal) 0.3144 -> 0.2981 (-5.2%),
   // (16,16,16,1024,1024,64,causal) 0.1242 -> 0.1125 (-9.4%), (32,16,16,512,512,64,causal) 0.0854 ->
-  // 0.0764 (-10.6%), (8,16,16,8192,8192,64) 3.8214 -> 3.7626 (-1.5%: its last q tile's third warpgroup
+  // 0.0764 (-10.5%), (8,16,16,8192,8192,64) 3.8214 -> 3.7626 (-1.5%: its last q tile's third warpgroup
   // is padding), but (16,16,16,1024,1024,64) 0.1602 -> 0.1625 (+1.4%, two warpgroups of padding in
   // the last q tile; why was not measured). Off on D = 128's pre-pass row, where warpgroup 0 stops
   // early in 2 of every 7 q tiles and the waves lost (.dev/c3.sh, the same rounds): the Llama-3 GQA

@@ -644,11 +644,13 @@ TEST(WsPipeline, AWarpgroupsOwnTilesEndAtTheLastTileItsRowsSee) {
   EXPECT_EQ(early, 18) << "2 of every 7 of the first 63 q tiles";
 }
 
-// The protocol needs the block's last warpgroup with a row below S to compute all of the item's tiles
-// (it waits for Q before releasing it, so Q's stage is never freed while its copy is in flight), and
-// no warpgroup to compute more: checked against the item's key range as the kernel takes it
-// (tile_range.hpp's dense_block_split) over causal and dense problems, S above and below Sk, splits.
-TEST(WsPipeline, TheLastWarpgroupWithARowComputesEveryTileOfTheItemAndNoneComputesMore) {
+// Against each of the warpgroup's rows one by one (harness/conventions.hpp's visible_keys), over the
+// item's key range as the kernel takes it (tile_range.hpp's dense_block_split), on causal and dense
+// problems, S above and below Sk, splits: a warpgroup's tiles hold every key one of its rows below S
+// sees, and its last tile holds at least one (none where it sees none). The protocol also needs the
+// block's last warpgroup with a row below S to compute every tile of the item: it waits for Q before
+// releasing it, so Q's stage is never freed while its copy is in flight.
+TEST(WsPipeline, AWarpgroupsOwnTilesHoldEveryKeyItsRowsSeeAndEndAtTheLastThatHoldsOne) {
   std::mt19937 rng(7);
   for (int i = 0; i < 20000; ++i) {
     const int wgs = 2 + int(rng() % 2), bm = 64 * wgs, bn = (rng() % 2) ? 128 : 224;
@@ -660,11 +662,19 @@ TEST(WsPipeline, TheLastWarpgroupWithARowComputesEveryTileOfTheItemAndNoneComput
     const int last = std::min(wgs, (S - q0 + 63) / 64) - 1;  // the last warpgroup with a row below S
     for (int wg = 0; wg < wgs; ++wg) {
       const int own = group_tiles(S, Sk, causal, q0, wg, kr, bn, ntiles);
-      ASSERT_TRUE(own >= 0 && own <= ntiles) << own;
+      int64_t seen_end = kr.begin;  // past the last key of the range one of its rows sees
+      for (int r = q0 + 64 * wg; r < std::min(q0 + 64 * wg + 64, S); ++r)
+        seen_end = std::max(seen_end, std::min(fa::visible_keys(r, S, Sk, causal), kr.end));
+      const std::string at = "S " + std::to_string(S) + " Sk " + std::to_string(Sk) + " causal " +
+                             std::to_string(causal) + " q0 " + std::to_string(q0) + " warpgroup " + std::to_string(wg) +
+                             " split " + std::to_string(g) + "/" + std::to_string(G);
+      ASSERT_TRUE(own >= 0 && own <= ntiles) << own << ", " << at;
+      ASSERT_LE(seen_end, kr.begin + int64_t(own) * bn) << "a key its rows see lies past its tiles: " << at;
+      if (own > 0) {
+        ASSERT_GT(seen_end, kr.begin + int64_t(own - 1) * bn) << "its last tile holds no key it sees: " << at;
+      }
       if (wg == last) {
-        ASSERT_EQ(own, ntiles) << "S " << S << " Sk " << Sk << " causal " << causal << " q0 " << q0 << " split " << g << "/" << G;
-      } else if (wg > last) {
-        ASSERT_EQ(own, 0) << "rows all past S " << S << ": q0 " << q0 << ", warpgroup " << wg;
+        ASSERT_EQ(own, ntiles) << at;
       }
     }
   }
