@@ -441,8 +441,9 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
     release(v_free(vs));
   }
   // The item's tiles past this warpgroup's keys, each released once it has landed (ws_pipeline.hpp's
-  // group_tiles says why then). Their count is recounted from the range as ws_work counts it, so that
-  // ntiles need not stay live through the loop (the build measured).
+  // group_tiles says why then). Their count is recounted from the range as ws_work counts it rather
+  // than kept in ntiles through the loop; the two forms ran alike (session 42's calls 1-2, both with
+  // the non-uniform bound), and the recount is the form measured since.
   const int all = K::GROUP_TILES && kr.end > kr.begin ? int((kr.end - kr.begin + K::BN - 1) / K::BN) : nt;
   for (int t = nt; t < all; ++t) {
     const int st = ws::stage_of(tb + t, K::STAGES);
