@@ -231,6 +231,14 @@ std::vector<Op> consumer_ops(int cw, int wgs, int stages, const std::vector<int>
     for (int w = 0; w < 4; ++w) ops.push_back({Op::arrive_mbar, k, stage(k, t), t, 0, false});
   };
   auto read = [&](Op::Type ty, Kind k, int t) { ops.push_back({ty, k, stage(k, t), t}); };
+  auto release_unread = [&](int from, int to) {  // tiles [from, to) of the block, past this warpgroup's keys
+    for (int t = from; t < to; ++t) {
+      if (!(drop_unread_waits & 1)) wait_full(Kind::k, t);
+      release(Kind::k, t);
+      if (!(drop_unread_waits & 2)) wait_full(vk, t);
+      release(vk, t);
+    }
+  };
   const int end = int(items.size());
   int tb = 0;
   for (int qk = 0; qk <= end; ++qk) {
@@ -242,12 +250,7 @@ std::vector<Op> consumer_ops(int cw, int wgs, int stages, const std::vector<int>
     const int all = items[size_t(qk)], n = own ? (*own)[size_t(qk)] : all;
     if (n == 0) {
       if (wave) release(Kind::q, qk);
-      for (int t = 0; t < all; ++t) {  // tiles of the item past this warpgroup's keys
-        if (!(drop_unread_waits & 1)) wait_full(Kind::k, tb + t);
-        release(Kind::k, tb + t);
-        if (!(drop_unread_waits & 2)) wait_full(vk, tb + t);
-        release(vk, tb + t);
-      }
+      release_unread(tb, tb + all);
       tb += all;
       continue;
     }
@@ -281,12 +284,7 @@ std::vector<Op> consumer_ops(int cw, int wgs, int stages, const std::vector<int>
     read(Op::begin_read, vk, tb + n - 1);
     read(Op::end_read, vk, tb + n - 1);
     release(vk, tb + n - 1);
-    for (int t = n; t < all; ++t) {
-      if (!(drop_unread_waits & 1)) wait_full(Kind::k, tb + t);
-      release(Kind::k, tb + t);
-      if (!(drop_unread_waits & 2)) wait_full(vk, tb + t);
-      release(vk, tb + t);
-    }
+    release_unread(tb + n, tb + all);
     tb += all;
   }
   return ops;
