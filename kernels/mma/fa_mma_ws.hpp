@@ -137,10 +137,13 @@ ws::TmaTile o_tile(const AttnArgs& a) {
 // 0.280, (32,16,16,512,512,64) fp16 0.1155-0.1158 -> 0.0868-0.0869, (16,32,32,1024,1024,64) bf16 0.294
 // -> 0.246, (32,32,8,1024,1024,128) bf16 0.664-0.665 -> 0.530, (32,16,16,1024,1024,128) e4m3 0.369 ->
 // 0.285-0.286; (4,16,16,2048,2048,128,1) bf16 0.136 -> 0.129, (4,32,32,2048,2048,96,1) fp16 0.2317 ->
-// 0.2225-0.2226; the non-causal waves and the one-item rows within 0.8%. Long non-causal items stay one
-// a block: there the prologue is a small share, and a static wave splits the items evenly where the
-// hardware's block scheduler hands more to the SMs that run faster (a first build with every non-causal
-// row in a wave read the long D=64 rows 2-4% lower, against another call's numbers). Long causal items
+// 0.2225-0.2226; the non-causal waves and the one-item rows within 0.8%. Long non-causal items (more
+// than 16 key tiles) run as a wave only up to their row's dense_wave_tiles, and from the counter: a
+// static wave splits the items evenly where the hardware's block scheduler hands more to the SMs that
+// run faster (a first build with every non-causal row in a static wave read the long D=64 rows 2-4%
+// lower, against another call's numbers; in session 43 the counter won on the 4k rows and FP8 D = 256's
+// 8k row where the static wave lost or won less, and both lost on the 8k D = 64 and D = 128 rows and at
+// D = 96: ws_tile_traits.hpp's dense_wave_tiles has the figures). Long causal items
 // run as a wave on the rows whose long_causal_wave says so, up to kWsLongWaveTiles (ws_tile_traits.hpp:
 // that field holds the measurements, sessions 35 and 37: 1.5-7.5% on D = 128's GQA, 3k-4k and FP8 rows,
 // a loss at D = 96 and 256). A causal grid's blocks take their items in FA3's LPT order too (make_maps'
@@ -160,7 +163,8 @@ bool ws_wave(const AttnArgs& a, int sms) {
 }
 
 // V's map: V itself, or (K::PREPASS) the pre-pass's V^T in `vt` (vt_keys(Sk) bytes a row). The items'
-// order: LPT for causal waves (their counter `sched`, two ints kept zero between launches) and for
+// order: LPT for the waves that take their items from the counter `sched` (two ints kept zero between
+// launches: causal waves and long non-causal ones, ws_tile_traits.hpp's ws_wave_from_counter) and for
 // causal grids of long items (ws_lpt_order); the grid's order elsewhere.
 template <typename K>
 WsMaps make_maps(const AttnArgs& a, DType t, int sms, int* sched, const void* vt = nullptr) {
@@ -169,7 +173,7 @@ WsMaps make_maps(const AttnArgs& a, DType t, int sms, int* sched, const void* vt
                  : encode_map(t, a.v, kv_tile<K>(a), "V");
   const int nq = int((a.S + K::BM - 1) / K::BM);
   const int64_t hb = int64_t(a.H) * a.B * (a.G > 1 ? a.G : 1);
-  const bool dynamic = a.causal && ws_wave<K>(a, sms);
+  const bool dynamic = ws::ws_wave_from_counter(K::ROW, a.S, a.Sk, a.H, a.B, a.G, a.causal, sms);
   return WsMaps{encode_map(t, a.q, q_tile<K>(a), "Q"), encode_map(t, a.k, kv_tile<K>(a), "K"), v,
                 K::tma_stores_o(a.G) ? encode_map(t, a.o, o_tile<K>(a), "O") : sm90::TensorMap{},
                 tile::item_divs(a, nq),

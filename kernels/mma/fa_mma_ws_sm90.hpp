@@ -110,8 +110,9 @@ struct WsTraits {
 struct WsMaps {
   sm90::TensorMap q, k, v, o;
   tile::ItemDivs divs;  // a wave's item decoding (block_coords_at)
-  tile::LptOrder lpt;   // causal: the items' order, LPT (block_coords_lpt, lpt_coords), where the host takes it
-  int* sched;           // a causal wave: two ints, zero between launches (the next item's counter, the blocks done)
+  tile::LptOrder lpt;   // the items' order, LPT (block_coords_lpt, lpt_coords), where the host takes it
+  int* sched;           // a wave with a counter (ws_wave_from_counter): two ints, zero between launches
+                        // (the next item's counter, the blocks done)
 };
 
 #if FA_HAS_WGMMA_SM90
@@ -175,8 +176,8 @@ __device__ inline void ws_drain(uint32_t base, int tiles, int last_q, int items)
 }
 
 // A wave's producer (ws_pipeline.hpp's "a wave's items"): it takes the block's items one by one,
-// from blockIdx.x on, the next one every gridDim.x-th, or with maps.sched (causal waves) the next
-// one the counter hands out (FA3's DynamicPersistentTileScheduler: a block takes the longest item
+// from blockIdx.x on, the next one every gridDim.x-th, or with maps.sched (causal and long non-causal
+// waves) the next one the counter hands out (FA3's DynamicPersistentTileScheduler: a block takes the longest item
 // left when it is free; its first is blockIdx.x, then atomicAdd + gridDim.x). Each is decoded
 // before the wait for its stage, published in the stage's slot, then loaded (ws_produce); the end
 // (ntiles -1) once every copy has landed (ws_drain). The counter is zero when a launch starts: the

@@ -130,6 +130,27 @@ struct WsTileRow {
   // First built with the count taken straight from the thread index, the FP8 rows ran 7-16% slower
   // (ws_consume's comment says why). docs/perf/2026-11-30-fp8-d64-group-tiles.md.
   bool group_tiles = false;
+  // Non-causal problems whose items hold more than kWsPersistentTiles key tiles and at most this many
+  // run as one wave too (ws_launch_wave below), their items from the counter as a causal wave's
+  // (ws_wave_from_counter): a block loads its next item's Q and first K/V tiles under its last one's
+  // tail, where one-item blocks paid a prologue and an epilogue each; 0: such problems stay one-item
+  // grids. Measured (H200, session 43, .dev/c2.sh, ms, rounds alternated, fastest, one-item grid ->
+  // wave; `static`: the items in turn, every gridDim.x-th, `counter`: from the counter):
+  // (4,16,16,4096,4096,128) e4m3 (19 tiles of 224) 0.6837 -> static 0.6617, counter 0.6577 (-3.8%), bf16
+  // (24 of 176) 0.8300 -> 0.8179 / 0.8215 (-1.0%), (8,16,16,4096,4096,64) (32 of 128) e4m3 1.0199 ->
+  // static 1.0317 (+1.2%), counter 1.0051 (-1.5%), bf16 1.0613 -> 1.0418 / 1.0383 (-2.2%),
+  // (1,16,16,8192,8192,256) e4m3 (64 of 128) 0.9005 -> 0.8827 / 0.8852 (-1.7%). Lost, so the rows'
+  // caps leave them one-item grids: (2,16,16,8192,8192,128) e4m3 (37 of 224) 1.1981 -> 1.2133 / 1.2041
+  // (+0.5%), bf16 (47 of 176) 1.5365 -> 1.5520 / 1.5573 (+1.0-1.4%), (8,16,16,8192,8192,64) e4m3 (64 of
+  // 128) 3.7949 -> 3.8107 / 3.8004 (+0.1-0.4%), and D = 96's row at any length (D = 80 padded:
+  // (1,32,32,4096,4096,80) fp16, 32 tiles, 0.3532 -> 0.3653 / 0.3669, +3.4-3.9%; (2,16,16,8192,8192,80)
+  // bf16 1.3165 -> 1.3894-1.3988, +5.5-6.3%). 16-bit D = 256 (103 tiles at 8k) and FP8 D = 128's
+  // transposing row (problems of fewer than 2048 query rows a kv head) unmeasured, 0. The rule as
+  // landed, in a later call (.dev/c3.sh, two rounds, fastest): (4,16,16,4096,4096,128) e4m3 0.6767 ->
+  // 0.6545 (-3.3%), bf16 0.8421 -> 0.8239 (-2.2%), (8,16,16,4096,4096,64) e4m3 1.0134 -> 1.0039 (-0.9%),
+  // bf16 1.0554 -> 1.0371 (-1.7%), (1,16,16,8192,8192,256) e4m3 0.9101 -> 0.8891 (-2.3%); the 8k D = 128
+  // rows, whose launch did not change, e4m3 1.1922 -> 1.1975, bf16 1.5623 -> 1.5608.
+  int dense_wave_tiles = 0;
 };
 
 // fp16 and bf16 share rows (FA3 keys its table on the element size, not the type), and so do the
@@ -212,16 +233,22 @@ constexpr WsTileRow ws_fp8_row(int D, bool prepass = false) {
   switch (D) {
     case 64: {
       WsTileRow r{64, 1, 192, 128, 2, 3, 1, -1, 0, false, false};
-      r.trim_keys = 64, r.group_tiles = true;
+      r.trim_keys = 64, r.group_tiles = true, r.dense_wave_tiles = 32;
       return r;
     }
     case 128: {
       WsTileRow r{128, 1, 128, 128, 3, 2, 0, 0, kVtPrepassRowsD128, false};
       r.trim_keys = 64;
-      if (prepass) r.BN = 224, r.long_causal_wave = true, r.trim_keys = 128;  // the pre-pass instance: a wider tile, long waves
+      if (prepass)  // the pre-pass instance: a wider tile, long waves
+        r.BN = 224, r.long_causal_wave = true, r.trim_keys = 128, r.dense_wave_tiles = 32;
       return r;
     }
-    case 256: return kWsFp8D256On ? kWsFp8D256Row : WsTileRow{};
+    case 256: {
+      if (!kWsFp8D256On) return {};
+      WsTileRow r = kWsFp8D256Row;
+      r.dense_wave_tiles = 64;
+      return r;
+    }
     default: return {};
   }
 }
@@ -237,9 +264,12 @@ constexpr WsTileRow ws_tile_row(int D, int elem_bytes, bool short_row = false, b
     // the tensor pipe 44% busy: 64-wide GEMMs leave too little matrix work per softmax for two.
     // The short row, two warpgroups on 128 x 128, for short causal problems where 192-row blocks
     // compute much padding and masked area (ws_takes_short_row below has the rule and the measurements).
-    case 64:
-      return short_row ? WsTileRow{64, 2, 128, 128, 2, 2, 0, 8, 0, true, true, true}
-                       : WsTileRow{64, 2, 192, 128, 2, 3, 0, 8, 0, true, true, true};
+    case 64: {
+      if (short_row) return WsTileRow{64, 2, 128, 128, 2, 2, 0, 8, 0, true, true, true};
+      WsTileRow r{64, 2, 192, 128, 2, 3, 0, 8, 0, true, true, true};
+      r.dense_wave_tiles = 32;
+      return r;
+    }
     // FA3: 192 x 144 with P through shared memory (SS); here two warpgroups, P in registers, and the
     // 64-byte swizzle (96 is not a multiple of 64: ws_layout.hpp). Causal 364 (mma.sync 248; 243/334).
     case 96: return {96, 2, 128, 128, 2, 2};
@@ -258,9 +288,12 @@ constexpr WsTileRow ws_tile_row(int D, int elem_bytes, bool short_row = false, b
     // bf16 0.5005 -> 0.4339; interleaved with cuDNN, the 128-key build ran them at 1.205x and 1.076x
     // (the 176-key one at 1.011x and 0.882x). So non-causal problems under 2048 queries and keys take
     // the 128-key row. Between 2048 and 8192 it is unmeasured.
-    case 128:
-      return short_row ? WsTileRow{128, 2, 128, 128, 2, 2, 0, 8, 0, true, true, true}
-                       : WsTileRow{128, 2, 128, 176, 2, 2, 0, 8, 0, true, true, true};
+    case 128: {
+      if (short_row) return WsTileRow{128, 2, 128, 128, 2, 2, 0, 8, 0, true, true, true};
+      WsTileRow r{128, 2, 128, 176, 2, 2, 0, 8, 0, true, true, true};
+      r.dense_wave_tiles = 32;
+      return r;
+    }
     // FA3: 128 x 80 ("hits the limit of smem"): 64 KB of Q and 2 x 2 x 40 KB of K/V. Causal 555
     // (mma.sync 230; 269/549).
     case 256: return {256, 2, 128, 80, 2, 2, 0, 8, 0, true, false};
@@ -296,7 +329,8 @@ constexpr bool same_row(const WsTileRow& a, const WsTileRow& b) {
          a.consumer_wgs == b.consumer_wgs && a.exp2_poly_of_8 == b.exp2_poly_of_8 &&
          a.lazy_rescale_log2 == b.lazy_rescale_log2 && a.vt_prepass_rows == b.vt_prepass_rows &&
          a.take_turns == b.take_turns && a.rescale_under_s == b.rescale_under_s &&
-         a.long_causal_wave == b.long_causal_wave && a.trim_keys == b.trim_keys && a.group_tiles == b.group_tiles;
+         a.long_causal_wave == b.long_causal_wave && a.trim_keys == b.trim_keys && a.group_tiles == b.group_tiles &&
+         a.dense_wave_tiles == b.dense_wave_tiles;
 }
 // Whether a problem is short, the domain of the short rows (ws_takes_short_row below decides per D):
 // causal and short enough that the diagonal tiles' masked halves are a large share of the work, or
@@ -337,11 +371,19 @@ constexpr int64_t ws_items(int64_t S, int64_t H, int64_t B, int splits, int BM) 
 // item: short items (at most kWsPersistentTiles key tiles) or, with `long_items` (a causal problem on a
 // row with long_causal_wave: ws_long_wave), items of up to kWsLongWaveTiles; more of them than SMs; and
 // indices that stay ints past the counter's last answers (a causal wave's atomicAdd + gridDim.x).
-// fa_mma_ws.hpp's launch comment and the row's field hold the measurements.
+// fa_mma_ws.hpp's launch comment and the row's field hold the measurements. Long non-causal items
+// are ws_dense_wave's (the row's dense_wave_tiles).
 constexpr int64_t kWsPersistentTiles = 16, kWsLongWaveTiles = 48;
+constexpr bool ws_wave_items_fit(int64_t items, int64_t sms) { return items > sms && items <= INT32_MAX - sms; }
 constexpr bool ws_wave(int64_t items, int64_t item_tiles, int64_t sms, bool long_items = false) {
-  return (item_tiles <= kWsPersistentTiles || (long_items && item_tiles <= kWsLongWaveTiles)) && items > sms &&
-         items <= INT32_MAX - sms;
+  return (item_tiles <= kWsPersistentTiles || (long_items && item_tiles <= kWsLongWaveTiles)) &&
+         ws_wave_items_fit(items, sms);
+}
+// Whether a non-causal problem's items are long (more than kWsPersistentTiles key tiles) and run as a
+// wave all the same: at most the row's dense_wave_tiles, and ws_wave's bounds on the items.
+constexpr bool ws_dense_wave(const WsTileRow& r, bool causal, int64_t items, int64_t item_tiles, int64_t sms) {
+  return !causal && item_tiles > kWsPersistentTiles && item_tiles <= r.dense_wave_tiles &&
+         ws_wave_items_fit(items, sms);
 }
 // Whether a problem's items of any length may run as a wave: causal, on a row with long_causal_wave.
 constexpr bool ws_long_wave(const WsTileRow& r, bool causal) { return causal && r.long_causal_wave; }
@@ -350,7 +392,19 @@ constexpr bool ws_long_wave(const WsTileRow& r, bool causal) { return causal && 
 constexpr bool ws_launch_wave(const WsTileRow& r, int64_t S, int64_t Sk, int64_t H, int64_t B, int G, bool causal,
                               int64_t sms) {
   const int splits = G > 1 ? G : 1;
-  return ws_wave(ws_items(S, H, B, splits, r.BM), ws_item_tiles(Sk, r.BN, splits), sms, ws_long_wave(r, causal));
+  const int64_t items = ws_items(S, H, B, splits, r.BM), tiles = ws_item_tiles(Sk, r.BN, splits);
+  return ws_wave(items, tiles, sms, ws_long_wave(r, causal)) || ws_dense_wave(r, causal, items, tiles, sms);
+}
+// Whether such a wave's blocks take their items from the launch's counter (the kernel's maps.sched,
+// fa_mma_ws.hpp's make_maps), in LPT order, to whichever block is free: causal waves, whose items
+// differ, and the long non-causal ones (ws_dense_wave), where handing the items out in turn lost to
+// the counter (dense_wave_tiles' measurements: the SMs do not run alike). Short non-causal waves take
+// theirs in turn, every gridDim.x-th.
+constexpr bool ws_wave_from_counter(const WsTileRow& r, int64_t S, int64_t Sk, int64_t H, int64_t B, int G, bool causal,
+                                    int64_t sms) {
+  const int splits = G > 1 ? G : 1;
+  return ws_launch_wave(r, S, Sk, H, B, G, causal, sms) &&
+         (causal || ws_item_tiles(Sk, r.BN, splits) > kWsPersistentTiles);
 }
 constexpr int64_t kWsLptTiles = 16;
 constexpr bool ws_lpt_order(bool causal, int64_t Sk, int BN, int splits) {

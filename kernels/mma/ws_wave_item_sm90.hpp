@@ -14,8 +14,8 @@ namespace {
 #if FA_HAS_WGMMA_SM90
 // A work item: its block coordinates, key range and tiles. `item` < 0: the one-item grid's block
 // (in LPT order where maps.lpt is on, else the grid's); else a wave's item `item`, in LPT order where
-// maps.lpt is on (causal waves), else the grid's order (`maps`: the kernel's WsMaps). A wave's item
-// indices are ints (the host launches a wave only where they fit): in 64 bits their divisions into
+// maps.lpt is on (the waves with a counter), else the grid's order (`maps`: the kernel's WsMaps). A
+// wave's item indices are ints (the host launches a wave only where they fit): in 64 bits their divisions into
 // coordinates are subroutine calls (an item's setup took 165 instructions a warp at D = 64, ncu, when
 // the consumers decoded it between one item's epilogue and the next one's first S; the producer
 // decodes it now, before its wait).

@@ -340,47 +340,31 @@ TEST(GpuPaths, MmaWsRescalesWhenAScorePassesTheKeptMax) {
 }
 
 // mma's sm_90 kernel runs problems of many short items as one wave of blocks (ws_tile_traits.hpp's
-// ws_wave); causal ones take their items longest first from an atomic counter that a launch's last
-// block zeroes for the next launch (fa_mma_ws_sm90.hpp's ws_produce_wave). Each problem here is such a
-// wave (asserted from the tile table and the device's SMs), run by one execution three times on
-// poisoned outputs, every row checked each time: a counter left where a launch ended would hand the
-// next launch's blocks no item past their first, and those rows would keep the poison. The problems:
-// each ws head dim, 16-bit and FP8 (the transposing instances and D = 128's pre-pass one), items that
-// see no key (S > Sk: the first 400 rows), splits, and long items on the rows that run them as a wave.
-TEST(GpuPaths, MmaWsCausalWavesRunEveryItemLaunchAfterLaunch) {
-  REQUIRE_GPU();
-  if (!gpus().ctx.device.has_wgmma_sm90a)
-    GTEST_SKIP() << "mma's ws kernel needs an NVIDIA sm_90 GPU with 90a built; this device is " << gpus().ctx.device.arch;
-  struct Case {
-    int64_t B, H, Hk, S, Sk, D;
-    DType t;
-    int G;
-  };
-  const Case cases[] = {
-      {8, 4, 2, 520, 520, 128, DType::bf16, 0},     {16, 4, 4, 520, 520, 64, DType::fp16, 0},
-      {8, 4, 4, 520, 520, 96, DType::fp16, 0},      {8, 4, 2, 700, 300, 128, DType::fp16, 0},
-      {16, 4, 4, 300, 520, 256, DType::bf16, 0},    {4, 8, 8, 520, 520, 64, DType::bf16, 2},
-      {8, 4, 4, 520, 520, 128, DType::fp8_e5m2, 0}, {8, 8, 4, 400, 400, 64, DType::fp8_e4m3, 0},
-      {48, 4, 4, 100, 300, 256, DType::fp8_e4m3, 0}, {4, 16, 4, 512, 512, 128, DType::fp8_e4m3, 0},
-      // D = 64's short row (128 x 128 on two warpgroups; 520 above takes its 192-row one), split.
-      {16, 4, 4, 512, 512, 64, DType::bf16, 2},
-      // Long items (more than 16 key tiles) on the rows with long_causal_wave: D = 128's short row
-      // (18 tiles of 128 keys), D = 64's, FP8 D = 128's pre-pass row (18 of 224), a split.
-      {2, 8, 8, 2200, 2200, 128, DType::bf16, 0},  {2, 8, 8, 2300, 2300, 64, DType::fp16, 0},
-      {1, 8, 2, 4000, 4000, 128, DType::fp8_e4m3, 0}, {2, 8, 4, 2200, 4400, 128, DType::bf16, 2},
-  };
-  for (const Case& k : cases) {
+// ws_wave); causal ones, and long non-causal ones (ws_dense_wave), take their items from an atomic
+// counter that a launch's last block zeroes for the next launch (fa_mma_ws_sm90.hpp's ws_produce_wave).
+// Each problem is such a wave (asserted from the tile table and the device's SMs), run by one
+// execution three times on poisoned outputs, every row checked each time: a counter left where a
+// launch ended would hand the next launch's blocks no item past their first, and those rows would keep
+// the poison.
+namespace {
+struct WaveCase {
+  int64_t B, H, Hk, S, Sk, D;
+  DType t;
+  int G;
+};
+void expect_counter_waves_run_every_item(const std::vector<WaveCase>& cases, bool causal) {
+  for (const WaveCase& k : cases) {
     Problem p;
-    p.B = k.B, p.H = k.H, p.Hk = k.Hk, p.S = k.S, p.Sk = k.Sk, p.D = k.D, p.dtype = k.t, p.causal = true;
+    p.B = k.B, p.H = k.H, p.Hk = k.Hk, p.S = k.S, p.Sk = k.Sk, p.D = k.D, p.dtype = k.t, p.causal = causal;
     p.seed = uint64_t(7000 + k.D + k.S);
     const int eb = is_fp8(k.t) ? 1 : 2;
     const int run_d = fa::ws::ws_run_d(int(k.D), eb);
-    const bool short_row = fa::ws::ws_takes_short_row(run_d, eb, true, k.S, k.Sk);
+    const bool short_row = fa::ws::ws_takes_short_row(run_d, eb, causal, k.S, k.Sk);
     const fa::ws::WsTileRow row = fa::ws::ws_tile_row(run_d, eb, short_row);
     const bool prepass = fa::ws::ws_vt_prepass(row, k.S, k.H, k.Hk);
     const fa::ws::WsTileRow run = fa::ws::ws_tile_row(row.D, eb, short_row, prepass);
-    ASSERT_TRUE(fa::ws::ws_launch_wave(run, k.S, k.Sk, k.H, k.B, k.G, true, gpus().ctx.device.units))
-        << p.label() << ": not a wave on " << gpus().ctx.device.units << " SMs";
+    ASSERT_TRUE(fa::ws::ws_wave_from_counter(run, k.S, k.Sk, k.H, k.B, k.G, causal, gpus().ctx.device.units))
+        << p.label() << ": not a wave with a counter on " << gpus().ctx.device.units << " SMs";
     if (auto no = gpus().reg.find("mma")->supports(p, k.G, gpus().ctx)) {
       ADD_FAILURE() << p.label() << " G=" << k.G << ": " << *no;
       continue;
@@ -396,6 +380,51 @@ TEST(GpuPaths, MmaWsCausalWavesRunEveryItemLaunchAfterLaunch) {
                           << v.reason;
     }
   }
+}
+}  // namespace
+
+// The causal problems: each ws head dim, 16-bit and FP8 (the transposing instances and D = 128's
+// pre-pass one), items that see no key (S > Sk: the first 400 rows), splits, and long items on the rows
+// that run them as a wave.
+TEST(GpuPaths, MmaWsCausalWavesRunEveryItemLaunchAfterLaunch) {
+  REQUIRE_GPU();
+  if (!gpus().ctx.device.has_wgmma_sm90a)
+    GTEST_SKIP() << "mma's ws kernel needs an NVIDIA sm_90 GPU with 90a built; this device is " << gpus().ctx.device.arch;
+  expect_counter_waves_run_every_item(
+      {
+          {8, 4, 2, 520, 520, 128, DType::bf16, 0},     {16, 4, 4, 520, 520, 64, DType::fp16, 0},
+          {8, 4, 4, 520, 520, 96, DType::fp16, 0},      {8, 4, 2, 700, 300, 128, DType::fp16, 0},
+          {16, 4, 4, 300, 520, 256, DType::bf16, 0},    {4, 8, 8, 520, 520, 64, DType::bf16, 2},
+          {8, 4, 4, 520, 520, 128, DType::fp8_e5m2, 0}, {8, 8, 4, 400, 400, 64, DType::fp8_e4m3, 0},
+          {48, 4, 4, 100, 300, 256, DType::fp8_e4m3, 0}, {4, 16, 4, 512, 512, 128, DType::fp8_e4m3, 0},
+          // D = 64's short row (128 x 128 on two warpgroups; 520 above takes its 192-row one), split.
+          {16, 4, 4, 512, 512, 64, DType::bf16, 2},
+          // Long items (more than 16 key tiles) on the rows with long_causal_wave: D = 128's short row
+          // (18 tiles of 128 keys), D = 64's, FP8 D = 128's pre-pass row (18 of 224), a split.
+          {2, 8, 8, 2200, 2200, 128, DType::bf16, 0},  {2, 8, 8, 2300, 2300, 64, DType::fp16, 0},
+          {1, 8, 2, 4000, 4000, 128, DType::fp8_e4m3, 0}, {2, 8, 4, 2200, 4400, 128, DType::bf16, 2},
+      },
+      true);
+}
+
+// The long non-causal problems (ws_tile_traits.hpp's dense_wave_tiles), one q tile a head and ragged
+// key counts: D = 64's 16-bit and FP8 rows (18 tiles of 128 keys), D = 128's 16-bit long row (18 of
+// 176, GQA), FP8 D = 128's pre-pass row (18 of 224: 2048 query rows a kv head) and FP8 D = 256's (17
+// of 128, e5m2), and a split (18 tiles a split).
+TEST(GpuPaths, MmaWsLongDenseWavesRunEveryItemLaunchAfterLaunch) {
+  REQUIRE_GPU();
+  if (!gpus().ctx.device.has_wgmma_sm90a)
+    GTEST_SKIP() << "mma's ws kernel needs an NVIDIA sm_90 GPU with 90a built; this device is " << gpus().ctx.device.arch;
+  expect_counter_waves_run_every_item(
+      {
+          {17, 8, 8, 192, 2200, 64, DType::bf16, 0},
+          {17, 8, 8, 150, 2200, 64, DType::fp8_e4m3, 0},
+          {17, 8, 4, 128, 3000, 128, DType::fp16, 0},
+          {9, 16, 1, 128, 4000, 128, DType::fp8_e4m3, 0},
+          {67, 2, 1, 128, 2100, 256, DType::fp8_e5m2, 0},
+          {9, 8, 8, 192, 4400, 64, DType::bf16, 2},
+      },
+      false);
 }
 
 // mma's gate asked about a made-up H100 and A100: it reads DeviceFacts only, so this runs on any

@@ -394,6 +394,56 @@ TEST(WsTileTraits, LongCausalItemsRunAsAWaveOnlyOnTheRowsThatWonWithIt) {
   EXPECT_FALSE(ws_long_wave(ws_tile_row(256, 1), true)) << "FP8 D = 256: unmeasured";
 }
 
+// Long non-causal items (more than kWsPersistentTiles key tiles) run as a wave up to their row's
+// dense_wave_tiles, and take their items from the counter; short non-causal waves take theirs in turn,
+// causal waves from the counter. Worked on 132 SMs: (4,16,16,4096,4096,128) is 32 q tiles x 64 = 2048
+// items of 24 key tiles on the 16-bit row (176 keys) and 19 on FP8's pre-pass row (224); at 8192 keys
+// they are 47 and 37 tiles, past the rows' 32; FP8 D = 256's 8k row is 64 tiles of 128 keys, at its
+// cap; D = 96's row (D = 80 padded) lost with the wave at every length.
+TEST(WsTileTraits, LongNonCausalItemsRunAsAWaveFromTheCounterOnlyOnTheRowsThatWonWithIt) {
+  const WsTileRow b128 = ws_tile_row(128, 2, ws_takes_short_row(128, 2, false, 4096, 4096));
+  EXPECT_EQ(b128.BN, 176);
+  EXPECT_EQ(ws_item_tiles(4096, b128.BN, 1), 24);
+  EXPECT_TRUE(ws_launch_wave(b128, 4096, 4096, 16, 4, 0, false, 132));
+  EXPECT_TRUE(ws_wave_from_counter(b128, 4096, 4096, 16, 4, 0, false, 132));
+  EXPECT_EQ(ws_item_tiles(8192, b128.BN, 1), 47);
+  EXPECT_FALSE(ws_launch_wave(b128, 8192, 8192, 16, 2, 0, false, 132)) << "47 tiles: past the row's 32";
+  EXPECT_FALSE(ws_wave_from_counter(b128, 8192, 8192, 16, 2, 0, false, 132));
+  EXPECT_FALSE(ws_launch_wave(b128, 4096, 4096, 4, 1, 0, false, 132)) << "32 x 4 items: fewer than the SMs";
+
+  const WsTileRow f128 = ws_tile_row(128, 1, false, ws_vt_prepass(ws_tile_row(128, 1), 4096, 16, 16));
+  EXPECT_EQ(f128.BN, 224) << "the pre-pass row";
+  EXPECT_TRUE(ws_wave_from_counter(f128, 4096, 4096, 16, 4, 0, false, 132)) << "19 tiles";
+  EXPECT_FALSE(ws_launch_wave(f128, 8192, 8192, 16, 2, 0, false, 132)) << "37 tiles";
+
+  const WsTileRow d64 = ws_tile_row(64, 2), f64 = ws_tile_row(64, 1);
+  for (const WsTileRow& r : {d64, f64}) {  // 128 keys a tile: 4096 keys are 32 tiles, 4097 are 33
+    EXPECT_TRUE(ws_launch_wave(r, 4096, 4096, 16, 8, 0, false, 132)) << r.elem_bytes;
+    EXPECT_FALSE(ws_launch_wave(r, 4096, 4097, 16, 8, 0, false, 132)) << r.elem_bytes;
+    EXPECT_TRUE(ws_launch_wave(r, 4096, 8192, 16, 8, 2, false, 132)) << "a split's 32 tiles, " << r.elem_bytes;
+  }
+  const WsTileRow f256 = ws_tile_row(256, 1, false, true);
+  EXPECT_EQ(ws_item_tiles(8192, f256.BN, 1), 64);
+  EXPECT_TRUE(ws_wave_from_counter(f256, 8192, 8192, 16, 1, 0, false, 132)) << "64 q tiles x 16 heads, 64 tiles";
+  EXPECT_FALSE(ws_launch_wave(ws_tile_row(256, 2), 4096, 4096, 16, 4, 0, false, 132)) << "16-bit D = 256: unmeasured";
+  const WsTileRow d96 = ws_tile_row(ws_run_d(80, 2), 2);
+  EXPECT_EQ(d96.D, 96);
+  EXPECT_EQ(ws_item_tiles(4096, d96.BN, 1), 32);
+  EXPECT_FALSE(ws_launch_wave(d96, 4096, 4096, 32, 1, 0, false, 132)) << "D = 96: the wave lost";
+
+  // The rule's other sides: causal waves take the counter whatever their length, short non-causal
+  // waves theirs in turn, and a long causal item is not a dense one.
+  EXPECT_TRUE(ws_wave_from_counter(ws_tile_row(128, 2, true), 512, 512, 16, 32, 0, true, 132));
+  EXPECT_TRUE(ws_launch_wave(ws_tile_row(128, 2, true), 512, 512, 16, 32, 0, false, 132));
+  EXPECT_FALSE(ws_wave_from_counter(ws_tile_row(128, 2, true), 512, 512, 16, 32, 0, false, 132));
+  EXPECT_FALSE(ws_dense_wave(d64, true, 2048, 24, 132));
+  EXPECT_FALSE(ws_dense_wave(d64, false, 2048, 16, 132)) << "16 tiles: a short wave's";
+  EXPECT_TRUE(ws_dense_wave(d64, false, 2048, 17, 132));
+  EXPECT_FALSE(ws_dense_wave(d64, false, 132, 17, 132));
+  EXPECT_FALSE(ws_dense_wave(d64, false, INT32_MAX - 131, 17, 132));
+  EXPECT_FALSE(ws_dense_wave(ws_tile_row(128, 1), false, 2048, 17, 132)) << "FP8 D = 128's transposing row";
+}
+
 // sweeps/edge.csv runs mma's causal wave (the counter's LPT order, ws_produce_wave) on a 132-SM card:
 // at D = 64 on each of its rows (three consumer warpgroups, and the short row's two), at D = 256 (one Q stage) and where S > Sk leaves items with
 // no key tile, each at G = 0, and a split one.
