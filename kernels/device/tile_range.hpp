@@ -32,7 +32,7 @@ struct FastDiv {
   FA_HD int divisor() const { return int(d); }
 };
 
-// The order causal blocks are handed out in: longest first across the whole problem, in sections of
+// The order causal blocks (and a long non-causal wave's items, all alike) are handed out in: longest first across the whole problem, in sections of
 // heads whose K and V share the L2 (FlashAttention-3's hopper/tile_scheduler.hpp,
 // DynamicPersistentTileScheduler: a section is a power of two of kv heads whose K and V 32 MiB holds,
 // times the GQA group; its blocks go q tile major, heads minor, q tiles longest first; the last

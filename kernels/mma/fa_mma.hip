@@ -207,7 +207,7 @@ class MmaExecution : public GpuExecution {
         wg_(use_wgmma(p.D, ctx.device)),
         units_(ctx.device.units) {
     args_.G = G > 1 ? G : 0;
-    if (ws_) {  // a causal wave's item counter, zero between launches (the kernel's last block re-zeroes it)
+    if (ws_) {  // a counter wave's item counter, zero between launches (the kernel's last block re-zeroes it)
       sched_ = DeviceBuffer(2 * sizeof(int));
       FA_GPU_CHECK(memset_async(sched_.as<void>(), 0, sched_.bytes(), stream_));
     }
@@ -239,7 +239,7 @@ class MmaExecution : public GpuExecution {
   int units_;      // SMs: the ws kernel's persistent wave
   WsMaps maps_{};  // encoded once (ws_ only): the buffers they point into live as long as the execution
   DeviceBuffer vt_;  // FP8 with the V^T pre-pass (vt_prepass): its scratch V^T, rewritten every launch
-  DeviceBuffer sched_;  // ws_: a causal wave's counter (make_maps; the kernel's ws_produce_wave)
+  DeviceBuffer sched_;  // ws_: a counter wave's counter (ws_wave_from_counter, make_maps; ws_produce_wave)
 };
 
 // Every serving field and kv_cache (the append, per sequence and page, runs first); FP8 on its

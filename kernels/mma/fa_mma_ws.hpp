@@ -122,12 +122,13 @@ ws::TmaTile o_tile(const AttnArgs& a) {
 }
 
 // The grid: one block a work item (q tile, head, batch x split), as block_coords reads it. Where the
-// items are short (ws_tile_traits.hpp's ws_wave: at most kWsPersistentTiles key tiles, or causal ones
-// of up to kWsLongWaveTiles on the rows with long_causal_wave, and more items than SMs), one wave of
-// `sms` blocks walks them instead (the kernel's loop): a block then loads its next item's Q and first
-// K/V tiles while its consumers finish the last one, where one-item blocks paid that as prologue and
-// epilogue. Items that cost alike (not causal) go to the blocks in turn; causal ones, which differ, go
-// longest first (LPT order) to whichever block is free, by an atomic counter (FA3's
+// items are short (ws_tile_traits.hpp's ws_launch_wave: at most kWsPersistentTiles key tiles, or
+// causal ones of up to kWsLongWaveTiles on the rows with long_causal_wave, or non-causal ones of up to
+// the row's dense_wave_tiles, and more items than SMs), one wave of `sms` blocks walks them instead
+// (the kernel's loop): a block then loads its next item's Q and first K/V tiles while its consumers
+// finish the last one, where one-item blocks paid that as prologue and epilogue. Short non-causal
+// items go to the blocks in turn; causal ones, which differ, and long non-causal ones go longest first
+// (LPT order) to whichever block is free, by an atomic counter (FA3's
 // DynamicPersistentTileScheduler; the kernel's ws_produce_wave). H100, A/B in one call (TFLOP/s,
 // one-item blocks -> one wave): (16,16,16,512,512,64) fp16, 4 tiles an item, 254 -> 312;
 // (4,16,16,1500,1500,64) fp16, 12 tiles, 377 -> 402. Causal waves, H200, session 35 (.dev/s35c3.sh, ms,
@@ -141,9 +142,10 @@ ws::TmaTile o_tile(const AttnArgs& a) {
 // than 16 key tiles) run as a wave only up to their row's dense_wave_tiles, and from the counter: a
 // static wave splits the items evenly where the hardware's block scheduler hands more to the SMs that
 // run faster (a first build with every non-causal row in a static wave read the long D=64 rows 2-4%
-// lower, against another call's numbers; in session 43 the counter won on the 4k rows and FP8 D = 256's
-// 8k row where the static wave lost or won less, and both lost on the 8k D = 64 and D = 128 rows and at
-// D = 96: ws_tile_traits.hpp's dense_wave_tiles has the figures). Long causal items
+// lower, against another call's numbers; in session 43 the counter won where the static wave lost,
+// FP8 D = 64 at 4k, and both won on the other 4k rows and FP8 D = 256's 8k row, within 0.5% of each
+// other; both lost on the 8k D = 64 and D = 128 rows and at D = 96: ws_tile_traits.hpp's
+// dense_wave_tiles has the figures). Long causal items
 // run as a wave on the rows whose long_causal_wave says so, up to kWsLongWaveTiles (ws_tile_traits.hpp:
 // that field holds the measurements, sessions 35 and 37: 1.5-7.5% on D = 128's GQA, 3k-4k and FP8 rows,
 // a loss at D = 96 and 256). A causal grid's blocks take their items in FA3's LPT order too (make_maps'

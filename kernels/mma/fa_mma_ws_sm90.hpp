@@ -22,9 +22,10 @@
 //   wgmma.wait_group shows every read of it done. Where the row says so (group_tiles: FP8 D = 64) a
 //   warpgroup stops at the last tile that holds a key its own rows see, and releases the item's
 //   later tiles unread.
-// - WAVE (short items, or long causal ones on some rows: ws_tile_traits.hpp's ws_wave): one wave of
-//   blocks, each taking item after item: every gridDim.x-th where the items cost alike, or, causal, the
-//   longest left from an atomic counter (FA3's DynamicPersistentTileScheduler). The producer decodes
+// - WAVE (short items, or long ones on some rows: ws_tile_traits.hpp's ws_launch_wave): one wave of
+//   blocks, each taking item after item: every gridDim.x-th where the items are short and cost alike,
+//   or (causal, or long and not causal: ws_wave_from_counter) the longest left from an atomic counter
+//   (FA3's DynamicPersistentTileScheduler). The producer decodes
 //   each item and publishes it in its Q stage's slot (ws_produce_wave;
 //   kernels/mma/ws_wave_item_sm90.hpp; ws_pipeline.hpp's "a wave's items"); the ring's stages and
 //   parities run on across items, and Q is a ring of QSTAGES (two where shared memory has room:

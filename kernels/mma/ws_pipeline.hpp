@@ -125,9 +125,10 @@ FA_HD inline int group_tiles(int64_t S, int64_t Sk, bool causal, int64_t q0, int
 // other lanes' reads before the producer's next write, but compute-sanitizer's racecheck does not credit it
 // and reports each read against that write (a test kernel's plain hand-off shows it:
 // docs/perf/2026-11-30-wave-slot-racecheck.md). The protocol counts a warp's 32 arrivals as one release
-// (q_empty_arrivals, the CPU simulation's unit). Causal waves take their items from an atomic counter in the
-// longest-first order (FA3's DynamicPersistentTileScheduler, hopper/tile_scheduler.hpp), others every
-// gridDim.x-th in turn; the protocol is the same.
+// (q_empty_arrivals, the CPU simulation's unit). Causal waves and long non-causal ones take their items from an
+// atomic counter in the longest-first order (FA3's DynamicPersistentTileScheduler, hopper/tile_scheduler.hpp;
+// ws_tile_traits.hpp's ws_wave_from_counter), short non-causal ones every gridDim.x-th in turn; the
+// protocol is the same.
 FA_HD constexpr int q_empty_arrivals(int wgs, bool transposes) {
   return empty_arrivals(wgs) + (transposes ? kTransposeWarps : 0);
 }

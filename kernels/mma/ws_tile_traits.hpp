@@ -142,10 +142,12 @@ struct WsTileRow {
   // (1,16,16,8192,8192,256) e4m3 (64 of 128) 0.9005 -> 0.8827 / 0.8852 (-1.7%). Lost, so the rows'
   // caps leave them one-item grids: (2,16,16,8192,8192,128) e4m3 (37 of 224) 1.1981 -> 1.2133 / 1.2041
   // (+0.5%), bf16 (47 of 176) 1.5365 -> 1.5520 / 1.5573 (+1.0-1.4%), (8,16,16,8192,8192,64) e4m3 (64 of
-  // 128) 3.7949 -> 3.8107 / 3.8004 (+0.1-0.4%), and D = 96's row at any length (D = 80 padded:
-  // (1,32,32,4096,4096,80) fp16, 32 tiles, 0.3532 -> 0.3653 / 0.3669, +3.4-3.9%; (2,16,16,8192,8192,80)
-  // bf16 1.3165 -> 1.3894-1.3988, +5.5-6.3%). 16-bit D = 256 (103 tiles at 8k) and FP8 D = 128's
-  // transposing row (problems of fewer than 2048 query rows a kv head) unmeasured, 0. The rule as
+  // 128) 3.7949 -> 3.8107 / 3.8004 (+0.1-0.4%), and D = 96's row at both lengths measured (D = 80
+  // padded: (1,32,32,4096,4096,80) fp16, 32 tiles, 0.3532 -> 0.3653 / 0.3669, +3.4-3.9%;
+  // (2,16,16,8192,8192,80) bf16, 64 tiles, 1.3165 -> 1.3894-1.3988, +5.5-6.3%). The caps lie between
+  // a measured win and loss: 25-32 tiles on the 16-bit D = 128 row and 20-32 on FP8 D = 128's pre-pass
+  // row are unmeasured. 16-bit D = 256 (103 tiles at 8k) and FP8 D = 128's and D = 256's transposing
+  // instances (problems under their rows' pre-pass thresholds) unmeasured, 0. The rule as
   // landed, in a later call (.dev/c3.sh, two rounds, fastest): (4,16,16,4096,4096,128) e4m3 0.6767 ->
   // 0.6545 (-3.3%), bf16 0.8421 -> 0.8239 (-2.2%), (8,16,16,4096,4096,64) e4m3 1.0134 -> 1.0039 (-0.9%),
   // bf16 1.0554 -> 1.0371 (-1.7%), (1,16,16,8192,8192,256) e4m3 0.9101 -> 0.8891 (-2.3%); the 8k D = 128
@@ -253,7 +255,7 @@ constexpr WsTileRow ws_fp8_row(int D, bool prepass = false) {
     case 256: {
       if (!kWsFp8D256On) return {};
       WsTileRow r = kWsFp8D256Row;
-      r.dense_wave_tiles = 64;
+      if (prepass) r.dense_wave_tiles = 64;  // the transposing instance's long dense waves: unmeasured
       return r;
     }
     default: return {};
@@ -377,7 +379,7 @@ constexpr int64_t ws_items(int64_t S, int64_t H, int64_t B, int splits, int BM) 
 // (fa_mma_ws.hpp's launch_ws_cfg; the kernel's ws_produce_wave), rather than a grid of one block an
 // item: short items (at most kWsPersistentTiles key tiles) or, with `long_items` (a causal problem on a
 // row with long_causal_wave: ws_long_wave), items of up to kWsLongWaveTiles; more of them than SMs; and
-// indices that stay ints past the counter's last answers (a causal wave's atomicAdd + gridDim.x).
+// indices that stay ints past the counter's last answers (a counter wave's atomicAdd + gridDim.x).
 // fa_mma_ws.hpp's launch comment and the row's field hold the measurements. Long non-causal items
 // are ws_dense_wave's (the row's dense_wave_tiles).
 constexpr int64_t kWsPersistentTiles = 16, kWsLongWaveTiles = 48;
@@ -404,9 +406,9 @@ constexpr bool ws_launch_wave(const WsTileRow& r, int64_t S, int64_t Sk, int64_t
 }
 // Whether such a wave's blocks take their items from the launch's counter (the kernel's maps.sched,
 // fa_mma_ws.hpp's make_maps), in LPT order, to whichever block is free: causal waves, whose items
-// differ, and the long non-causal ones (ws_dense_wave), where handing the items out in turn lost to
-// the counter (dense_wave_tiles' measurements: the SMs do not run alike). Short non-causal waves take
-// theirs in turn, every gridDim.x-th.
+// differ, and the long non-causal ones (ws_dense_wave): handed out in turn, FP8 D = 64's 4k row lost
+// 1.2% where the counter won 1.5% (dense_wave_tiles' measurements; the SMs do not run alike), and
+// elsewhere the two were within 0.5%. Short non-causal waves take theirs in turn, every gridDim.x-th.
 constexpr bool ws_wave_from_counter(const WsTileRow& r, int64_t S, int64_t Sk, int64_t H, int64_t B, int G, bool causal,
                                     int64_t sms) {
   const int splits = G > 1 ? G : 1;

@@ -399,7 +399,9 @@ TEST(WsTileTraits, LongCausalItemsRunAsAWaveOnlyOnTheRowsThatWonWithIt) {
 // causal waves from the counter. Worked on 132 SMs: (4,16,16,4096,4096,128) is 32 q tiles x 64 = 2048
 // items of 24 key tiles on the 16-bit row (176 keys) and 19 on FP8's pre-pass row (224); at 8192 keys
 // they are 47 and 37 tiles, past the rows' 32; FP8 D = 256's 8k row is 64 tiles of 128 keys, at its
-// cap; D = 96's row (D = 80 padded) lost with the wave at every length.
+// pre-pass instance's cap. Each cap is checked at its edge (cap x BN keys, and one more). D = 96's
+// row (D = 80 padded) lost at both lengths measured (32 and 64 tiles), and the unmeasured rows (16-bit
+// D = 256, FP8 D = 128's and D = 256's transposing instances) stay grids from 17 tiles.
 TEST(WsTileTraits, LongNonCausalItemsRunAsAWaveFromTheCounterOnlyOnTheRowsThatWonWithIt) {
   const WsTileRow b128 = ws_tile_row(128, 2, ws_takes_short_row(128, 2, false, 4096, 4096));
   EXPECT_EQ(b128.BN, 176);
@@ -410,11 +412,15 @@ TEST(WsTileTraits, LongNonCausalItemsRunAsAWaveFromTheCounterOnlyOnTheRowsThatWo
   EXPECT_FALSE(ws_launch_wave(b128, 8192, 8192, 16, 2, 0, false, 132)) << "47 tiles: past the row's 32";
   EXPECT_FALSE(ws_wave_from_counter(b128, 8192, 8192, 16, 2, 0, false, 132));
   EXPECT_FALSE(ws_launch_wave(b128, 4096, 4096, 4, 1, 0, false, 132)) << "32 x 4 items: fewer than the SMs";
+  EXPECT_TRUE(ws_launch_wave(b128, 4096, 32 * 176, 16, 4, 0, false, 132)) << "32 tiles";
+  EXPECT_FALSE(ws_launch_wave(b128, 4096, 32 * 176 + 1, 16, 4, 0, false, 132)) << "33 tiles";
 
   const WsTileRow f128 = ws_tile_row(128, 1, false, ws_vt_prepass(ws_tile_row(128, 1), 4096, 16, 16));
   EXPECT_EQ(f128.BN, 224) << "the pre-pass row";
   EXPECT_TRUE(ws_wave_from_counter(f128, 4096, 4096, 16, 4, 0, false, 132)) << "19 tiles";
   EXPECT_FALSE(ws_launch_wave(f128, 8192, 8192, 16, 2, 0, false, 132)) << "37 tiles";
+  EXPECT_TRUE(ws_launch_wave(f128, 4096, 32 * 224, 16, 4, 0, false, 132)) << "32 tiles";
+  EXPECT_FALSE(ws_launch_wave(f128, 4096, 32 * 224 + 1, 16, 4, 0, false, 132)) << "33 tiles";
 
   const WsTileRow d64 = ws_tile_row(64, 2), f64 = ws_tile_row(64, 1);
   for (const WsTileRow& r : {d64, f64}) {  // 128 keys a tile: 4096 keys are 32 tiles, 4097 are 33
@@ -425,11 +431,19 @@ TEST(WsTileTraits, LongNonCausalItemsRunAsAWaveFromTheCounterOnlyOnTheRowsThatWo
   const WsTileRow f256 = ws_tile_row(256, 1, false, true);
   EXPECT_EQ(ws_item_tiles(8192, f256.BN, 1), 64);
   EXPECT_TRUE(ws_wave_from_counter(f256, 8192, 8192, 16, 1, 0, false, 132)) << "64 q tiles x 16 heads, 64 tiles";
-  EXPECT_FALSE(ws_launch_wave(ws_tile_row(256, 2), 4096, 4096, 16, 4, 0, false, 132)) << "16-bit D = 256: unmeasured";
-  const WsTileRow d96 = ws_tile_row(ws_run_d(80, 2), 2);
+  EXPECT_FALSE(ws_launch_wave(f256, 8192, 8193, 16, 1, 0, false, 132)) << "65 tiles";
+  const WsTileRow d96 = ws_tile_row(ws_run_d(80, 2), 2), b256 = ws_tile_row(256, 2);
   EXPECT_EQ(d96.D, 96);
   EXPECT_EQ(ws_item_tiles(4096, d96.BN, 1), 32);
   EXPECT_FALSE(ws_launch_wave(d96, 4096, 4096, 32, 1, 0, false, 132)) << "D = 96: the wave lost";
+  // 17 tiles, the shortest long item, on the rows that stay grids.
+  EXPECT_FALSE(ws_launch_wave(d96, 4096, 17 * d96.BN, 32, 1, 0, false, 132)) << "D = 96";
+  EXPECT_FALSE(ws_launch_wave(b256, 4096, 17 * b256.BN, 16, 4, 0, false, 132)) << "16-bit D = 256: unmeasured";
+  EXPECT_FALSE(ws_launch_wave(ws_tile_row(256, 1), 4096, 17 * 128, 16, 4, 0, false, 132))
+      << "FP8 D = 256's transposing instance: unmeasured";
+  WsTileRow capped = d64;
+  capped.dense_wave_tiles = 0;
+  EXPECT_FALSE(same_row(capped, d64)) << "rows differing only there are different instances";
 
   // The rule's other sides: causal waves take the counter whatever their length, short non-causal
   // waves theirs in turn, and a long causal item is not a dense one.
