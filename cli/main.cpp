@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
       if (!sub->get_group().empty()) known += (known.empty() ? "" : ", ") + sub->get_name();
     }
     if (argc > 1 && argv[1][0] != '-' && !found)
-      throw fa::InputError(fa::SourceLoc{"command line", 0}, "subcommand", fmt::format("unknown subcommand '{}' (one of: {})", argv[1], known));
+      throw fa::InputError(fa::command_line(), "subcommand", fmt::format("unknown subcommand '{}' (one of: {})", argv[1], known));
     app.parse(argc, argv);
     fa::check_stdout();  // every command's stdout, checked once it is done (the one policy's last step)
   } catch (const CLI::CallForHelp& e) {

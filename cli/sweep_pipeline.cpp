@@ -45,7 +45,7 @@ namespace fa::cli {
 
 namespace {
 
-const SourceLoc kCli{"command line", 0};
+const SourceLoc kCli = command_line();
 
 // Every path available here; on a GPU machine only the GPU ones (auto included): the CPU paths
 // there are slower by orders of magnitude and were most of the H100 main job's time (51 s of the
@@ -64,7 +64,7 @@ std::vector<std::string> resolve_paths(const std::string& cli, const Sweep& swee
   if (!cli.empty()) names = split_list(bars(cli));
   else if (!sweep.paths.empty()) names = sweep.paths;
   else return default_paths(reg, dev);
-  const SourceLoc where = cli.empty() ? sweep.paths_where : SourceLoc{"command line", 0};
+  const SourceLoc where = cli.empty() ? sweep.paths_where : command_line();
   const std::string field = cli.empty() ? "paths" : "--paths";
   for (size_t i = 0; i < names.size(); ++i) {
     if (!reg.find(names[i])) {
@@ -118,7 +118,7 @@ std::vector<int> requested_devices(const CommonOptions& o) {
   if (o.devices.empty()) return {};
   const std::vector<int> devices = parse_devices(o.devices, "--devices");
 #ifndef FABENCH_HAS_GPU
-  throw InputError(SourceLoc{"command line", 0}, "--devices", "no GPU backend in this build (FABENCH_GPU=none)");
+  throw InputError(command_line(), "--devices", "no GPU backend in this build (FABENCH_GPU=none)");
 #endif
   return devices;
 }
@@ -223,7 +223,7 @@ std::vector<std::string> select_rows(Sweep& sweep, const CommonOptions& o, std::
       if (keep(r.problem)) rows.push_back(std::move(r));
     spdlog::info("--filter kept {} of {} rows", rows.size(), sweep.rows.size());
     if (rows.empty())
-      throw InputError(SourceLoc{"command line", 0}, "--filter", fmt::format("'{}' keeps none of the {} rows", o.filter, sweep.rows.size()));
+      throw InputError(command_line(), "--filter", fmt::format("'{}' keeps none of the {} rows", o.filter, sweep.rows.size()));
     sweep.rows = std::move(rows);
   }
   shard = apply_shard(sweep, o);

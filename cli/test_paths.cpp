@@ -231,7 +231,7 @@ void add_test_options(CLI::App& cmd, double& plant_slowdown) {
 
 double checked_plant_slowdown(double fraction) {
   if (fraction <= 0) return 0;
-  const SourceLoc cli{"command line", 0};
+  const SourceLoc cli = command_line();
   if (!test_switch_on())
     throw InputError(cli, "--plant-slowdown", "test only: it plants a fake slowdown; set FABENCH_TEST_PATHS=1 to use it");
   spdlog::warn("--plant-slowdown {}: every timed sample is made {:g}% slower on purpose (test only; timing_note says so)",

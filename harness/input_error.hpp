@@ -12,6 +12,8 @@ struct SourceLoc {
   int line = 0;
   std::string str() const { return line > 0 ? file + ":" + std::to_string(line) : file; }
 };
+// The place of a flag's value: the command line, which has no line numbers.
+inline SourceLoc command_line() { return SourceLoc{"command line", 0}; }
 
 class InputError : public std::runtime_error {
  public:

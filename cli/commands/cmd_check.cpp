@@ -76,7 +76,7 @@ RunOutputs outputs_of(const RecordDir& rd, const HostInputs& in, bool no_lse) {
   return out;
 }
 
-const SourceLoc kCheckCli{"command line", 0};
+const SourceLoc kCheckCli = command_line();
 
 // --path names the program that wrote o.npy: a built-in path's name would file an outside
 // program's records under that path (and `compare` would pair them with its own).

@@ -42,7 +42,7 @@ void add_merge(CLI::App& app, int& status) {
     const Merged m = merge_results(a->files);
     if (!m.conflicts.empty()) {
       for (const auto& c : m.conflicts) spdlog::error("conflict: {}", c);
-      throw InputError(SourceLoc{"command line", 0}, "files",
+      throw InputError(command_line(), "files",
                        fmt::format("{} record(s) appear in two files with different results", m.conflicts.size()));
     }
     std::vector<std::string> gaps;

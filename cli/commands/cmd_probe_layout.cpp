@@ -19,7 +19,7 @@
 namespace fa::cli {
 namespace {
 
-const SourceLoc kFlags{"command line", 0};
+const SourceLoc kFlags = command_line();
 
 std::string names(const std::vector<probe::Instr>& list) {
   std::string out;

@@ -33,7 +33,7 @@ void add_run(CLI::App& app, int& status) {
   add_common_options(*cmd, *opts);
   cmd->callback([sh, opts, &status] {
     RawRow raw;
-    raw.where = SourceLoc{"command line", 0};
+    raw.where = command_line();
     for (const auto& [k, v] : sh->text)
       if (!v.empty()) raw.cells[k] = v;
     for (const auto& [k, v] : sh->on) raw.cells[k] = v ? "1" : "0";
@@ -52,7 +52,7 @@ void add_run(CLI::App& app, int& status) {
           next.back().cells[k] = v;
         }
       grid = std::move(next);
-      check_row_cap(grid.size(), opts->overrides(), SourceLoc{"command line", 0});
+      check_row_cap(grid.size(), opts->overrides(), command_line());
     }
     Sweep sweep;
     for (const auto& g : grid) {

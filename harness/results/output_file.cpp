@@ -38,7 +38,7 @@ std::string identity(const std::string& path) {
 
 void check_outputs(const std::vector<OutputSpec>& outputs, const std::vector<std::string>& inputs) {
   namespace fs = std::filesystem;
-  const SourceLoc cli{"command line", 0};
+  const SourceLoc cli = command_line();
   std::vector<std::pair<const OutputSpec*, std::string>> seen;  // earlier outputs and their identity
   for (const auto& o : outputs) {
     if (o.path.empty()) continue;

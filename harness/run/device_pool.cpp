@@ -21,23 +21,23 @@ std::vector<int> parse_devices(const std::string& text, const std::string& flag)
     char* end = nullptr;
     const long v = std::strtol(item.c_str(), &end, 10);
     if (item.empty() || *end != '\0' || v < 0 || v > 1023)
-      throw InputError(SourceLoc{"command line", 0}, flag, fmt::format("'{}' is not a device ordinal", item));
+      throw InputError(command_line(), flag, fmt::format("'{}' is not a device ordinal", item));
     if (std::find(out.begin(), out.end(), int(v)) != out.end())
-      throw InputError(SourceLoc{"command line", 0}, flag, fmt::format("device {} is listed twice", v));
+      throw InputError(command_line(), flag, fmt::format("device {} is listed twice", v));
     out.push_back(int(v));
   }
-  if (out.empty()) throw InputError(SourceLoc{"command line", 0}, flag, "no device ordinals given");
+  if (out.empty()) throw InputError(command_line(), flag, "no device ordinals given");
   return out;
 }
 
 void check_devices_present(const std::vector<int>& devices, const DeviceFacts& d, const std::string& flag) {
   if (devices.empty()) return;
   if (d.device_count <= 0)
-    throw InputError(SourceLoc{"command line", 0}, flag,
+    throw InputError(command_line(), flag,
                      fmt::format("no GPU on this host: {}", d.gpu_absent_why.empty() ? "the runtime sees none" : d.gpu_absent_why));
   for (int v : devices)
     if (v >= d.device_count)
-      throw InputError(SourceLoc{"command line", 0}, flag,
+      throw InputError(command_line(), flag,
                        fmt::format("device {} is not on this host: the runtime sees {} device{} (ordinals 0-{})", v,
                                    d.device_count, d.device_count == 1 ? "" : "s", d.device_count - 1));
 }

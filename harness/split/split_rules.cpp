@@ -327,7 +327,7 @@ DispatchChoice make_dispatch_choice(const std::string& file, const std::string& 
 }
 
 SplitPolicy make_split_policy(const std::string& rule, const std::string& file, const std::string& arch) {
-  const SourceLoc cli{"command line", 0};
+  const SourceLoc cli = command_line();
   SplitPolicy p;
   std::optional<SplitRuleKind> asked;
   if (!rule.empty()) {

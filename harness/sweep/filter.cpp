@@ -52,7 +52,7 @@ class Parser {
   using NodeP = std::unique_ptr<Filter::Node>;
   [[noreturn]] void fail(const std::string& msg) const {
     const std::string shown = s_.size() <= 80 ? s_ : s_.substr(0, 77) + "...";
-    throw InputError(SourceLoc{"command line", 0}, "--filter", fmt::format("{} at position {} in '{}'", msg, pos_, shown));
+    throw InputError(command_line(), "--filter", fmt::format("{} at position {} in '{}'", msg, pos_, shown));
   }
   void skip() { while (pos_ < s_.size() && std::isspace((unsigned char)s_[pos_])) ++pos_; }
   bool eat(const char* tok) {
@@ -134,7 +134,7 @@ class Parser {
 
 Value eval_value(const Filter::Node& n, const Problem& p);
 
-[[noreturn]] void filter_error(const std::string& msg) { throw InputError(SourceLoc{"command line", 0}, "--filter", msg); }
+[[noreturn]] void filter_error(const std::string& msg) { throw InputError(command_line(), "--filter", msg); }
 
 // A word compared with a word: one side must be a column, and a dtype or layout can only equal
 // a value it can take. Without this, `dtpye==bf16` or `dtype==fp8` kept zero rows silently.
@@ -169,7 +169,7 @@ Value eval_value(const Filter::Node& n, const Problem& p) {
       const Value a = eval_value(*n.a, p), b = eval_value(*n.b, p);
       if (a.index() != b.index()) {
         const auto& word = std::holds_alternative<std::string>(a) ? *n.a : *n.b;
-        throw InputError(SourceLoc{"command line", 0}, "--filter",
+        throw InputError(command_line(), "--filter",
                          fmt::format("cannot compare '{}' with a number (unknown column?)", word.text));
       }
       const std::string& op = n.text;
@@ -177,7 +177,7 @@ Value eval_value(const Filter::Node& n, const Problem& p) {
         check_words(*n.a, *n.b);
         if (op == "==") return double(a == b);
         if (op == "!=") return double(a != b);
-        throw InputError(SourceLoc{"command line", 0}, "--filter", "words compare only with == and !=");
+        throw InputError(command_line(), "--filter", "words compare only with == and !=");
       }
       const double x = std::get<double>(a), y = std::get<double>(b);
       if (op == "==") return double(x == y);

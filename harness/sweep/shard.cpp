@@ -10,7 +10,7 @@ namespace fa {
 Shard parse_shard(const std::string& text, const std::string& flag) {
   const size_t slash = text.find('/');
   auto bad = [&] {
-    return InputError(SourceLoc{"command line", 0}, flag,
+    return InputError(command_line(), flag,
                       fmt::format("'{}' is not i/n with 0 <= i < n (e.g. 0/4 ... 3/4)", text));
   };
   if (slash == std::string::npos || slash == 0 || slash + 1 == text.size()) throw bad();

@@ -103,7 +103,7 @@ std::vector<SweepRow> build_rows(const RawRow& raw, const std::map<std::string, 
   for (const auto& f : problem_field_table())  // Hk = H, Sk = S when not given
     if (f.same_as && !get(f.name)) f.set(p, find_problem_field(f.same_as)->cell(p));
 
-  const SourceLoc cli{"command line", 0};
+  const SourceLoc cli = command_line();
   const std::vector<SplitRequest> splits =
       ovr.G ? parse_splits(*ovr.G, cli, "--G") : parse_splits(get("G") ? *get("G") : "0", cell_loc(raw, "G"), "G");
   const std::vector<DType> dtypes = ovr.dtype ? parse_dtypes(*ovr.dtype, cli, "--dtype")
