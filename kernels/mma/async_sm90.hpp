@@ -158,6 +158,7 @@ __device__ inline void bar_arrive(int id, int threads) {
 #define FA_WS_REGS_40 FA_WS_REGS_32 ", " FA_WS_R8_4
 #define FA_WS_REGS_48 FA_WS_REGS_40 ", " FA_WS_R8_5
 #define FA_WS_REGS_64 FA_WS_REGS_48 ", " FA_WS_R8_6 ", " FA_WS_R8_7
+#define FA_WS_REGS_80 FA_WS_REGS_64 ", " FA_WS_R8_8 ", " FA_WS_R8_9
 #define FA_WS_REGS_88 FA_WS_REGS_64 ", " FA_WS_R8_8 ", " FA_WS_R8_9 ", " FA_WS_R8_10
 #define FA_WS_REGS_112 FA_WS_REGS_88 ", " FA_WS_R8_11 ", " FA_WS_R8_12 ", " FA_WS_R8_13
 #define FA_WS_REGS_128 FA_WS_REGS_88 ", " FA_WS_R8_11 ", " FA_WS_R8_12 ", " FA_WS_R8_13 ", " FA_WS_R8_14 ", " FA_WS_R8_15
@@ -167,6 +168,7 @@ __device__ inline void bar_arrive(int id, int threads) {
 #define FA_WS_ACC_40 FA_WS_ACC_32, FA_WS_D8(32)
 #define FA_WS_ACC_48 FA_WS_ACC_40, FA_WS_D8(40)
 #define FA_WS_ACC_64 FA_WS_ACC_48, FA_WS_D8(48), FA_WS_D8(56)
+#define FA_WS_ACC_80 FA_WS_ACC_64, FA_WS_D8(64), FA_WS_D8(72)
 #define FA_WS_ACC_88 FA_WS_ACC_64, FA_WS_D8(64), FA_WS_D8(72), FA_WS_D8(80)
 #define FA_WS_ACC_112 FA_WS_ACC_88, FA_WS_D8(88), FA_WS_D8(96), FA_WS_D8(104)
 #define FA_WS_ACC_128 FA_WS_ACC_88, FA_WS_D8(88), FA_WS_D8(96), FA_WS_D8(104), FA_WS_D8(112), FA_WS_D8(120)
@@ -230,8 +232,8 @@ __device__ inline void rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db
 }
 // ---- wgmma.mma_async m64nNk32 with 8-bit inputs (.e4m3 / .e5m2): both operands K-major (the 8-bit
 // forms have no transpose), so V comes as its transpose (kernels/mma/ws_fp8.hpp). A from shared
-// memory (S = Q K^T) or from registers (O += P V; frag::wgmma_m64nNk32_a8). S's BN: 64, 128, or 224
-// (D = 128's pre-pass row); O's D: 64, 128 or 256 (ws_tile_traits.hpp's wgmma8_ss_has_n / _rs_has_n).
+// memory (S = Q K^T) or from registers (O += P V; frag::wgmma_m64nNk32_a8). S's BN: 64, 128, 160 (D = 64's
+// pre-pass row) or 224 (D = 128's); O's D: 64, 128 or 256 (ws_tile_traits.hpp's wgmma8_ss_has_n / _rs_has_n).
 #define FA_WS_SS8(N, R, I0, I1, I2, TY) FA_WS_SS_K(N, 32, R, I0, I1, I2, TY, "")
 #define FA_WS_RS8(N, R, I0, I1, I2, I3, I4, TB) FA_WS_RS_K(N, 32, R, I0, I1, I2, I3, I4, "e4m3", TB, "")
 
@@ -243,6 +245,8 @@ __device__ inline void ss8(float (&d)[N / 2], uint64_t da, uint64_t db) {
     if constexpr (E4M3) FA_WS_SS8(64, 32, 32, 33, 34, "e4m3"); else FA_WS_SS8(64, 32, 32, 33, 34, "e5m2");
   } else if constexpr (N == 128) {
     if constexpr (E4M3) FA_WS_SS8(128, 64, 64, 65, 66, "e4m3"); else FA_WS_SS8(128, 64, 64, 65, 66, "e5m2");
+  } else if constexpr (N == 160) {
+    if constexpr (E4M3) FA_WS_SS8(160, 80, 80, 81, 82, "e4m3"); else FA_WS_SS8(160, 80, 80, 81, 82, "e5m2");
   } else {
     static_assert(N == 224, "the last operand list is N = 224's: give this N its own branch");
     if constexpr (E4M3) FA_WS_SS8(224, 112, 112, 113, 114, "e4m3"); else FA_WS_SS8(224, 112, 112, 113, 114, "e5m2");

@@ -213,7 +213,7 @@ class MmaExecution : public GpuExecution {
     }
     if (ws_ && !with_ws_cfg(p, [&](auto k) {
           using K = decltype(k);
-          if constexpr (K::PREPASS) vt_ = DeviceBuffer(size_t(ws::vt_bytes(p.B, p.Hk, K::D, p.Sk)));  // the instance's scratch
+          if constexpr (K::PREPASS) vt_ = DeviceBuffer(size_t(ws::vt_bytes(p.B, p.Hk, K::D, p.Sk, K::BN)));  // the instance's scratch
           maps_ = make_maps<K>(args_, p.dtype, units_, sched_.as<int>(), vt_.as<void>());
         }))
       throw std::logic_error(fmt::format("mma has no ws kernel for D={} (use_ws should have said so)", p.D));
@@ -225,7 +225,7 @@ class MmaExecution : public GpuExecution {
     if (ws_) {
       with_ws_kernel(p_, [&](auto tr, auto k) {
         using K = decltype(k);
-        if constexpr (K::PREPASS) launch_vt_prepass<K::D>(args_, vt_.as<uint8_t>(), stream_);  // V^T first
+        if constexpr (K::PREPASS) launch_vt_prepass<K::D, K::BN>(args_, vt_.as<uint8_t>(), stream_);  // V^T first
         launch_ws_cfg<decltype(tr), K>(maps_, args_, stream_, units_);
       });
     } else {

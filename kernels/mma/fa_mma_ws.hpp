@@ -164,14 +164,14 @@ bool ws_wave(const AttnArgs& a, int sms) {
   return ws::ws_launch_wave(K::ROW, a.S, a.Sk, a.H, a.B, a.G, a.causal, sms);
 }
 
-// V's map: V itself, or (K::PREPASS) the pre-pass's V^T in `vt` (vt_keys(Sk) bytes a row). The items'
+// V's map: V itself, or (K::PREPASS) the pre-pass's V^T in `vt` (vt_keys(Sk, BN) bytes a row). The items'
 // order: LPT for the waves that take their items from the counter `sched` (two ints kept zero between
 // launches: causal waves and long non-causal ones, ws_tile_traits.hpp's ws_wave_from_counter) and for
 // causal grids of long items (ws_lpt_order); the grid's order elsewhere.
 template <typename K>
 WsMaps make_maps(const AttnArgs& a, DType t, int sms, int* sched, const void* vt = nullptr) {
   const sm90::TensorMap v =
-      K::PREPASS ? encode_map(t, static_cast<const uint16_t*>(vt), ws::tma_tile_vt(K::BN, K::D, ws::vt_keys(a.Sk), a.Hk, a.B), "V^T")
+      K::PREPASS ? encode_map(t, static_cast<const uint16_t*>(vt), ws::tma_tile_vt(K::BN, K::D, ws::vt_keys(a.Sk, K::BN), a.Hk, a.B), "V^T")
                  : encode_map(t, a.v, kv_tile<K>(a), "V");
   const int nq = int((a.S + K::BM - 1) / K::BM);
   const int64_t hb = int64_t(a.H) * a.B * (a.G > 1 ? a.G : 1);

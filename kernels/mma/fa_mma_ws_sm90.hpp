@@ -94,7 +94,7 @@ struct WsTraits {
   static_assert(WGS >= 2 && WGS <= ws::kMaxConsumerWgs && BM == 64 * WGS, "one 64-row slice a consumer warpgroup");
   static_assert(ws::budgets_fit(WGS, TRANSPOSES, D), "setmaxnreg's budgets past the registers the block enters with");
   static_assert(!PREPASS || (FP8 && ROW.vt_prepass_rows > 0 && (BN / 2) % BCT == 0), "the V^T pre-pass is an FP8 row's");
-  static_assert(!PREPASS || ws::kVtKeysRound % BN == 0, "the pre-pass's rows hold whole tiles (its tensor map's window)");
+  static_assert(!PREPASS || ws::vt_keys_round(BN) % BN == 0, "the pre-pass's rows hold whole tiles (its tensor map's window)");
   static_assert(ROW.vt_prepass_rows == ws::ws_tile_row(D_, EB_, SHORT_ROW).vt_prepass_rows,
                 "the host decides the pre-pass on the transposing row's threshold (fa_mma_ws.hpp's vt_prepass)");
   static_assert(SW > 0 && DE % BC == 0 && BN % (32 / EB) == 0 && STAGES >= 2, "tile shape");

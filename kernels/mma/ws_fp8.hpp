@@ -31,14 +31,25 @@ FA_HD constexpr int fp8_key_of_slot(int c) {
 // global memory in the order the consumers read it: column c of a (batch, kv head)'s D x keys matrix
 // holds key vt_source_key(c), so that a tile's column c (tiles start on multiples of 32 keys: BN is
 // one, and split ranges are whole tiles) is the key its A slot c stands for. Rows are Sk rounded up
-// to a multiple of kVtKeysRound, a whole number of chunks of kVtChunkKeys (one pre-pass block, a
-// whole number of 32-key groups) and of each pre-pass row's tile (128 or 224 keys: a tile's window
-// of the tensor map then lies inside the row), the keys past Sk written as zeros: P is 0 there, and
-// 0 times a stale E4M3 NaN would not be.
-constexpr int kVtChunkKeys = 128, kVtKeysRound = 896;
-static_assert(kVtKeysRound % kVtChunkKeys == 0, "whole pre-pass chunks");
-FA_HD constexpr int64_t vt_keys(int64_t Sk) { return (Sk + kVtKeysRound - 1) / kVtKeysRound * kVtKeysRound; }
-FA_HD constexpr int64_t vt_bytes(int64_t B, int64_t Hk, int64_t D, int64_t Sk) { return B * Hk * D * vt_keys(Sk); }
+// to a multiple of vt_keys_round(BN), the least common multiple of the instance's BN and
+// kVtChunkKeys: a whole number of chunks (one pre-pass block each, a whole number of 32-key groups)
+// and of tiles (a tile's window of the tensor map then lies inside the row): 896 for D = 128's 224
+// keys, 640 for D = 64's 160, 128 for D = 256's 128. The keys past Sk are written as zeros: P is 0
+// there, and 0 times a stale E4M3 NaN would not be.
+constexpr int kVtChunkKeys = 128;
+FA_HD constexpr int vt_keys_round(int BN) {
+  int a = kVtChunkKeys, b = BN;  // Euclid: a ends as gcd(kVtChunkKeys, BN)
+  while (b != 0) {
+    const int t = a % b;
+    a = b, b = t;
+  }
+  return kVtChunkKeys / a * BN;
+}
+FA_HD constexpr int64_t vt_keys(int64_t Sk, int BN) {
+  const int64_t r = vt_keys_round(BN);
+  return (Sk + r - 1) / r * r;
+}
+FA_HD constexpr int64_t vt_bytes(int64_t B, int64_t Hk, int64_t D, int64_t Sk, int BN) { return B * Hk * D * vt_keys(Sk, BN); }
 FA_HD constexpr int64_t vt_source_key(int64_t c) { return c / 32 * 32 + fp8_key_of_slot(int(c % 32)); }
 // The pre-pass's loops over one chunk (a block of ws_vt_prepass.hpp; the CPU tests run every item).
 // Its rows sit in shared memory vt_chunk_pitch(D) 4-byte words apart (one word of padding: the four

@@ -161,7 +161,7 @@ struct WsTileRow {
 // the row's vt_prepass_rows, by a pre-pass kernel into global memory. FA3's fp8 shapes (tile_size.h's
 // element_size == 1 branch: D64 192 x 160, D128 128 x 224, D256 128 x 128) are the start; here 128
 // keys, one 128-byte swizzle span of the transposed V (the transposer's loops are written for it), and
-// FA3's 224 for D = 128's pre-pass instance (ws_fp8_row below).
+// FA3's 224 and 160 for D = 128's and D = 64's pre-pass instances (ws_fp8_row below).
 //
 // Measured on an H200 (2026-11-29, session 30, FP8 e4m3, ms, two rounds alternated, cold L2):
 // - The transposer bounds the FP8 kernel: with its loop taken out (a timing-only build, wrong
@@ -187,7 +187,20 @@ struct WsTileRow {
 //   (no transposer; consumers 160 registers; H200, session 34, three rounds, ms): (8,16,16,8192,8192,
 //   64) 3.783-3.785 -> 3.764-3.770, but its causal 2-batch row 0.527-0.528 -> 0.533, (16,16,16,2048,
 //   2048,64) 0.518-0.519 -> 0.536-0.538, (4,16,16,4096,4096,64,causal) 0.313-0.314 -> 0.321-0.322:
-//   at D = 64 the transposer is not the limiter (issue slots and MUFU are), so the row keeps it.
+//   at D = 64 the transposer is not the limiter (issue slots and MUFU are). What the pre-pass frees is
+//   the tile's width: the transposer's loops are written for 128 keys, the pre-pass instance's are
+//   not, and FA3's D = 64 FP8 tile is 192 x 160. Its own row since session 44 (ws_fp8_row's
+//   `prepass`: 160 keys, S 80 registers a thread; the wave instance spills 20 bytes, the one-item
+//   none): the consumers' per-tile instructions (the max's shuffles, alpha, O's rescale, the waits
+//   and wgmma issue) spread over 25% more keys. Measured (H200, session 44, .dev/c5.sh, e4m3, ms,
+//   three rounds alternated, fastest; transposer -> pre-pass at 160 keys / at 128 keys, from 2048
+//   rows a kv head): (8,16,16,8192,8192,64) 3.7984 -> 3.7529 (-1.2%) / 3.8289,
+//   (2,16,16,8192,8192,64,causal) 0.5222 -> 0.5132 (-1.7%) / 0.5277, (4,16,16,4096,4096,64,causal)
+//   0.3006 -> 0.3004 / 0.3070, (8,16,16,4096,4096,64) (26 tiles of 160: a dense wave) 1.0073 ->
+//   0.9910 (-1.6%) / 0.9941, but (16,16,16,2048,2048,64) 0.5394 -> 0.5632 (+4.4%) / 0.5558 (the
+//   pre-pass's pass over V a larger share; that build rounded V^T's rows to 4480 keys, 2.2x this
+//   row's keys, where vt_keys_round(160) is 640). So the pre-pass from 4096 rows a kv head. In the
+//   same call bf16 (8,16,16,8192,8192,64) ran 3.8733: FP8 / bf16 1.020x -> 1.032x (issue 46 asks 1.15x).
 // - FP8 D = 128 with three K/V stages (16 KB each): 1.438-1.448 -> 1.424-1.434, GQA causal 0.798-0.803
 //   -> 0.793, both rounds (before the pre-pass; the pre-pass instance keeps three, of 28 KB since its
 //   224-key row).
@@ -208,7 +221,7 @@ struct WsTileRow {
 // (1,16,16,8192,8192,256) e4m3 runs at 845-849 TFLOP/s, 1.06x the bf16 row's 796 (issue 46 asks
 // 1.3x); with the V^T pre-pass (session 30, above) 1.48x. kWsFp8D256On false takes it out of the
 // table again: nothing of it is then instantiated, and mma refuses such problems by name.
-constexpr int kVtPrepassRowsD128 = 2048, kVtPrepassRowsD256 = 256;
+constexpr int kVtPrepassRowsD64 = 4096, kVtPrepassRowsD128 = 2048, kVtPrepassRowsD256 = 256;
 constexpr WsTileRow kWsFp8D256Row = {256, 1, 128, 128, 2, 2, 0, 0, kVtPrepassRowsD256, false};
 constexpr bool kWsFp8D256On = true;
 // `prepass`: the row of the instance that takes its V^T from the pre-pass (the threshold is the
@@ -241,8 +254,9 @@ constexpr bool kWsFp8D256On = true;
 constexpr WsTileRow ws_fp8_row(int D, bool prepass = false) {
   switch (D) {
     case 64: {
-      WsTileRow r{64, 1, 192, 128, 2, 3, 1, -1, 0, false, false};
+      WsTileRow r{64, 1, 192, 128, 2, 3, 1, -1, kVtPrepassRowsD64, false, false};
       r.trim_keys = 64, r.group_tiles = true, r.dense_wave_tiles = 32;
+      if (prepass) r.BN = 160;  // the pre-pass instance: FA3's 160 keys (above)
       return r;
     }
     case 128: {
@@ -475,7 +489,7 @@ inline bool ws_takes_short_row(int D, int elem_bytes, bool causal, int64_t S, in
 // (O += P V) must be among them. 16-bit (m64nNk16, ss and rs) and 8-bit (m64nNk32: ss8 takes S's BN,
 // rs8 O's D) apart.
 constexpr bool wgmma_has_n(int N) { return N == 64 || N == 80 || N == 96 || N == 128 || N == 176 || N == 256; }
-constexpr bool wgmma8_ss_has_n(int N) { return N == 64 || N == 128 || N == 224; }
+constexpr bool wgmma8_ss_has_n(int N) { return N == 64 || N == 128 || N == 160 || N == 224; }
 constexpr bool wgmma8_rs_has_n(int N) { return N == 64 || N == 128 || N == 256; }
 
 // Accumulator and fragment registers a consumer thread holds through the loop: O (D / 2 floats), S
@@ -486,8 +500,10 @@ constexpr bool wgmma8_rs_has_n(int N) { return N == 64 || N == 128 || N == 256; 
 // bytes at 232: D=256 x 80 keys is at the budget's edge, a wider tile there spills. The rows with 32
 // left, D=64 192 x 128 at 160 and D=128 128 x 176 at 240, build without a spill in their one-item
 // instances (D=128's wave instances spill 36 bytes, since session 37's long causal waves; D=64's
-// short row, 128 x 128 at 240, spills in neither).
+// short row, 128 x 128 at 240, spills in neither). One row leaves less: FP8 D = 64's pre-pass row, FA3's
+// 192 x 160 at 160, leaves 28; its one-item instance builds without a spill, its wave instance spills
+// 20 bytes (session 44).
 constexpr int ws_fragment_registers(const WsTileRow& r) { return r.D / 2 + r.BN / 2 + r.BN * r.elem_bytes / 8; }
-constexpr int kRegisterHeadroom = 32;
+constexpr int kRegisterHeadroom = 32, kRegisterHeadroomFp8D64Prepass = 28;
 
 }  // namespace fa::ws

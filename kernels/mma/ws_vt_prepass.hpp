@@ -1,6 +1,6 @@
 // The V^T pre-pass of mma's sm_90 FP8 kernel (ws_tile_traits.hpp's vt_prepass_rows): before mma_ws_fwd,
 // one kernel reads V once and writes V^T, wgmma's K-major 8-bit B operand, to a scratch tensor
-// [B][Hk][D][vt_keys(Sk)] in the key order P's registers hold (ws_fp8.hpp's vt_source_key); the main
+// [B][Hk][D][vt_keys(Sk, BN)] in the key order P's registers hold (ws_fp8.hpp's vt_source_key); the main
 // kernel then brings V^T tiles in by the TMA as it does K. Without it the producer warpgroup's warps
 // transpose every V tile in shared memory, once per block that reads it; under ncu that transposer was
 // what held the FP8 kernel back (H200, 2026-11-29: the FP8 D = 256 kernel with the transposer's loop
@@ -59,10 +59,11 @@ __global__ void __launch_bounds__(kVtPrepassThreads) ws_vt_prepass(const uint8_t
   }
 }
 
-// Enqueues the pre-pass of a's V (FP8: element strides are bytes) into vt, vt_keys(Sk) bytes a row.
-template <int D>
+// Enqueues the pre-pass of a's V (FP8: element strides are bytes) into vt, vt_keys(Sk, BN) bytes a
+// row for the instance's BN.
+template <int D, int BN>
 void launch_vt_prepass(const AttnArgs& a, uint8_t* vt, Stream st) {
-  const int64_t keys = ws::vt_keys(a.Sk);
+  const int64_t keys = ws::vt_keys(a.Sk, BN);
   ws_vt_prepass<D><<<dim3(unsigned(keys / ws::kVtChunkKeys), unsigned(a.Hk), unsigned(a.B)), kVtPrepassThreads, 0,
                      st>>>(reinterpret_cast<const uint8_t*>(a.v), a.k_ss, a.k_sh, a.k_sb, vt, a.Sk, keys, a.Hk);
   FA_GPU_CHECK_LAUNCH("ws_vt_prepass");

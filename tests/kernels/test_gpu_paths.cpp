@@ -237,7 +237,7 @@ TEST(GpuPaths, MmaDecodeNarrowRescalesWhenAScorePassesTheKeptMax) {
 // of its tile table, both dtypes, causal and not, BSHD and BHSD, GQA, at G = 0, 2 and 16, with S and
 // Sk off the tiles; and key ranges long enough (up to 19 tiles) that the K/V ring wraps its stages
 // several times, so a wrong mbarrier phase parity shows as a stale tile. FP8 takes a fourth shape,
-// 2400 query rows a kv head in BHSD, past every FP8 row's V^T pre-pass threshold (the other shapes
+// 4800 query rows a kv head in BHSD, past every FP8 row's V^T pre-pass threshold (the other shapes
 // take the pre-pass at D = 256 and the producer's transposer at D = 64 and 128). Dense problems at
 // these D run the ws kernel on sm_90a; elsewhere the kernel is not there and the test skips.
 TEST(GpuPaths, MmaPassesEveryWsHeadDimOnLongAndRaggedKeyRanges) {
@@ -265,7 +265,7 @@ TEST(GpuPaths, MmaPassesEveryWsHeadDimOnLongAndRaggedKeyRanges) {
         if (shape == 0) p.B = 2, p.H = 4, p.Hk = 2, p.S = 200, p.Sk = 333;            // GQA, ragged
         else if (shape == 1) p.B = 1, p.H = 2, p.Hk = 2, p.S = 130, p.Sk = 2431;      // long: the ring wraps
         else if (shape == 2) p.B = 1, p.H = 8, p.Hk = 1, p.S = 77, p.Sk = 61, p.layout = Layout::bhsd;  // MQA, S > Sk, BHSD
-        else p.B = 1, p.H = 16, p.Hk = 2, p.S = 300, p.Sk = 700, p.layout = Layout::bhsd;  // FP8: 2400 rows a kv head, V^T by the pre-pass at D 128 too
+        else p.B = 1, p.H = 32, p.Hk = 2, p.S = 300, p.Sk = 700, p.layout = Layout::bhsd;  // FP8: 4800 rows a kv head, V^T by the pre-pass at D 64 and 128 too
         p.seed = uint64_t(1000 + line);
         r.where = SourceLoc{"ws-head-dims", ++line};
         r.splits = {SplitRequest{}, SplitRequest{false, 2}, SplitRequest{false, 16}};
@@ -383,8 +383,8 @@ void expect_counter_waves_run_every_item(const std::vector<WaveCase>& cases, boo
 }
 }  // namespace
 
-// The causal problems: each ws head dim, 16-bit and FP8 (the transposing instances and D = 128's
-// pre-pass one), items that see no key (S > Sk: the first 400 rows), splits, and long items on the rows
+// The causal problems: each ws head dim, 16-bit and FP8 (the transposing instances and D = 64's and
+// D = 128's pre-pass ones), items that see no key (S > Sk: the first 400 rows), splits, and long items on the rows
 // that run them as a wave.
 TEST(GpuPaths, MmaWsCausalWavesRunEveryItemLaunchAfterLaunch) {
   REQUIRE_GPU();
@@ -397,6 +397,7 @@ TEST(GpuPaths, MmaWsCausalWavesRunEveryItemLaunchAfterLaunch) {
           {16, 4, 4, 300, 520, 256, DType::bf16, 0},    {4, 8, 8, 520, 520, 64, DType::bf16, 2},
           {8, 4, 4, 520, 520, 128, DType::fp8_e5m2, 0}, {8, 8, 4, 400, 400, 64, DType::fp8_e4m3, 0},
           {48, 4, 4, 100, 300, 256, DType::fp8_e4m3, 0}, {4, 16, 4, 512, 512, 128, DType::fp8_e4m3, 0},
+          {4, 16, 4, 1100, 1100, 64, DType::fp8_e4m3, 0},  // D = 64's pre-pass row: 4400 rows a kv head
           // D = 64's short row (128 x 128 on two warpgroups; 520 above takes its 192-row one), split.
           {16, 4, 4, 512, 512, 64, DType::bf16, 2},
           // Long items (more than 16 key tiles) on the rows with long_causal_wave: D = 128's short row
@@ -409,8 +410,8 @@ TEST(GpuPaths, MmaWsCausalWavesRunEveryItemLaunchAfterLaunch) {
 
 // The long non-causal problems (ws_tile_traits.hpp's dense_wave_tiles), one q tile a head and ragged
 // key counts: D = 64's 16-bit and FP8 rows (18 tiles of 128 keys), D = 128's 16-bit long row (18 of
-// 176, GQA), FP8 D = 128's pre-pass row (18 of 224: 2048 query rows a kv head) and FP8 D = 256's (17
-// of 128, e5m2), and a split (18 tiles a split).
+// 176, GQA), FP8 D = 128's pre-pass row (18 of 224: 2048 query rows a kv head), FP8 D = 64's (19 of
+// 160: 4096) and FP8 D = 256's (17 of 128, e5m2), and a split (18 tiles a split).
 TEST(GpuPaths, MmaWsLongDenseWavesRunEveryItemLaunchAfterLaunch) {
   REQUIRE_GPU();
   if (!gpus().ctx.device.has_wgmma_sm90a)
@@ -421,6 +422,7 @@ TEST(GpuPaths, MmaWsLongDenseWavesRunEveryItemLaunchAfterLaunch) {
           {17, 8, 8, 150, 2200, 64, DType::fp8_e4m3, 0},
           {17, 8, 4, 128, 3000, 128, DType::fp16, 0},
           {9, 16, 1, 128, 4000, 128, DType::fp8_e4m3, 0},
+          {9, 32, 1, 128, 3000, 64, DType::fp8_e4m3, 0},
           {67, 2, 1, 128, 2100, 256, DType::fp8_e5m2, 0},
           {9, 8, 8, 192, 4400, 64, DType::bf16, 2},
       },

@@ -212,10 +212,10 @@ TEST(WsFp8, TheTransposingWarpsCoverEachItemOnceAndLoadWithoutBankConflicts) {
 // rows into the padded chunk, then ws_fp8.hpp's vt_item / vt_prepass_word / transpose_4x4_bytes) over
 // V in BSHD or BHSD; `writes` counts each V^T byte's stores.
 namespace {
-std::vector<uint8_t> prepass_on_cpu(const std::vector<uint8_t>& v, int D, int64_t Sk, int64_t Hk, int64_t B, int64_t s_row,
-                                    int64_t s_head, int64_t s_batch, std::vector<int>& writes) {
-  const int64_t keys = vt_keys(Sk);
-  std::vector<uint8_t> vt(size_t(vt_bytes(B, Hk, D, Sk)), 0xEE);  // the scratch MmaExecution allocates
+std::vector<uint8_t> prepass_on_cpu(const std::vector<uint8_t>& v, int D, int BN, int64_t Sk, int64_t Hk, int64_t B,
+                                    int64_t s_row, int64_t s_head, int64_t s_batch, std::vector<int>& writes) {
+  const int64_t keys = vt_keys(Sk, BN);
+  std::vector<uint8_t> vt(size_t(vt_bytes(B, Hk, D, Sk, BN)), 0xEE);  // the scratch MmaExecution allocates
   writes.assign(vt.size(), 0);
   const int pitch = vt_chunk_pitch(D);
   for (int64_t b = 0; b < B; ++b)
@@ -255,12 +255,13 @@ TEST(WsFp8, ThePrepassWritesEveryVtByteOnceWithTheKeyItsSlotStandsFor) {
   std::mt19937 rng(5);
   for (int D : {64, 128, 256})
     for (const bool bshd : {true, false}) {
-      const int64_t Sk = 300, Hk = 2, B = 2, keys = vt_keys(Sk);
+      const int BN = ws_tile_row(D, 1, false, true).BN;  // the pre-pass instance's tile: its rows' rounding
+      const int64_t Sk = 300, Hk = 2, B = 2, keys = vt_keys(Sk, BN);
       const int64_t s_row = bshd ? Hk * D : D, s_head = bshd ? D : Sk * D, s_batch = Sk * Hk * D;
       std::vector<uint8_t> v(size_t(B * Sk * Hk * D));
       for (auto& x : v) x = uint8_t(1 + rng() % 255);
       std::vector<int> writes;
-      const std::vector<uint8_t> vt = prepass_on_cpu(v, D, Sk, Hk, B, s_row, s_head, s_batch, writes);
+      const std::vector<uint8_t> vt = prepass_on_cpu(v, D, BN, Sk, Hk, B, s_row, s_head, s_batch, writes);
       for (int w : writes) ASSERT_EQ(w, 1) << "D " << D;
       for (int64_t b = 0; b < B; ++b)
         for (int64_t h = 0; h < Hk; ++h)
@@ -290,27 +291,38 @@ TEST(WsFp8, ThePrepassWritesEveryVtByteOnceWithTheKeyItsSlotStandsFor) {
 // keys, seven 32-byte swizzle blocks a V^T row), where fp8_vt_offset is where the consumers' V^T
 // descriptors read (test_ws_layout.cpp's WgmmaReadsOfFp8VtThroughItsDescriptorsAreTheTilesBytes).
 TEST(WsFp8, ThePrepassesVtTilesLandAsTheTransposerWritesThem) {
-  // The pre-pass's rows: Sk rounded up to 896 keys, whole tiles of 128 and of 224.
-  EXPECT_EQ(vt_keys(1), 896);
-  EXPECT_EQ(vt_keys(896), 896);
-  EXPECT_EQ(vt_keys(897), 1792);
-  EXPECT_EQ(vt_keys(8192), 8960);
+  // The pre-pass's rows: Sk rounded up to whole chunks of 128 keys and whole tiles of the instance's
+  // BN, the least such multiple: 896 keys for 224, 640 for 160, 128 for 128.
+  EXPECT_EQ(vt_keys_round(224), 896);
+  EXPECT_EQ(vt_keys_round(160), 640);
+  EXPECT_EQ(vt_keys_round(128), 128);
+  EXPECT_EQ(vt_keys_round(96), 384);
+  EXPECT_EQ(vt_keys(1, 224), 896);
+  EXPECT_EQ(vt_keys(896, 224), 896);
+  EXPECT_EQ(vt_keys(897, 224), 1792);
+  EXPECT_EQ(vt_keys(8192, 224), 8960);
+  EXPECT_EQ(vt_keys(8192, 160), 8320);
+  EXPECT_EQ(vt_keys(4096, 160), 4480);
+  EXPECT_EQ(vt_keys(8192, 128), 8192);
+  EXPECT_EQ(vt_keys(300, 128), 384);
+  EXPECT_EQ(vt_bytes(2, 3, 64, 641, 160), 2 * 3 * 64 * 1280);
   std::mt19937 rng(11);
   for (int D : {64, 128, 256})
     for (const int BN : std::set<int>{128, ws_tile_row(D, 1, false, true).BN})
       for (const int64_t Sk : {100, 300, 385, 900}) {
-        const int64_t Hk = 2, B = 2, keys = vt_keys(Sk);
+        const int64_t Hk = 2, B = 2, keys = vt_keys(Sk, BN);
         const int64_t s_row = D, s_head = Sk * D, s_batch = Sk * Hk * D;  // BHSD
         std::vector<uint8_t> v(size_t(B * Sk * Hk * D));
         for (auto& x : v) x = uint8_t(1 + rng() % 255);  // no zero: a zero in a tile is a key past Sk
         std::vector<int> writes;
-        const std::vector<uint8_t> vt = prepass_on_cpu(v, D, Sk, Hk, B, s_row, s_head, s_batch, writes);
+        const std::vector<uint8_t> vt = prepass_on_cpu(v, D, BN, Sk, Hk, B, s_row, s_head, s_batch, writes);
         const TmaTile t = tma_tile_vt(BN, D, keys, Hk, B);
         ASSERT_EQ(tma_tile_problem(t), nullptr) << tma_tile_problem(t);
         EXPECT_EQ(t.tile_bytes, uint32_t(BN * D)) << "expect_tx: a V stage's bytes";
-        // 128 keys: one 128-byte swizzle block a V^T row; 224: seven 32-byte ones (wgmma's layout type 3).
-        EXPECT_EQ(t.swizzle, BN == 224 ? 32 : 128);
-        EXPECT_EQ(t.copies, BN == 224 ? 7 : 1);
+        // 128 keys: one 128-byte swizzle block a V^T row; 224 and 160: seven and five 32-byte ones
+        // (wgmma's layout type 3).
+        EXPECT_EQ(t.swizzle, BN == 128 ? 128 : 32);
+        EXPECT_EQ(t.copies, BN == 224 ? 7 : BN == 160 ? 5 : 1);
         EXPECT_EQ(int64_t(t.box_bytes), int64_t(D) * t.swizzle) << "box j lands D rows of one swizzle block on";
         for (int64_t kv0 = 0; kv0 < Sk; kv0 += BN) {
           EXPECT_LE(uint64_t(kv0 / 2) + uint64_t(t.copies) * t.box[0], t.dim[0]) << "the tile's window inside the row";

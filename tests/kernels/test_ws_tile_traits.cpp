@@ -100,11 +100,18 @@ TEST(WsTileTraits, Fp8RowsAreShapesTheKernelCanRun) {
     const int sw = swizzle_bytes_vt(r.BN / 2);
     EXPECT_TRUE(sw == 32 || sw == 64 || sw == 128) << "D " << D << ": V^T's rows of BN bytes in whole TMA boxes";
     EXPECT_EQ((r.BN / 2) % block_cols(sw), 0);
-    EXPECT_EQ(kVtKeysRound % r.BN, 0) << "a tile's window lies inside the pre-pass's rows";
+    EXPECT_EQ(vt_keys_round(r.BN) % r.BN, 0) << "a tile's window lies inside the pre-pass's rows";
+    EXPECT_EQ(vt_keys_round(r.BN) % kVtChunkKeys, 0) << "whole pre-pass chunks";
     EXPECT_LE(ws_smem(r.BM, r.BN, D, r.stages, 1, false, 1, true).total, kMaxDynamicSmem) << "D " << D;
-    EXPECT_LE(ws_fragment_registers(r) + kRegisterHeadroom, consumer_regs(r.consumer_wgs, false, D)) << "D " << D;
+    const int headroom = D == 64 ? kRegisterHeadroomFp8D64Prepass : kRegisterHeadroom;  // the one row that leaves less
+    EXPECT_LE(ws_fragment_registers(r) + headroom, consumer_regs(r.consumer_wgs, false, D)) << "D " << D;
   }
   EXPECT_EQ(ws_tile_row(128, 1, false, true).BN, 224) << "D = 128's pre-pass row (measured in its comment)";
+  EXPECT_EQ(ws_tile_row(64, 1, false, true).BN, 160) << "D = 64's pre-pass row (measured in its comment)";
+  EXPECT_EQ(ws_tile_row(64, 1).BN, 128) << "D = 64's transposing row: the transposer's loops are written for 128 keys";
+  EXPECT_EQ(swizzle_bytes_vt(160 / 2), 32) << "its V^T rows: five 32-byte swizzle blocks";
+  EXPECT_TRUE(ws_vt_prepass(ws_tile_row(64, 1), 4096, 16, 16) && !ws_vt_prepass(ws_tile_row(64, 1), 2048, 16, 16))
+      << "FP8 D = 64 takes the pre-pass from 4096 query rows a kv head (2048: the pre-pass lost 4.4%)";
   EXPECT_EQ(swizzle_bytes_vt(224 / 2), 32) << "its V^T rows: seven 32-byte swizzle blocks";
   for (int D : {64, 128})
     for (bool prepass : {false, true}) EXPECT_FALSE(ws_tile_row(D, 1, false, prepass).take_turns) << "FP8 D " << D;
