@@ -235,7 +235,7 @@ constexpr bool kWsFp8D256On = true;
 // (-0.8%; 1.276x the bf16 row's 1.578 / 1.579), the Llama-3 GQA causal row 0.698 / 0.698 -> 0.697 /
 // 0.698; 256 keys (two 128-byte blocks, S 128 registers: ptxas spills 144 bytes) 1.439 and 0.831.
 // Three consumer warpgroups (session 43, .dev/c1.sh, e4m3, ms, three rounds alternated, fastest;
-// 128 x 224 -> 192 x 96, the same with group_tiles, 192 x 128; kVtKeysRound 2688 for 96 keys; ptxas
+// 128 x 224 -> 192 x 96, the same with group_tiles, 192 x 128; V^T rows rounded to 2688 keys for 96; ptxas
 // spilled 20 bytes in the 96-key wave instance, 144-164 in the 128-key ones): (2,16,16,8192,8192,128)
 // 1.1972 -> 1.2742 / 1.2886 / 1.3791, the Llama-3 GQA causal row 0.6372 -> 0.6793 / 0.6768 / 0.7294,
 // (2,16,16,8192,8192,128,causal) 0.6582 -> 0.6986 / 0.6971 / 0.7473, (4,16,16,4096,4096,128,causal)
