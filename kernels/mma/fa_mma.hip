@@ -225,7 +225,13 @@ class MmaExecution : public GpuExecution {
     if (ws_) {
       with_ws_kernel(p_, [&](auto tr, auto k) {
         using K = decltype(k);
-        if constexpr (K::PREPASS) launch_vt_prepass<K::D, K::BN>(args_, vt_.as<uint8_t>(), stream_);  // V^T first
+        if constexpr (K::PREPASS) {  // V^T first, into the scratch the constructor sized for this instance's tile
+          const auto need = size_t(ws::vt_bytes(p_.B, p_.Hk, K::D, p_.Sk, K::BN));
+          if (vt_.bytes() != need)
+            throw std::logic_error(fmt::format("mma: the V^T scratch holds {} bytes, not the {} its {}-key tile needs",
+                                               vt_.bytes(), need, K::BN));
+          launch_vt_prepass<K::D, K::BN>(args_, vt_.as<uint8_t>(), stream_);
+        }
         launch_ws_cfg<decltype(tr), K>(maps_, args_, stream_, units_);
       });
     } else {

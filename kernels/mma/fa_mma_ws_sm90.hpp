@@ -62,7 +62,7 @@ namespace {
 // epilogue's own stores leave O's columns past it alone. PREPASS (FP8, a row with vt_prepass_rows): V^T
 // comes from the pre-pass's scratch tensor (ws_vt_prepass.hpp) by the TMA, into the V ring, and no
 // warp of the producer transposes; the instance takes the pre-pass row (ws_fp8_row's `prepass`: 224
-// keys at D = 128, V^T in 32-byte swizzle blocks).
+// keys at D = 128, 160 at D = 64, V^T in 32-byte swizzle blocks).
 template <int D_, bool SHORT_ROW = false, int EB_ = 2, bool PAD_ = false, bool PREPASS_ = false>
 struct WsTraits {
   static constexpr ws::WsTileRow ROW = ws::ws_tile_row(D_, EB_, SHORT_ROW, PREPASS_);

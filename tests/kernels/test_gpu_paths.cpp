@@ -266,6 +266,12 @@ TEST(GpuPaths, MmaPassesEveryWsHeadDimOnLongAndRaggedKeyRanges) {
         else if (shape == 1) p.B = 1, p.H = 2, p.Hk = 2, p.S = 130, p.Sk = 2431;      // long: the ring wraps
         else if (shape == 2) p.B = 1, p.H = 8, p.Hk = 1, p.S = 77, p.Sk = 61, p.layout = Layout::bhsd;  // MQA, S > Sk, BHSD
         else p.B = 1, p.H = 32, p.Hk = 2, p.S = 300, p.Sk = 700, p.layout = Layout::bhsd;  // FP8: 4800 rows a kv head, V^T by the pre-pass at D 64 and 128 too
+        if (shape == 3) {  // the pre-pass's instance, at every FP8 head dim
+          const int run_d = fa::ws::ws_run_d(int(D), 1);
+          const bool short_row = fa::ws::ws_takes_short_row(run_d, 1, causal, p.S, p.Sk);
+          EXPECT_TRUE(fa::ws::ws_vt_prepass(fa::ws::ws_tile_row(run_d, 1, short_row), p.S, p.H, p.Hk))
+              << "D " << D << ": shape 3 must take the V^T pre-pass";
+        }
         p.seed = uint64_t(1000 + line);
         r.where = SourceLoc{"ws-head-dims", ++line};
         r.splits = {SplitRequest{}, SplitRequest{false, 2}, SplitRequest{false, 16}};
@@ -351,6 +357,7 @@ struct WaveCase {
   int64_t B, H, Hk, S, Sk, D;
   DType t;
   int G;
+  int vt_bn = 0;  // FP8: the V^T pre-pass instance's key tile the case is there for; 0: no pre-pass
 };
 void expect_counter_waves_run_every_item(const std::vector<WaveCase>& cases, bool causal) {
   for (const WaveCase& k : cases) {
@@ -363,6 +370,7 @@ void expect_counter_waves_run_every_item(const std::vector<WaveCase>& cases, boo
     const fa::ws::WsTileRow row = fa::ws::ws_tile_row(run_d, eb, short_row);
     const bool prepass = fa::ws::ws_vt_prepass(row, k.S, k.H, k.Hk);
     const fa::ws::WsTileRow run = fa::ws::ws_tile_row(row.D, eb, short_row, prepass);
+    ASSERT_EQ(prepass ? run.BN : 0, k.vt_bn) << p.label() << ": not the instance the case is there for";
     ASSERT_TRUE(fa::ws::ws_wave_from_counter(run, k.S, k.Sk, k.H, k.B, k.G, causal, gpus().ctx.device.units))
         << p.label() << ": not a wave with a counter on " << gpus().ctx.device.units << " SMs";
     if (auto no = gpus().reg.find("mma")->supports(p, k.G, gpus().ctx)) {
@@ -396,14 +404,14 @@ TEST(GpuPaths, MmaWsCausalWavesRunEveryItemLaunchAfterLaunch) {
           {8, 4, 4, 520, 520, 96, DType::fp16, 0},      {8, 4, 2, 700, 300, 128, DType::fp16, 0},
           {16, 4, 4, 300, 520, 256, DType::bf16, 0},    {4, 8, 8, 520, 520, 64, DType::bf16, 2},
           {8, 4, 4, 520, 520, 128, DType::fp8_e5m2, 0}, {8, 8, 4, 400, 400, 64, DType::fp8_e4m3, 0},
-          {48, 4, 4, 100, 300, 256, DType::fp8_e4m3, 0}, {4, 16, 4, 512, 512, 128, DType::fp8_e4m3, 0},
-          {4, 16, 4, 1100, 1100, 64, DType::fp8_e4m3, 0},  // D = 64's pre-pass row: 4400 rows a kv head
+          {48, 4, 4, 100, 300, 256, DType::fp8_e4m3, 0}, {4, 16, 4, 512, 512, 128, DType::fp8_e4m3, 0, 224},
+          {4, 16, 4, 1100, 1100, 64, DType::fp8_e4m3, 0, 160},  // D = 64's pre-pass row: 4400 rows a kv head
           // D = 64's short row (128 x 128 on two warpgroups; 520 above takes its 192-row one), split.
           {16, 4, 4, 512, 512, 64, DType::bf16, 2},
           // Long items (more than 16 key tiles) on the rows with long_causal_wave: D = 128's short row
           // (18 tiles of 128 keys), D = 64's, FP8 D = 128's pre-pass row (18 of 224), a split.
           {2, 8, 8, 2200, 2200, 128, DType::bf16, 0},  {2, 8, 8, 2300, 2300, 64, DType::fp16, 0},
-          {1, 8, 2, 4000, 4000, 128, DType::fp8_e4m3, 0}, {2, 8, 4, 2200, 4400, 128, DType::bf16, 2},
+          {1, 8, 2, 4000, 4000, 128, DType::fp8_e4m3, 0, 224}, {2, 8, 4, 2200, 4400, 128, DType::bf16, 2},
       },
       true);
 }
@@ -421,9 +429,9 @@ TEST(GpuPaths, MmaWsLongDenseWavesRunEveryItemLaunchAfterLaunch) {
           {17, 8, 8, 192, 2200, 64, DType::bf16, 0},
           {17, 8, 8, 150, 2200, 64, DType::fp8_e4m3, 0},
           {17, 8, 4, 128, 3000, 128, DType::fp16, 0},
-          {9, 16, 1, 128, 4000, 128, DType::fp8_e4m3, 0},
-          {9, 32, 1, 128, 3000, 64, DType::fp8_e4m3, 0},
-          {67, 2, 1, 128, 2100, 256, DType::fp8_e5m2, 0},
+          {9, 16, 1, 128, 4000, 128, DType::fp8_e4m3, 0, 224},
+          {9, 32, 1, 128, 3000, 64, DType::fp8_e4m3, 0, 160},
+          {67, 2, 1, 128, 2100, 256, DType::fp8_e5m2, 0, 128},
           {9, 8, 8, 192, 4400, 64, DType::bf16, 2},
       },
       false);
