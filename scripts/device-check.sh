@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
 # One batch on a GPU machine, for binaries built elsewhere (BIN, default build/dev): the gpu test
 # label, the edge and Whisper sweeps and llm-d64 TFLOP/s over every GPU path (the rows `fa-bench
-# list --names gpu` names, auto included), decode bandwidth next to a device copy, and
-# compute-sanitizer memcheck + racecheck over sweeps/edge.csv. Writes CSVs and logs under OUT
-# (default /tmp/fa-bench-device) and prints a short table last.
-# Usage: BIN=build/dev OUT=/tmp/x scripts/device-check.sh [steps...]
-#   steps: tests edge whisper llm bandwidth memcheck racecheck (default: all)
+# list --names gpu` names, auto included), the fp8, serving and fa-ck sweeps validated on every GPU
+# path, decode bandwidth next to a device copy, and compute-sanitizer memcheck, racecheck and
+# synccheck over SAN_ROWS (default sweeps/edge.csv; a sweep of the changed kernels' rows, say). Writes
+# CSVs and logs under OUT (default /tmp/fa-bench-device) and prints a short table last.
+# Usage: BIN=build/dev OUT=/tmp/x [SAN_ROWS=rows.csv] scripts/device-check.sh [steps...]
+#   (BIN and SAN_ROWS relative to the repository root, where the script runs)
+#   steps: tests edge whisper llm fp8 serving fa-ck bandwidth memcheck racecheck synccheck
+#   (default: all)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit
 bin=${BIN:-build/dev}
 out=${OUT:-/tmp/fa-bench-device}
+san_rows=${SAN_ROWS:-sweeps/edge.csv}
+known="tests edge whisper llm fp8 serving fa-ck bandwidth memcheck racecheck synccheck"
+steps=${*:-$known}
+for s in $steps; do  # every step named is known before any runs
+  [[ " $known " == *" $s "* ]] || { echo "device-check: unknown step '$s' (steps: $known)" >&2; exit 2; }
+done
+[[ -f $san_rows ]] || { echo "device-check: SAN_ROWS: no file $san_rows" >&2; exit 2; }
 mkdir -p "$out"
 export FABENCH_SOURCE_DIR=$PWD
 gpu_paths=$("$bin/fa-bench" list --names gpu | paste -sd, -)
-steps=${*:-tests edge whisper llm bandwidth memcheck racecheck}
 declare -A result
 
 run_step() {  # name, timeout seconds, command...
@@ -39,10 +48,12 @@ for s in $steps; do
     llm) run_step llm 420 "$bin/fa-bench" sweep sweeps/llm-d64.csv --paths "$gpu_paths" --time-cap 0.3 \
            --min-samples 5 -o "$out/llm.csv" ;;
     bandwidth) run_step bandwidth 300 "$bin/bench-decode" ;;
-    memcheck) run_step memcheck 420 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/fa-bench" sweep \
-                sweeps/edge.csv --paths "$gpu_paths" --no-timing -o "$out/memcheck.csv" --no-table ;;
-    racecheck) run_step racecheck 420 compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/fa-bench" sweep \
-                 sweeps/edge.csv --paths "$gpu_paths" --no-timing -o "$out/racecheck.csv" --no-table ;;
+    fp8 | serving | fa-ck)  # validated only: every record checked against the reference, no timing
+      run_step "$s" 420 "$bin/fa-bench" sweep "sweeps/$s.yaml" --paths "$gpu_paths" --no-timing -o "$out/$s.csv" \
+        --no-table ;;
+    memcheck | racecheck | synccheck)
+      run_step "$s" 420 compute-sanitizer --tool "$s" --error-exitcode 9 "$bin/fa-bench" sweep "$san_rows" \
+        --paths "$gpu_paths" --no-timing -o "$out/$s.csv" --no-table ;;
   esac
 done
 
