@@ -213,7 +213,10 @@ class MmaExecution : public GpuExecution {
     }
     if (ws_ && !with_ws_cfg(p, [&](auto k) {
           using K = decltype(k);
-          if constexpr (K::PREPASS) vt_ = DeviceBuffer(size_t(ws::vt_bytes(p.B, p.Hk, K::D, p.Sk, K::BN)));  // the instance's scratch
+          if constexpr (K::PREPASS) {  // the instance's scratch, rows rounded for its tile
+            vt_ = DeviceBuffer(size_t(ws::vt_bytes(p.B, p.Hk, K::D, p.Sk, K::BN)));
+            vt_bn_ = K::BN;
+          }
           maps_ = make_maps<K>(args_, p.dtype, units_, sched_.as<int>(), vt_.as<void>());
         }))
       throw std::logic_error(fmt::format("mma has no ws kernel for D={} (use_ws should have said so)", p.D));
@@ -225,13 +228,11 @@ class MmaExecution : public GpuExecution {
     if (ws_) {
       with_ws_kernel(p_, [&](auto tr, auto k) {
         using K = decltype(k);
-        if constexpr (K::PREPASS) {  // V^T first, into the scratch the constructor sized for this instance's tile
-          const auto need = size_t(ws::vt_bytes(p_.B, p_.Hk, K::D, p_.Sk, K::BN));
-          if (vt_.bytes() != need)
-            throw std::logic_error(fmt::format("mma: the V^T scratch holds {} bytes, not the {} its {}-key tile needs",
-                                               vt_.bytes(), need, K::BN));
-          launch_vt_prepass<K::D, K::BN>(args_, vt_.as<uint8_t>(), stream_);
-        }
+        // The instance the constructor sized the V^T scratch and encoded the maps for, either way.
+        if ((K::PREPASS ? K::BN : 0) != vt_bn_)
+          throw std::logic_error(fmt::format("mma: the launch picked the {}-key V^T tile, the setup the {} (0: none)",
+                                             K::PREPASS ? K::BN : 0, vt_bn_));
+        if constexpr (K::PREPASS) launch_vt_prepass<K::D, K::BN>(args_, vt_.as<uint8_t>(), stream_);  // V^T first
         launch_ws_cfg<decltype(tr), K>(maps_, args_, stream_, units_);
       });
     } else {
@@ -245,6 +246,7 @@ class MmaExecution : public GpuExecution {
   int units_;      // SMs: the ws kernel's persistent wave
   WsMaps maps_{};  // encoded once (ws_ only): the buffers they point into live as long as the execution
   DeviceBuffer vt_;  // FP8 with the V^T pre-pass (vt_prepass): its scratch V^T, rewritten every launch
+  int vt_bn_ = 0;    // the key tile vt_ was sized for (0: no pre-pass)
   DeviceBuffer sched_;  // ws_: a counter wave's counter (ws_wave_from_counter, make_maps; ws_produce_wave)
 };
 
