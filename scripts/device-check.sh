@@ -14,12 +14,15 @@ cd "$(dirname "$0")/.." || exit
 bin=${BIN:-build/dev}
 out=${OUT:-/tmp/fa-bench-device}
 san_rows=${SAN_ROWS:-sweeps/edge.csv}
-known="tests edge whisper llm fp8 serving fa-ck bandwidth memcheck racecheck synccheck"
-steps=${*:-$known}
-for s in $steps; do  # every step named is known before any runs
-  [[ " $known " == *" $s "* ]] || { echo "device-check: unknown step '$s' (steps: $known)" >&2; exit 2; }
+known=(tests edge whisper llm fp8 serving fa-ck bandwidth memcheck racecheck synccheck)
+steps=("$@")
+((${#steps[@]})) || steps=("${known[@]}")
+# Every step named is known, and what the steps need is there, before any runs.
+for s in "${steps[@]}"; do
+  [[ " ${known[*]} " == *" $s "* ]] || { echo "device-check: unknown step '$s' (steps: ${known[*]})" >&2; exit 2; }
+  if [[ $s == *check && ! -f $san_rows ]]; then echo "device-check: SAN_ROWS: no file $san_rows" >&2; exit 2; fi
 done
-[[ -f $san_rows ]] || { echo "device-check: SAN_ROWS: no file $san_rows" >&2; exit 2; }
+[[ -x $bin/fa-bench ]] || { echo "device-check: BIN: no $bin/fa-bench" >&2; exit 2; }
 mkdir -p "$out"
 export FABENCH_SOURCE_DIR=$PWD
 gpu_paths=$("$bin/fa-bench" list --names gpu | paste -sd, -)
@@ -38,7 +41,7 @@ run_step() {  # name, timeout seconds, command...
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null
 "$bin/fa-bench" info
-for s in $steps; do
+for s in "${steps[@]}"; do
   case $s in
     tests) run_step tests 300 "$bin/tests/test_gpu_paths" ;;
     edge) run_step edge 300 "$bin/fa-bench" sweep sweeps/edge.csv --paths "$gpu_paths" --time-cap 0.05 \
@@ -48,9 +51,10 @@ for s in $steps; do
     llm) run_step llm 420 "$bin/fa-bench" sweep sweeps/llm-d64.csv --paths "$gpu_paths" --time-cap 0.3 \
            --min-samples 5 -o "$out/llm.csv" ;;
     bandwidth) run_step bandwidth 300 "$bin/bench-decode" ;;
-    fp8 | serving | fa-ck)  # validated only: every record checked against the reference, no timing
-      run_step "$s" 420 "$bin/fa-bench" sweep "sweeps/$s.yaml" --paths "$gpu_paths" --no-timing -o "$out/$s.csv" \
-        --no-table ;;
+    fp8 | serving) run_step "$s" 420 "$bin/fa-bench" sweep "sweeps/$s.yaml" --paths "$gpu_paths" --no-timing \
+                     -o "$out/$s.csv" --no-table ;;  # validated only: every record checked, no timing
+    fa-ck) run_step fa-ck 420 "$bin/fa-bench" sweep sweeps/fa-ck.yaml --paths "$gpu_paths" --no-timing \
+             --repeat-check 3 -o "$out/fa-ck.csv" --no-table ;;  # as the file says: deterministic reruns
     memcheck | racecheck | synccheck)
       run_step "$s" 420 compute-sanitizer --tool "$s" --error-exitcode 9 "$bin/fa-bench" sweep "$san_rows" \
         --paths "$gpu_paths" --no-timing -o "$out/$s.csv" --no-table ;;
@@ -60,6 +64,6 @@ done
 echo
 echo "| step | result | last line |"
 echo "|---|---|---|"
-for s in $steps; do
+for s in "${steps[@]}"; do
   echo "| $s | ${result[$s]:-not run} | $(grep -v '^\s*$' "$out/$s.log" 2>/dev/null | tail -n 1 | cut -c1-110) |"
 done
