@@ -17,6 +17,7 @@
 // a k32 step of 8-bit elements is the 32 bytes of a k16 step).
 #pragma once
 #include <cstdint>
+#include <numeric>
 
 #include "kernels/mma/ws_layout.hpp"
 
@@ -37,14 +38,7 @@ FA_HD constexpr int fp8_key_of_slot(int c) {
 // keys, 640 for D = 64's 160, 128 for D = 256's 128. The keys past Sk are written as zeros: P is 0
 // there, and 0 times a stale E4M3 NaN would not be.
 constexpr int kVtChunkKeys = 128;
-FA_HD constexpr int vt_keys_round(int BN) {
-  int a = kVtChunkKeys, b = BN;  // Euclid: a ends as gcd(kVtChunkKeys, BN)
-  while (b != 0) {
-    const int t = a % b;
-    a = b, b = t;
-  }
-  return kVtChunkKeys / a * BN;
-}
+FA_HD constexpr int vt_keys_round(int BN) { return std::lcm(kVtChunkKeys, BN); }
 FA_HD constexpr int64_t vt_keys(int64_t Sk, int BN) {
   const int64_t r = vt_keys_round(BN);
   return (Sk + r - 1) / r * r;
