@@ -58,20 +58,15 @@ bool with_ws_cfg(int64_t D, bool short_row, bool prepass, F&& f) {
   if constexpr (DC < 256) return with_ws_cfg<EB, DC + 8>(D, short_row, prepass, f);
   else return false;
 }
-// The row of p (its D, causal and length, and element size: FP8 inputs take the 1-byte rows), and
-// whether it takes the row's V^T pre-pass (ws_vt_prepass).
-bool short_row(const Problem& p) {
-  const int eb = is_fp8(p.dtype) ? 1 : 2;
-  return ws::ws_takes_short_row(ws::ws_run_d(int(p.D), eb), eb, p.causal, p.S, p.Sk);
-}
-bool vt_prepass(const Problem& p) {
-  const int run = is_fp8(p.dtype) ? ws::ws_run_d(int(p.D), 1) : 0;
-  return run > 0 && ws::ws_vt_prepass(ws::ws_tile_row(run, 1, short_row(p)), p.S, p.H, p.Hk);
+// The instance p runs on (ws_run_row: its D, causal, lengths and heads, and element size: FP8 inputs
+// take the 1-byte rows).
+ws::WsRunRow run_row(const Problem& p) {
+  return ws::ws_run_row(int(p.D), is_fp8(p.dtype) ? 1 : 2, p.causal, p.S, p.Sk, p.H, p.Hk);
 }
 template <typename F>
 bool with_ws_cfg(const Problem& p, F&& f) {
-  return is_fp8(p.dtype) ? with_ws_cfg<1>(p.D, short_row(p), vt_prepass(p), f)
-                         : with_ws_cfg<2>(p.D, short_row(p), false, f);
+  const ws::WsRunRow r = run_row(p);
+  return is_fp8(p.dtype) ? with_ws_cfg<1>(p.D, r.short_row, r.prepass, f) : with_ws_cfg<2>(p.D, r.short_row, false, f);
 }
 // Calls f(T{}, K{}) for p's dtype traits and tile row, or returns false: the pairs that exist only
 // (an FP8 dtype with the 1-byte rows, fp16/bf16 with the 2-byte ones).
@@ -81,7 +76,8 @@ bool with_ws_kernel(const Problem& p, F&& f) {
   with_ocp_dtype(p.dtype, [&](auto tr) {
     using T = decltype(tr);
     constexpr int eb = std::is_same_v<T, E4M3> || std::is_same_v<T, E5M2> ? 1 : 2;
-    found = with_ws_cfg<eb>(p.D, short_row(p), vt_prepass(p), [&](auto k) { f(tr, k); });
+    const ws::WsRunRow r = run_row(p);
+    found = with_ws_cfg<eb>(p.D, r.short_row, r.prepass, [&](auto k) { f(tr, k); });
   });
   return found;
 }

@@ -485,6 +485,24 @@ inline bool ws_takes_short_row(int D, int elem_bytes, bool causal, int64_t S, in
   return causal && 100 * ws_tile_area(s, true, S, Sk) <= kWsShortAreaPct * ws_tile_area(l, true, S, Sk);
 }
 
+// The instance a problem runs on, by the one rule the dispatch (kernels/mma/fa_mma_ws.hpp) and the
+// tests share: its head dim's row (ws_run_d: its own, or the wider row it is padded to), short or long
+// (ws_takes_short_row), and for FP8 the V^T pre-pass's instance where ws_vt_prepass admits the problem.
+// `row` is that instance's row (its BN is the pre-pass instance's where `prepass`); BM 0: no ws kernel.
+struct WsRunRow {
+  WsTileRow row;
+  bool short_row = false, prepass = false;
+};
+inline WsRunRow ws_run_row(int D, int elem_bytes, bool causal, int64_t S, int64_t Sk, int64_t H, int64_t Hk) {
+  WsRunRow r;
+  const int run_d = ws_run_d(D, elem_bytes);
+  if (run_d == 0) return r;
+  r.short_row = ws_takes_short_row(run_d, elem_bytes, causal, S, Sk);
+  r.prepass = ws_vt_prepass(ws_tile_row(run_d, elem_bytes, r.short_row), S, H, Hk);
+  r.row = ws_tile_row(run_d, elem_bytes, r.short_row, r.prepass);
+  return r;
+}
+
 // The wgmma N that kernels/mma/async_sm90.hpp has operand lists for: a row's BN (S = Q K^T) and D
 // (O += P V) must be among them. 16-bit (m64nNk16, ss and rs) and 8-bit (m64nNk32: ss8 takes S's BN,
 // rs8 O's D) apart.

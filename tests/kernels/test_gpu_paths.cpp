@@ -267,9 +267,7 @@ TEST(GpuPaths, MmaPassesEveryWsHeadDimOnLongAndRaggedKeyRanges) {
         else if (shape == 2) p.B = 1, p.H = 8, p.Hk = 1, p.S = 77, p.Sk = 61, p.layout = Layout::bhsd;  // MQA, S > Sk, BHSD
         else p.B = 1, p.H = 32, p.Hk = 2, p.S = 300, p.Sk = 700, p.layout = Layout::bhsd;  // FP8: 4800 rows a kv head, V^T by the pre-pass at D 64 and 128 too
         if (shape == 3) {  // the pre-pass's instance, at every FP8 head dim
-          const int run_d = fa::ws::ws_run_d(int(D), 1);
-          const bool short_row = fa::ws::ws_takes_short_row(run_d, 1, causal, p.S, p.Sk);
-          EXPECT_TRUE(fa::ws::ws_vt_prepass(fa::ws::ws_tile_row(run_d, 1, short_row), p.S, p.H, p.Hk))
+          EXPECT_TRUE(fa::ws::ws_run_row(int(D), 1, causal, p.S, p.Sk, p.H, p.Hk).prepass)
               << "D " << D << ": shape 3 must take the V^T pre-pass";
         }
         p.seed = uint64_t(1000 + line);
@@ -364,13 +362,9 @@ void expect_counter_waves_run_every_item(const std::vector<WaveCase>& cases, boo
     Problem p;
     p.B = k.B, p.H = k.H, p.Hk = k.Hk, p.S = k.S, p.Sk = k.Sk, p.D = k.D, p.dtype = k.t, p.causal = causal;
     p.seed = uint64_t(7000 + k.D + k.S);
-    const int eb = is_fp8(k.t) ? 1 : 2;
-    const int run_d = fa::ws::ws_run_d(int(k.D), eb);
-    const bool short_row = fa::ws::ws_takes_short_row(run_d, eb, causal, k.S, k.Sk);
-    const fa::ws::WsTileRow row = fa::ws::ws_tile_row(run_d, eb, short_row);
-    const bool prepass = fa::ws::ws_vt_prepass(row, k.S, k.H, k.Hk);
-    const fa::ws::WsTileRow run = fa::ws::ws_tile_row(row.D, eb, short_row, prepass);
-    ASSERT_EQ(prepass ? run.BN : 0, k.vt_bn) << p.label() << ": not the instance the case is there for";
+    const fa::ws::WsRunRow rr = fa::ws::ws_run_row(int(k.D), is_fp8(k.t) ? 1 : 2, causal, k.S, k.Sk, k.H, k.Hk);
+    const fa::ws::WsTileRow& run = rr.row;
+    ASSERT_EQ(rr.prepass ? run.BN : 0, k.vt_bn) << p.label() << ": not the instance the case is there for";
     ASSERT_TRUE(fa::ws::ws_wave_from_counter(run, k.S, k.Sk, k.H, k.B, k.G, causal, gpus().ctx.device.units))
         << p.label() << ": not a wave with a counter on " << gpus().ctx.device.units << " SMs";
     if (auto no = gpus().reg.find("mma")->supports(p, k.G, gpus().ctx)) {

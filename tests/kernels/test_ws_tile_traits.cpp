@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -190,6 +191,45 @@ TEST(WsTileTraits, ShortRowsTake128KeysAtD128And128QueryRowsAtD64) {
   for (int D : {96, 256}) EXPECT_FALSE(ws_short_row_differs(D, 2)) << D;
   for (int D : {64, 128}) EXPECT_TRUE(ws_short_row_differs(D, 2)) << D;
   for (int D : {64, 128, 256}) EXPECT_FALSE(ws_short_row_differs(D, 1)) << "FP8 D=" << D;
+}
+
+// The instance a problem runs on (ws_run_row, the dispatch's and the GPU tests' one rule), against the
+// thresholds the rows' comments give: FP8 takes the pre-pass from 4096 query rows a kv head at D = 64
+// (160 keys), 2048 at D = 128 (224 keys) and 256 at D = 256 (128 keys); D = 80 runs on D = 96's row;
+// causal D = 128 at 2k takes the short row (128 keys).
+TEST(WsTileTraits, AProblemRunsOnItsHeadDimsRowShortOrLongAndItsPrepassInstanceByThresholds) {
+  struct Case {
+    int D, eb;
+    bool causal;
+    int64_t S, Sk, H, Hk;
+    int row_D, BM, BN;
+    bool short_row, prepass;
+  };
+  const Case cases[] = {
+      {64, 1, false, 4096, 4096, 16, 16, 64, 192, 160, false, true},    // 4096 rows a kv head
+      {64, 1, false, 4095, 4096, 16, 16, 64, 192, 128, false, false},   // one row short of it
+      {64, 1, false, 256, 3000, 32, 2, 64, 192, 160, false, true},      // GQA: 256 x 16 rows a kv head
+      {64, 1, false, 2048, 2048, 16, 16, 64, 192, 128, false, false},   // the 2k row the pre-pass lost on
+      {128, 1, true, 2048, 2048, 16, 16, 128, 128, 224, false, true},   // 2048 rows: D = 128's threshold
+      {128, 1, false, 1024, 1024, 16, 16, 128, 128, 128, false, false},
+      {256, 1, false, 256, 700, 8, 8, 256, 128, 128, false, true},      // 256 rows: D = 256's threshold
+      {256, 1, false, 255, 700, 8, 8, 256, 128, 128, false, false},
+      {128, 2, true, 2048, 2048, 16, 16, 128, 128, 128, true, false},   // 16-bit: no pre-pass, short row
+      {128, 2, false, 8192, 8192, 16, 16, 128, 128, 176, false, false},
+      {80, 2, false, 4096, 4096, 32, 32, 96, 128, 128, false, false},   // padded onto D = 96's row
+  };
+  for (const Case& c : cases) {
+    const WsRunRow r = ws_run_row(c.D, c.eb, c.causal, c.S, c.Sk, c.H, c.Hk);
+    const std::string what = "D " + std::to_string(c.D) + " eb " + std::to_string(c.eb) + " S " + std::to_string(c.S) +
+                             " H/Hk " + std::to_string(c.H) + "/" + std::to_string(c.Hk);
+    EXPECT_EQ(r.row.D, c.row_D) << what;
+    EXPECT_EQ(r.row.BM, c.BM) << what;
+    EXPECT_EQ(r.row.BN, c.BN) << what;
+    EXPECT_EQ(r.short_row, c.short_row) << what;
+    EXPECT_EQ(r.prepass, c.prepass) << what;
+  }
+  EXPECT_EQ(ws_run_row(72, 2, false, 1024, 1024, 8, 8).row.BM, 0) << "D = 72 has no row and pads onto none";
+  EXPECT_FALSE(ws_run_row(72, 1, false, 8192, 8192, 8, 8).prepass);
 }
 
 // The area a row's blocks compute, counted by hand: 192 x 128 tiles on causal S = Sk = 512 are q tiles
