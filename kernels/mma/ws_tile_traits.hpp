@@ -31,7 +31,8 @@ struct WsTileRow {
   // its peak and the tensor pipe was 36% busy: the exponentials are not the limiter, and the
   // polynomial's 7 instructions in place of 1 cost issue slots. With 0 the kernel is the MUFU-only one.
   // FP8 at D = 64 on three consumer warpgroups is the exception (its row below): there MUFU issued 61%
-  // of its peak, and 1 of 8 won 1.8%.
+  // of its peak, and 1 of 8 won 1.8%; its pre-pass instance (192 x 160) keeps 1 of 8, 2 of 8 lost 4.3-6.6%
+  // there (session 46, docs/perf/2026-12-01-fp8-d64-prepass-landed-form.md).
   int exp2_poly_of_8 = 0;
   // The consumers' rescale made lazy (mma_sm80.hpp's softmax_rows, FlashAttention-4's conditional
   // rescaling): a warp keeps its rows' max while no score passes it by more than 2^lazy_rescale_log2,
@@ -44,7 +45,7 @@ struct WsTileRow {
   // (8,16,16,8192,8192,64) 4.137 -> 3.988, (1,16,16,8192,8192,256) 1.453 -> 1.366, (1,64,64,8192,8192,
   // 128,1) fp16 1.794 -> 1.734, the batch-32 short rows 0-3% faster; FP8 at 0, D = 128 1.545 ->
   // 1.451, GQA causal 0.850 -> 0.805, D = 256 1.333 -> 1.303, but D = 64 4.766 -> 4.928 (at 8 too:
-  // 5.287), so D = 64 stays eager.
+  // 5.287), so D = 64 stays eager; its 160-key pre-pass instance at 0 lost 1.1-3.6% too (session 46).
   int lazy_rescale_log2 = 8;
   // FP8 rows: V^T (wgmma's K-major 8-bit B operand) made before the kernel by a pre-pass
   // (kernels/mma/ws_vt_prepass.hpp: V read once, V^T written to a scratch tensor in the key order
@@ -199,7 +200,10 @@ struct WsTileRow {
 //   0.3006 -> 0.3004 / 0.3070, (8,16,16,4096,4096,64) (26 tiles of 160: a dense wave) 1.0073 ->
 //   0.9910 (-1.6%) / 0.9941, but (16,16,16,2048,2048,64) 0.5394 -> 0.5632 (+4.4%) / 0.5558 (the
 //   pre-pass's pass over V a larger share; that build rounded V^T's rows to 4480 keys, 2.2x this
-//   row's keys, where vt_keys_round(160) is 640). So the pre-pass from 4096 rows a kv head. In the
+//   row's keys, where vt_keys_round(160) is 640). So the pre-pass from 4096 rows a kv head; with the
+//   640-key rows it still lost from 2048 (session 46, .dev/c2.sh, three rounds, fastest, 4096 -> 2048):
+//   (16,16,16,2048,2048,64) 0.5385 -> 0.5494 (+2.0%), its causal twin 0.3225 -> 0.3448 (+6.9%),
+//   (8,16,16,3072,3072,64) 0.5705 -> 0.5759 (+0.9%); the rows from 4096 the same. In the
 //   same call bf16 (8,16,16,8192,8192,64) ran 3.8733: FP8 / bf16 1.020x -> 1.032x (issue 46 asks 1.15x).
 // - FP8 D = 128 with three K/V stages (16 KB each): 1.438-1.448 -> 1.424-1.434, GQA causal 0.798-0.803
 //   -> 0.793, both rounds (before the pre-pass; the pre-pass instance keeps three, of 28 KB since its
