@@ -58,15 +58,18 @@ bool with_ws_cfg(int64_t D, bool short_row, bool prepass, F&& f) {
   if constexpr (DC < 256) return with_ws_cfg<EB, DC + 8>(D, short_row, prepass, f);
   else return false;
 }
-// The instance p runs on (ws_run_row: its D, causal, lengths and heads, and element size: FP8 inputs
-// take the 1-byte rows).
-ws::WsRunRow run_row(const Problem& p) {
-  return ws::ws_run_row(int(p.D), is_fp8(p.dtype) ? 1 : 2, p.causal, p.S, p.Sk, p.H, p.Hk);
+// The instance p runs on with elem_bytes-byte rows (ws_run_row: its D, causal, lengths and heads).
+ws::WsRunRow run_row(const Problem& p, int elem_bytes) {
+  return ws::ws_run_row(int(p.D), elem_bytes, p.causal, p.S, p.Sk, p.H, p.Hk);
 }
+// FP8 inputs take the 1-byte rows.
 template <typename F>
 bool with_ws_cfg(const Problem& p, F&& f) {
-  const ws::WsRunRow r = run_row(p);
-  return is_fp8(p.dtype) ? with_ws_cfg<1>(p.D, r.short_row, r.prepass, f) : with_ws_cfg<2>(p.D, r.short_row, false, f);
+  if (is_fp8(p.dtype)) {
+    const ws::WsRunRow r = run_row(p, 1);
+    return with_ws_cfg<1>(p.D, r.short_row, r.prepass, f);
+  }
+  return with_ws_cfg<2>(p.D, run_row(p, 2).short_row, false, f);
 }
 // Calls f(T{}, K{}) for p's dtype traits and tile row, or returns false: the pairs that exist only
 // (an FP8 dtype with the 1-byte rows, fp16/bf16 with the 2-byte ones).
@@ -76,7 +79,7 @@ bool with_ws_kernel(const Problem& p, F&& f) {
   with_ocp_dtype(p.dtype, [&](auto tr) {
     using T = decltype(tr);
     constexpr int eb = std::is_same_v<T, E4M3> || std::is_same_v<T, E5M2> ? 1 : 2;
-    const ws::WsRunRow r = run_row(p);
+    const ws::WsRunRow r = run_row(p, eb);  // eb is T's, so the row always matches the traits type
     found = with_ws_cfg<eb>(p.D, r.short_row, r.prepass, [&](auto k) { f(tr, k); });
   });
   return found;

@@ -217,6 +217,8 @@ TEST(WsTileTraits, AProblemRunsOnItsHeadDimsRowShortOrLongAndItsPrepassInstanceB
       {128, 2, true, 2048, 2048, 16, 16, 128, 128, 128, true, false},   // 16-bit: no pre-pass, short row
       {128, 2, false, 8192, 8192, 16, 16, 128, 128, 176, false, false},
       {80, 2, false, 4096, 4096, 32, 32, 96, 128, 128, false, false},   // padded onto D = 96's row
+      {64, 2, true, 512, 512, 16, 16, 64, 128, 128, true, false},       // D = 64's short row: its causal area
+      {64, 2, false, 512, 512, 16, 16, 64, 192, 128, false, false},     // not causal: the 192-row row
   };
   for (const Case& c : cases) {
     const WsRunRow r = ws_run_row(c.D, c.eb, c.causal, c.S, c.Sk, c.H, c.Hk);
@@ -227,9 +229,13 @@ TEST(WsTileTraits, AProblemRunsOnItsHeadDimsRowShortOrLongAndItsPrepassInstanceB
     EXPECT_EQ(r.row.BN, c.BN) << what;
     EXPECT_EQ(r.short_row, c.short_row) << what;
     EXPECT_EQ(r.prepass, c.prepass) << what;
+    // the whole row, fields past BM and BN too (FP8 D = 256's two instances differ in dense_wave_tiles alone)
+    EXPECT_TRUE(same_row(r.row, ws_tile_row(c.row_D, c.eb, c.short_row, c.prepass))) << what;
   }
   EXPECT_EQ(ws_run_row(72, 2, false, 1024, 1024, 8, 8).row.BM, 0) << "D = 72 has no row and pads onto none";
-  EXPECT_FALSE(ws_run_row(72, 1, false, 8192, 8192, 8, 8).prepass);
+  const WsRunRow fp8_72 = ws_run_row(72, 1, false, 8192, 8192, 8, 8);
+  EXPECT_EQ(fp8_72.row.BM, 0);
+  EXPECT_FALSE(fp8_72.prepass);
 }
 
 // The area a row's blocks compute, counted by hand: 192 x 128 tiles on causal S = Sk = 512 are q tiles
