@@ -2,8 +2,9 @@
 # clone (CI's, every run) then compiles only what changed since the cache last saw these sources.
 # CCACHE_BASEDIR is the repository (this file's parent folder; fuzz/ includes it too), so the
 # clone's own path stays out of the compiler command lines; the host targets' unity sources still
-# name each file by its absolute path, so those hit only in a clone at the same path (docs/build.md). CCACHE_DEPEND: ccache hashes the source and every
-# header the compiler's -MD output names, and never runs the preprocessor. Its preprocessor mode
+# name each file by its absolute path, so those hit only in a clone at the same path (docs/build.md).
+# CCACHE_DEPEND: ccache hashes the source and every header the compiler's -MD output names, and
+# never runs the preprocessor. Its preprocessor mode
 # ran `nvcc -E`, which preprocesses the host pass only: an edit inside device-only code (under
 # __CUDA_ARCH__) hashed like the code before it, and ccache 4.7 returned the stale object (seen
 # 2026-11-24: fa_mma.hip.o from before a kernel fix, 11.3 MB against the fresh compile's 12.7 MB).

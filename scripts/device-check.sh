@@ -55,16 +55,16 @@ for s in "${steps[@]}"; do
                      -o "$out/$s.csv" --no-table ;;  # validated only: every record checked, no timing
     fa-ck) run_step fa-ck 420 "$bin/fa-bench" sweep sweeps/fa-ck.yaml --paths "$gpu_paths" --no-timing \
              --repeat-check 3 -o "$out/fa-ck.csv" --no-table ;;  # as the file says: deterministic reruns
-    memcheck)
-      run_step "$s" 420 compute-sanitizer --tool "$s" --error-exitcode 9 "$bin/fa-bench" sweep "$san_rows" \
-        --paths "$gpu_paths" --no-timing -o "$out/$s.csv" --no-table ;;
     # racecheck and synccheck instrument every shared-memory access and barrier, the GPU reference
     # kernel's too where it checks the records: in session 46 racecheck did not finish a 4096 x 4096 FP8
     # record in 80 s that way, and smaller problems of the same instances took 10 s with it off. The
     # paths' kernels are what these tools check; each record's rows are checked on the CPU, 8 a problem.
-    racecheck | synccheck)
+    # memcheck keeps the GPU reference.
+    memcheck | racecheck | synccheck)
+      cpu_check=()
+      [[ $s == memcheck ]] || cpu_check=(--gpu-reference off --check-rows 8)
       run_step "$s" 420 compute-sanitizer --tool "$s" --error-exitcode 9 "$bin/fa-bench" sweep "$san_rows" \
-        --paths "$gpu_paths" --no-timing --gpu-reference off --check-rows 8 -o "$out/$s.csv" --no-table ;;
+        --paths "$gpu_paths" --no-timing "${cpu_check[@]}" -o "$out/$s.csv" --no-table ;;
   esac
 done
 
