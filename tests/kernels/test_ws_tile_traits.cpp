@@ -520,10 +520,11 @@ TEST(WsTileTraits, EdgeCsvRunsTheCausalWaveWithItemsThatHaveNoTile) {
   bool d64_long = false, d64_short = false, d256 = false, empty_items = false, split = false;
   for (const auto& row : s.rows) {
     const fa::Problem& p = row.problem;
-    const int run = ws_run_d(int(p.D), 2);
-    if (!p.causal || p.kv_cache || fa::dtype_bytes(p.dtype) != 2 || run == 0) continue;
-    const bool short_row = ws_takes_short_row(run, 2, true, p.S, p.Sk);
-    const WsTileRow t = ws_tile_row(run, 2, short_row);
+    if (!p.causal || p.kv_cache || fa::dtype_bytes(p.dtype) != 2) continue;
+    const WsRunRow r = ws_run_row(int(p.D), 2, true, p.S, p.Sk, p.H, p.Hk);  // the host's instance
+    const WsTileRow& t = r.row;
+    const bool short_row = r.short_row;
+    if (t.BM == 0) continue;
     for (const auto& g : row.splits) {
       if (g.is_auto) continue;
       const int splits = std::max(g.value, 1);
