@@ -15,8 +15,10 @@
 //   exp2 domain on S's registers, P packed in registers as the A operand of O += P V (wgmma with A
 //   from registers; E4M3 with FP8 inputs, O scaled by v's descale with 1/l);
 //   S_t and P_{t-1} V_{t-1} are issued together and the softmax of S_t runs under P_{t-1} V_{t-1}
-//   (intra-warpgroup overlap), O's rescale where the row says so (rescale_under_s) between the two
-//   issues, under S_t, and where the row says so (take_turns: the 16-bit rows) the
+//   (intra-warpgroup overlap; where the row says so, pack_in_softmax: the FP8 rows, its max phase,
+//   and the exponentials follow the wait for P_{t-1} V_{t-1} and pack P as they go), O's rescale
+//   where the row says so (rescale_under_s) between the two issues, under S_t, and where the row
+//   says so (take_turns: the 16-bit rows) the
 //   warpgroups take turns issuing (round robin on WGS named barriers) so that one's softmax runs
 //   under the others' GEMMs. A warp releases a stage (one arrival on its empty mbarrier) once its
 //   wgmma.wait_group shows every read of it done. Where the row says so (group_tiles: FP8 D = 64) a
@@ -73,6 +75,7 @@ struct WsTraits {
   static constexpr bool RESCALE_UNDER_S = ROW.rescale_under_s;  // O's rescale between S's and P V's issues
   static constexpr int TRIM = ROW.trim_keys / 8;         // column blocks of a trimmed masked tile (0: none)
   static constexpr bool GROUP_TILES = ROW.group_tiles;   // each consumer warpgroup's own tiles (ws_consume)
+  static constexpr bool PACK_IN_SOFTMAX = EB == 1 && ROW.pack_in_softmax;  // P's E4M3 pack inside the softmax
   static constexpr bool FP8 = EB == 1, PAD = PAD_, PREPASS = PREPASS_;
   static constexpr bool TRANSPOSES = FP8 && !PREPASS;  // the producer's warps 1-3 transpose V in shared memory
   static constexpr int DE = D * EB / 2;                  // 16-bit columns a Q/K/V row
@@ -327,14 +330,49 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
   // A wave's Q stage and item slot: every lane has read the slot (ws_wave_items) and arrives itself
   // (ws_pipeline.hpp's q_empty_lane_arrivals).
   auto release_q = [&] { sm90::mbar_arrive(base + uint32_t(L.q_empty(ws::stage_of(qk, K::QSTAGES)))); };
-  auto softmax = [&](int t) {  // S_t (landed) -> exp2 in place, row sums, alpha
+  // E4M3 P: k32 step kn's register r packs the slots ws_fp8.hpp names (V^T matches).
+  auto pack_fp8_reg = [&](int kn, int r) {
+    p[kn][r] = sm90::pack4_e4m3(s[ws::fp8_p_source(kn, r, 0)], s[ws::fp8_p_source(kn, r, 1)],
+                                s[ws::fp8_p_source(kn, r, 2)], s[ws::fp8_p_source(kn, r, 3)]);
+  };
+  auto pack_p = [&] {
+    if constexpr (K::FP8) {
+#pragma unroll
+      for (int kn = 0; kn < K::KN; ++kn)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) pack_fp8_reg(kn, r);
+    } else {
+      wg::pack_p<T>(s, p);
+    }
+  };
+  auto pack_pair = [&](int hr, int j) {  // block j of row hr done: with block j - 1, a register of P
+    if (j % 2 == 0) return;
+    const ws::Fp8PReg g = ws::fp8_p_reg_of_blocks(j / 2, hr);
+    pack_fp8_reg(g.kn, g.r);
+  };
+  // S_t (landed) -> exp2 in place, row sums, alpha: the maxes (softmax_rows_max), then `mid(grow)`,
+  // then the exponentials (softmax_rows_exp). With the row's PACK_IN_SOFTMAX a full-width tile's
+  // exponentials go into P's registers as they are made (fp8_p_reg_of_blocks), so mid must leave P
+  // free; a trimmed tile packs after its exponentials (a second fused form in the kernel made ptxas
+  // serialise every wgmma: C7511, insufficient registers for the wgmma pipeline, nvcc 13.0).
+  auto softmax = [&](int t, auto&& mid) {
     const int64_t kv0 = kr.begin + int64_t(t) * K::BN;
     // Rows (thread % 32) / 4 (slots 4j, 4j + 1) and + 8 (4j + 2, 4j + 3); with the row's LAZY their
     // max is kept while no score of the tile passes it by 2^LAZY, and O is then not rescaled. The
     // softmax over the first NT column blocks: all of them, or a trimmed masked tile's.
     auto at = [&](int hr, int j, int e) -> float& { return s[4 * j + 2 * hr + e]; };
     auto softmax_blocks = [&](auto nt) {
-      rescale = softmax_quad_rows<decltype(nt)::value, 2, K::POLY, K::LAZY>(at, m, l, a.scale_log2, alpha);
+      constexpr int NT = decltype(nt)::value;
+      const SoftmaxStep<2> st = softmax_rows_max<NT, 2, K::LAZY>(at, m, a.scale_log2, alpha, quad_max);
+      rescale = st.grow;
+      mid(st.grow);
+      if constexpr (K::PACK_IN_SOFTMAX && NT == K::BN / 8) {
+        wg::pin(s);  // the exponentials, and so P's new values, after mid's wait (no second P live)
+        softmax_rows_exp<NT, 2, K::POLY>(at, st, l, a.scale_log2, alpha, pack_pair);
+      } else {
+        softmax_rows_exp<NT, 2, K::POLY>(at, st, l, a.scale_log2, alpha);
+        if constexpr (K::PACK_IN_SOFTMAX) pack_p();
+      }
     };
     if (kv0 + K::BN > no_mask_end) {  // causal diagonal or the range's last tile
       int vis[2];
@@ -346,8 +384,16 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
         for (int hr = 0; hr < 2; ++hr)
           mask_quad_row<decltype(nt)::value>([&](int j, int e) -> float& { return at(hr, j, e); }, lane, vis[hr]);
       };
-      if constexpr (K::TRIM > 0) {  // no lane of the warp sees a key past the first TRIM blocks
-        if (__reduce_max_sync(0xffffffffu, vis[0] > vis[1] ? vis[0] : vis[1]) <= 8 * K::TRIM) {
+      // No row of the warpgroup sees a key past the first TRIM blocks: its last row sees the most
+      // (row_key_end grows with the row), so every thread decides alike without a word between the
+      // warps. A decision per warp (session 41's) put the warps of one warpgroup on different paths,
+      // and mid may wait for a wgmma group there: wgmma.wait_group is .aligned, and synccheck saw
+      // the warps at different PCs (session 47). The warp's reduction of a value every lane already
+      // holds puts it in a uniform register, as the loop bound's below: taken from the thread's
+      // registers as it stands, the branch cost FP8 D = 128 4.6% (session 47, call 4).
+      if constexpr (K::TRIM > 0) {
+        if (__reduce_max_sync(0xffffffffu, tile::tile_cols_visible(a, c.q0 + 64 * cw + 63, kv0, kr.end, K::BN)) <=
+            8 * K::TRIM) {
           mask_blocks(std::integral_constant<int, K::TRIM>{});
 #pragma unroll
           for (int i = 4 * K::TRIM; i < K::BN / 2; ++i) s[i] = 0.f;  // P's columns past them: no key
@@ -366,18 +412,6 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
     if (rescale) {
 #pragma unroll
       for (int i = 0; i < K::D / 2; ++i) o[i] *= alpha[(i % 4) / 2];
-    }
-  };
-  auto pack_p = [&] {
-    if constexpr (K::FP8) {  // E4M3 P: k32 step kn's register r packs the slots ws_fp8.hpp names (V^T matches)
-#pragma unroll
-      for (int kn = 0; kn < K::KN; ++kn)
-#pragma unroll
-        for (int r = 0; r < 4; ++r)
-          p[kn][r] = sm90::pack4_e4m3(s[ws::fp8_p_source(kn, r, 0)], s[ws::fp8_p_source(kn, r, 1)],
-                                      s[ws::fp8_p_source(kn, r, 2)], s[ws::fp8_p_source(kn, r, 3)]);
-    } else {
-      wg::pack_p<T>(s, p);
     }
   };
 
@@ -399,8 +433,8 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
     wg::pin(s);
     release(L.k_empty(ws::stage_of(tb, K::STAGES)));
     if (WAVE && nt == 1) release_q();  // every S of the item landed: Q is free
-    softmax(0);  // O is still zero: its first rescale (alpha 0 from a max of -inf) keeps it so
-    pack_p();
+    softmax(0, SoftmaxNoHook{});  // O is still zero: its first rescale (alpha 0 from a max of -inf) keeps it so
+    if constexpr (!K::PACK_IN_SOFTMAX) pack_p();
     if (K::TURNS && ws::sched_first_arrive(cw, nt)) sm90::bar_arrive(ws::sched_barrier(0), ws::kSchedThreads);
     for (int t = 1; t < nt; ++t) {
       const int ks = ws::stage_of(tb + t, K::STAGES), vs = ws::stage_of(tb + t - 1, K::STAGES);
@@ -423,12 +457,20 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
       wg::pin(s);
       release(L.k_empty(ks));
       if (WAVE && t == nt - 1) release_q();
-      softmax(t);
-      wg::wait<0>();  // O and P are free
-      wg::pin(o);
-      release(v_free(vs));
-      if constexpr (!K::RESCALE_UNDER_S) rescale_o();
-      pack_p();
+      auto pv_done = [&](bool grow) {
+        wg::wait<0>();  // O and P are free
+        wg::pin(o);
+        release(v_free(vs));
+        rescale = grow;
+        if constexpr (!K::RESCALE_UNDER_S) rescale_o();
+      };
+      if constexpr (K::PACK_IN_SOFTMAX) {
+        softmax(t, pv_done);  // P V_{t-1} waited for between the maxes and the exponentials
+      } else {
+        softmax(t, SoftmaxNoHook{});
+        pv_done(rescale);
+        pack_p();
+      }
     }
     const int vs = ws::stage_of(tb + nt - 1, K::STAGES);
     sm90::mbar_wait(v_ready(vs), ws::full_parity(tb + nt - 1, K::STAGES));

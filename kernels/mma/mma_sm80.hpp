@@ -132,45 +132,72 @@ __device__ inline MmaBlockPlan mma_block_plan(const AttnArgs& a, const tile::Blo
 // offset m need not be the true max: O and l are both relative to it, and the LSE is m's plus log l.
 // LAZY = 0 skips only where no max moved, and computes what the eager step computes, bit for bit.
 // LAZY < 0: eager, the factors always returned.
-template <int NT, int NR, int POLY, int LAZY, typename At, typename LanesMax>
-__device__ inline bool softmax_rows(At&& at, float (&m)[NR], float (&l)[NR], float scale_log2, float (&alpha)[NR],
-                                    LanesMax&& lanes_max) {
-  static_assert(POLY >= 0 && POLY <= 8, "a share of 8");
-  float mx[NR], neg_m[NR];
-  bool grow = LAZY < 0;
+// The step in two phases, for a caller that does something between them (mma_ws_fwd's
+// pack_in_softmax waits for its P V there): softmax_rows_max (the maxes, m and alpha; the offsets the
+// exponentials subtract, in the returned step) and softmax_rows_exp (the exponentials and sums), which
+// calls `each(r, j)` once block j of row r has its exponentials in place.
+template <int NR>
+struct SoftmaxStep {
+  float neg_m[NR];  // -m * scale_log2 a row (0 for a row with no score yet)
+  bool grow;        // the factors are to be applied
+};
+struct SoftmaxNoHook {
+  template <typename... A>
+  __device__ void operator()(A...) const {}
+};
+template <int NT, int NR, int LAZY, typename At, typename LanesMax>
+__device__ inline SoftmaxStep<NR> softmax_rows_max(At&& at, float (&m)[NR], float scale_log2, float (&alpha)[NR],
+                                                  LanesMax&& lanes_max) {
+  SoftmaxStep<NR> st;
+  float mx[NR];
+  st.grow = LAZY < 0;
 #pragma unroll
   for (int r = 0; r < NR; ++r) {
     mx[r] = -INFINITY;
 #pragma unroll
     for (int j = 0; j < NT; ++j) mx[r] = fmaxf(mx[r], fmaxf(at(r, j, 0), at(r, j, 1)));
-    if constexpr (LAZY >= 0) grow |= mx[r] * scale_log2 > m[r] * scale_log2 + float(LAZY);  // m = -inf: any finite score
+    if constexpr (LAZY >= 0) st.grow |= mx[r] * scale_log2 > m[r] * scale_log2 + float(LAZY);  // m = -inf: any finite score
   }
-  if constexpr (LAZY >= 0) grow = warp_any(grow);
-  if (grow) {
+  if constexpr (LAZY >= 0) st.grow = warp_any(st.grow);
+  if (st.grow) {
 #pragma unroll
-    for (int r = 0; r < NR; ++r) alpha[r] = tile::softmax_rescale(m[r], lanes_max(mx[r]), scale_log2, neg_m[r]);
+    for (int r = 0; r < NR; ++r) alpha[r] = tile::softmax_rescale(m[r], lanes_max(mx[r]), scale_log2, st.neg_m[r]);
   } else {
 #pragma unroll
     for (int r = 0; r < NR; ++r) {
-      neg_m[r] = m[r] == -INFINITY ? 0.f : -m[r] * scale_log2;  // a row with no score yet: all -inf
+      st.neg_m[r] = m[r] == -INFINITY ? 0.f : -m[r] * scale_log2;  // a row with no score yet: all -inf
       alpha[r] = 1.f;
     }
   }
+  return st;
+}
+template <int NT, int NR, int POLY, typename At, typename Each = SoftmaxNoHook>
+__device__ inline void softmax_rows_exp(At&& at, const SoftmaxStep<NR>& st, float (&l)[NR], float scale_log2,
+                                        const float (&alpha)[NR], Each&& each = {}) {
+  static_assert(POLY >= 0 && POLY <= 8, "a share of 8");
 #pragma unroll
   for (int r = 0; r < NR; ++r) {
     float sum = 0.f;
 #pragma unroll
-    for (int j = 0; j < NT; ++j)
+    for (int j = 0; j < NT; ++j) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         float& x = at(r, j, e);
-        const float arg = fmaf(x, scale_log2, neg_m[r]);
+        const float arg = fmaf(x, scale_log2, st.neg_m[r]);
         x = exp2_on_fma(2 * j + e, POLY) ? exp2_poly(arg) : fast_exp2(arg);
         sum += x;
       }
+      each(r, j);
+    }
     l[r] = l[r] * alpha[r] + sum;
   }
-  return grow;
+}
+template <int NT, int NR, int POLY, int LAZY, typename At, typename LanesMax>
+__device__ inline bool softmax_rows(At&& at, float (&m)[NR], float (&l)[NR], float scale_log2, float (&alpha)[NR],
+                                    LanesMax&& lanes_max) {
+  const SoftmaxStep<NR> st = softmax_rows_max<NT, NR, LAZY>(at, m, scale_log2, alpha, lanes_max);
+  softmax_rows_exp<NT, NR, POLY>(at, st, l, scale_log2, alpha);
+  return st.grow;
 }
 // A quad of lanes holds a row of the C layout.
 __device__ inline float quad_max(float x) {

@@ -65,6 +65,15 @@ FA_HD constexpr int vt_prepass_word(const VtItem& it, int j, int D) {
 // P register r (0..3) of k32 step kn, byte j (0..3): the S accumulator slot it packs (the
 // frag::wgmma_m64nNk16_c numbering: slot 4 b + e is column block b's entry e).
 FA_HD constexpr int fp8_p_source(int kn, int r, int j) { return 16 * kn + 8 * (r / 2) + 2 * (r % 2) + (j & 1) + 4 * (j >> 1); }
+// The P register whose four bytes are row hr's (0: the row thread / 4, 1: + 8) scores of column
+// blocks 2 i and 2 i + 1 (each block's entries 2 hr and 2 hr + 1): k step kn, register r. Each
+// register's sources are one row's, two adjacent blocks of it, so a softmax that goes row by row,
+// block by block, can pack a register once its block pair is done (ws_tile_traits.hpp's
+// pack_in_softmax).
+struct Fp8PReg {
+  int kn, r;
+};
+FA_HD constexpr Fp8PReg fp8_p_reg_of_blocks(int i, int hr) { return {i / 2, 2 * (i % 2) + hr}; }
 
 // Byte offsets inside the tiles: V as the TMA writes it (BN key rows of D bytes) and V^T as the
 // consumers' descriptors read it (D rows of BN bytes), both swizzled.

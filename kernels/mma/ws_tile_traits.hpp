@@ -154,6 +154,25 @@ struct WsTileRow {
   // bf16 1.0554 -> 1.0371 (-1.7%), (1,16,16,8192,8192,256) e4m3 0.9101 -> 0.8891 (-2.3%); the 8k D = 128
   // rows, whose launch did not change, e4m3 1.1922 -> 1.1975, bf16 1.5623 -> 1.5608.
   int dense_wave_tiles = 0;
+  // FP8 rows: P's E4M3 pack done inside the softmax, each register as soon as its four exponentials
+  // are in place (ws_consume's softmax; ws_fp8.hpp's fp8_p_reg_of_blocks), rather than as a phase of
+  // its own after the last exponential. P's registers are the A operand of the P V in flight, so the
+  // consumer waits for that GEMM once the row maxes are known, before the first exponential, instead
+  // of after the last: the max phase still runs under it. A trimmed tile packs after its softmax (the
+  // kernel's comment says why). The packs then fill issue slots between MUFU's exponentials, where
+  // they were a phase of their own on the path to the next wgmma (session 39 clocked it at 290 of a
+  // 3,950-cycle FP8 D = 128 period). Measured with the trim decided per warp (H200, session 47,
+  // .dev/s47/c2.sh, e4m3, ms, two rounds alternated, fastest, off -> on): (8,16,16,8192,8192,64)
+  // 3.7167 -> 3.5896 (-3.4%), (2,16,16,8192,8192,64,causal) 0.5095 -> 0.4927 (-3.3%),
+  // (8,16,16,4096,4096,64) 0.9824 -> 0.9756 (-0.7%), (16,16,16,2048,2048,64) (the transposing
+  // instance) 0.5355 -> 0.5237 (-2.2%), (2,16,16,8192,8192,128) 1.1949 -> 1.1579 (-3.1%), the Llama-3
+  // GQA causal row 0.6356 -> 0.6066 (-4.6%), (16,16,16,1024,1024,128,causal) (transposing) 0.1465 ->
+  // 0.1426 (-2.7%), (1,16,16,8192,8192,256) 0.8892 -> 0.8717 (-2.0%); the bf16 rows within 0.2%. That
+  // form failed synccheck (the wait inside a per-warp branch); the trim decided per warpgroup from the
+  // thread's registers passed it but ran 2.2-4.6% slower than off on the trimmed rows (D = 256, no
+  // trim, kept -1.8%); the form here, the same decision through a warp reduction, is not yet measured.
+  // docs/perf/2026-12-01-fp8-pack-in-softmax.md. The 16-bit rows keep their pack after the softmax.
+  bool pack_in_softmax = false;
 };
 
 // fp16 and bf16 share rows (FA3 keys its table on the element size, not the type), and so do the
@@ -260,13 +279,13 @@ constexpr WsTileRow ws_fp8_row(int D, bool prepass = false) {
   switch (D) {
     case 64: {
       WsTileRow r{64, 1, 192, 128, 2, 3, 1, -1, kVtPrepassRowsD64, false, false};
-      r.trim_keys = 64, r.group_tiles = true, r.dense_wave_tiles = 32;
+      r.trim_keys = 64, r.group_tiles = true, r.dense_wave_tiles = 32, r.pack_in_softmax = true;
       if (prepass) r.BN = 160;  // the pre-pass instance: FA3's 160 keys (above)
       return r;
     }
     case 128: {
       WsTileRow r{128, 1, 128, 128, 3, 2, 0, 0, kVtPrepassRowsD128, false};
-      r.trim_keys = 64;
+      r.trim_keys = 64, r.pack_in_softmax = true;
       if (prepass)  // the pre-pass instance: a wider tile, long waves
         r.BN = 224, r.long_causal_wave = true, r.trim_keys = 128, r.dense_wave_tiles = 32;
       return r;
@@ -274,6 +293,7 @@ constexpr WsTileRow ws_fp8_row(int D, bool prepass = false) {
     case 256: {
       if (!kWsFp8D256On) return {};
       WsTileRow r = kWsFp8D256Row;
+      r.pack_in_softmax = true;
       if (prepass) r.dense_wave_tiles = 64;  // the transposing instance's long dense waves: unmeasured
       return r;
     }
@@ -358,7 +378,7 @@ constexpr bool same_row(const WsTileRow& a, const WsTileRow& b) {
          a.lazy_rescale_log2 == b.lazy_rescale_log2 && a.vt_prepass_rows == b.vt_prepass_rows &&
          a.take_turns == b.take_turns && a.rescale_under_s == b.rescale_under_s &&
          a.long_causal_wave == b.long_causal_wave && a.trim_keys == b.trim_keys && a.group_tiles == b.group_tiles &&
-         a.dense_wave_tiles == b.dense_wave_tiles;
+         a.dense_wave_tiles == b.dense_wave_tiles && a.pack_in_softmax == b.pack_in_softmax;
 }
 // Whether a problem is short, the domain of the short rows (ws_takes_short_row below decides per D):
 // causal and short enough that the diagonal tiles' masked halves are a large share of the work, or

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "kernels/device/fragment_layout.hpp"
@@ -44,6 +45,30 @@ TEST(WsFp8, EachPByteIsTheScoreOfItsSlotsKeyOnTheSameRow) {
             ASSERT_EQ(c.row, a.row) << "thread " << t << " kn " << kn << " register " << r << " byte " << j;
             ASSERT_EQ(c.col, 32 * kn + fp8_key_of_slot(a.col)) << "thread " << t << " kn " << kn << " r " << r << " j " << j;
           }
+  }
+}
+
+// pack_in_softmax packs a register of P as soon as its block pair of one row has its exponentials:
+// the register fp8_p_reg_of_blocks names for (pair i, row hr) must take exactly that row's entries of
+// blocks 2 i and 2 i + 1 (the softmax's at(hr, j, e) is slot 4 j + 2 hr + e), and the pairs of the
+// tile's two rows must name every register of P once.
+TEST(WsFp8, EachBlockPairOfARowFillsOneWholePRegister) {
+  for (int BN : {128, 160, 224, 256}) {
+    std::set<std::pair<int, int>> seen;
+    for (int i = 0; i < BN / 16; ++i)
+      for (int hr = 0; hr < 2; ++hr) {
+        const Fp8PReg g = fp8_p_reg_of_blocks(i, hr);
+        ASSERT_TRUE(g.kn >= 0 && g.kn < BN / 32 && g.r >= 0 && g.r < 4) << "BN " << BN << " pair " << i << " row " << hr;
+        EXPECT_TRUE(seen.insert({g.kn, g.r}).second) << "BN " << BN << ": register (" << g.kn << ", " << g.r << ") twice";
+        std::set<int> want, got;
+        for (int j = 2 * i; j < 2 * i + 2; ++j)
+          for (int e = 0; e < 2; ++e) want.insert(4 * j + 2 * hr + e);
+        for (int b = 0; b < 4; ++b) got.insert(fp8_p_source(g.kn, g.r, b));
+        EXPECT_EQ(got, want) << "BN " << BN << " pair " << i << " row " << hr;
+        for (int t = 0; t < 128; ++t)  // every byte on the thread's row hr of the C layout
+          for (int src : got) ASSERT_EQ(frag::wgmma_m64nNk16_c(t, src).row, frag::wgmma_m64nNk16_c(t, 2 * hr).row);
+      }
+    EXPECT_EQ(int(seen.size()), BN / 32 * 4) << "BN " << BN << ": every register of P";
   }
 }
 
