@@ -170,7 +170,9 @@ struct WsTileRow {
   // 0.1426 (-2.7%), (1,16,16,8192,8192,256) 0.8892 -> 0.8717 (-2.0%); the bf16 rows within 0.2%. That
   // form failed synccheck (the wait inside a per-warp branch); the trim decided per warpgroup from the
   // thread's registers passed it but ran 2.2-4.6% slower than off on the trimmed rows (D = 256, no
-  // trim, kept -1.8%); the form here, the same decision through a warp reduction, is not yet measured.
+  // trim, kept -1.8%: its SASS had 63 R2UR and 26 WARPSYNC against 40 and 2, divergent code around
+  // the wgmma pipeline); the form here, the same decision through a warp reduction, has the first
+  // form's SASS counts but is not yet measured.
   // docs/perf/2026-12-01-fp8-pack-in-softmax.md. The 16-bit rows keep their pack after the softmax.
   bool pack_in_softmax = false;
 };
