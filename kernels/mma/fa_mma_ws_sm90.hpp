@@ -384,16 +384,18 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
         for (int hr = 0; hr < 2; ++hr)
           mask_quad_row<decltype(nt)::value>([&](int j, int e) -> float& { return at(hr, j, e); }, lane, vis[hr]);
       };
-      // No row of the warpgroup sees a key past the first TRIM blocks: its last row sees the most
-      // (row_key_end grows with the row), so every thread decides alike without a word between the
-      // warps. A decision per warp (session 41's) put the warps of one warpgroup on different paths,
-      // and mid may wait for a wgmma group there: wgmma.wait_group is .aligned, and synccheck saw
-      // the warps at different PCs (session 47). The warp's reduction of a value every lane already
-      // holds puts it in a uniform register, as the loop bound's below: taken from the thread's
-      // registers as it stands, the branch cost FP8 D = 128 4.6% (session 47, call 4).
+      // No row of the warpgroup sees a key past the first TRIM blocks: its last row before S sees the
+      // most (row_key_end grows with the row; rows past S are padding, which nothing stores and whose
+      // masked scores past TRIM blocks only drop out), so every thread decides alike without a word
+      // between the warps. A decision per warp (session 41's) put the warps of one warpgroup on
+      // different paths, and mid may wait for a wgmma group there: wgmma.wait_group is .aligned, and
+      // synccheck saw the warps at different PCs (session 47). The warp's reduction of a value every
+      // lane already holds puts it in a uniform register, as the loop bound's below: taken from the
+      // thread's registers as it stands, the branch cost FP8 D = 128 4.6% (session 47, call 4; its
+      // SASS moved wgmma's descriptors through 23 more R2UR, with 24 more WARPSYNC).
       if constexpr (K::TRIM > 0) {
-        if (__reduce_max_sync(0xffffffffu, tile::tile_cols_visible(a, c.q0 + 64 * cw + 63, kv0, kr.end, K::BN)) <=
-            8 * K::TRIM) {
+        const int last = c.q0 + 64 * cw + 63 < a.S ? c.q0 + 64 * cw + 63 : a.S - 1;
+        if (__reduce_max_sync(0xffffffffu, tile::tile_cols_visible(a, last, kv0, kr.end, K::BN)) <= 8 * K::TRIM) {
           mask_blocks(std::integral_constant<int, K::TRIM>{});
 #pragma unroll
           for (int i = 4 * K::TRIM; i < K::BN / 2; ++i) s[i] = 0.f;  // P's columns past them: no key

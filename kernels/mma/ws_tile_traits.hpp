@@ -95,8 +95,9 @@ struct WsTileRow {
   // 0.201 -> 0.208-0.209, (2,16,16,4096,4096,256,1) bf16 0.407 -> 0.471 (one Q stage); FP8 D = 64,
   // D = 256 and D = 128's transposing instance (problems under its pre-pass threshold) unmeasured, off.
   bool long_causal_wave = false;
-  // A masked tile (the causal diagonal, a key range's last tile) in which no row of a consumer warp
-  // sees a key past the first trim_keys runs that warp's softmax over those keys alone, and P's
+  // A masked tile (the causal diagonal, a key range's last tile) in which no row of a consumer
+  // warpgroup sees a key past the first trim_keys runs its softmax over those keys alone (per warp
+  // until session 47: pack_in_softmax's wait made the decision a warpgroup's), and P's
   // columns past them are zeros (mma_ws_fwd's softmax: the same results bit for bit, the masked
   // scores' exponentials being 0); 0: every tile's softmax is BN keys wide. One width a row: a second
   // (a fully masked warp skipping its softmax, or 56 / 128 / 176 keys of 224) made ptxas spill 2.9-4.8 KB
