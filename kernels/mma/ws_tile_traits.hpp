@@ -173,7 +173,11 @@ struct WsTileRow {
   // thread's registers passed it but ran 2.2-4.6% slower than off on the trimmed rows (D = 256, no
   // trim, kept -1.8%: its SASS had 63 R2UR and 26 WARPSYNC against 40 and 2, divergent code around
   // the wgmma pipeline); the form here, the same decision through a warp reduction, has the first
-  // form's SASS counts but is not yet measured.
+  // form's SASS counts, and against off (session 48, .dev/s48/c1.sh, two rounds alternated, fastest):
+  // (8,16,16,8192,8192,64) 3.7477 -> 3.6262 (-3.2%), its 8k causal row -2.8%, (16,16,16,2048,2048,64)
+  // -2.6%, (8,16,16,4096,4096,64) -0.1%, (2,16,16,8192,8192,128) 1.1987 -> 1.1737 (-2.1%), GQA causal
+  // 0.6412 -> 0.6160 (-3.9%), the transposing D = 128 causal row -2.4%, D = 256 -1.8%; synccheck and
+  // racecheck clean.
   // docs/perf/2026-12-01-fp8-pack-in-softmax.md. The 16-bit rows keep their pack after the softmax.
   bool pack_in_softmax = false;
 };
