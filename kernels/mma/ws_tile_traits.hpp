@@ -32,7 +32,10 @@ struct WsTileRow {
   // polynomial's 7 instructions in place of 1 cost issue slots. With 0 the kernel is the MUFU-only one.
   // FP8 at D = 64 on three consumer warpgroups is the exception (its row below): there MUFU issued 61%
   // of its peak, and 1 of 8 won 1.8%; its pre-pass instance (192 x 160) keeps 1 of 8, 2 of 8 lost 4.3-6.6%
-  // there (session 46, docs/perf/2026-12-01-fp8-d64-prepass-landed-form.md).
+  // there (session 46, docs/perf/2026-12-01-fp8-d64-prepass-landed-form.md). With pack_in_softmax, 0 of
+  // 8 against 1 (session 48, .dev/s48/c5.sh, three rounds alternated, fastest, ms): (8,16,16,8192,8192,64)
+  // 3.6235 -> 3.7024 (+2.2%), its 8k causal row 0.4991 -> 0.5118 (+2.5%), (16,16,16,2048,2048,64) +0.7%,
+  // (8,16,16,4096,4096,64) 0.9874 -> 0.9649 (-2.3%, the one row that lost): 1 of 8 kept.
   int exp2_poly_of_8 = 0;
   // The consumers' rescale made lazy (mma_sm80.hpp's softmax_rows, FlashAttention-4's conditional
   // rescaling): a warp keeps its rows' max while no score passes it by more than 2^lazy_rescale_log2,
