@@ -35,7 +35,7 @@ struct WsTileRow {
   // there (session 46, docs/perf/2026-12-01-fp8-d64-prepass-landed-form.md). With pack_in_softmax, 0 of
   // 8 against 1 (session 48, .dev/s48/c5.sh, three rounds alternated, fastest, ms): (8,16,16,8192,8192,64)
   // 3.6235 -> 3.7024 (+2.2%), its 8k causal row 0.4991 -> 0.5118 (+2.5%), (16,16,16,2048,2048,64) +0.7%,
-  // (8,16,16,4096,4096,64) 0.9874 -> 0.9649 (-2.3%, the one row that lost): 1 of 8 kept.
+  // (8,16,16,4096,4096,64) 0.9874 -> 0.9649 (-2.3%: there 0 of 8 won): 1 of 8 kept.
   int exp2_poly_of_8 = 0;
   // The consumers' rescale made lazy (mma_sm80.hpp's softmax_rows, FlashAttention-4's conditional
   // rescaling): a warp keeps its rows' max while no score passes it by more than 2^lazy_rescale_log2,
