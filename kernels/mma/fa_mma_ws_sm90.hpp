@@ -350,8 +350,8 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
     const ws::Fp8PReg g = ws::fp8_p_reg_of_blocks(j / 2, hr);
     pack_fp8_reg(g.kn, g.r);
   };
-  // S_t (landed) -> exp2 in place, row sums, alpha: the maxes (softmax_rows_max), then `mid(grow)`,
-  // then the exponentials (softmax_rows_exp). With the row's PACK_IN_SOFTMAX a full-width tile's
+  // S_t (landed) -> exp2 in place, row sums, alpha: the maxes (softmax_rows_max; alpha and `rescale`
+  // set), then `mid()`, then the exponentials (softmax_rows_exp). With the row's PACK_IN_SOFTMAX a full-width tile's
   // exponentials go into P's registers as they are made (fp8_p_reg_of_blocks), so mid must leave P
   // free; a trimmed tile packs after its exponentials (a second fused form in the kernel made ptxas
   // serialise every wgmma: C7511, insufficient registers for the wgmma pipeline, nvcc 13.0).
@@ -365,7 +365,7 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
       constexpr int NT = decltype(nt)::value;
       const SoftmaxStep<2> st = softmax_rows_max<NT, 2, K::LAZY>(at, m, a.scale_log2, alpha, quad_max);
       rescale = st.grow;
-      mid(st.grow);
+      mid();
       if constexpr (K::PACK_IN_SOFTMAX && NT == K::BN / 8) {
         wg::pin(s);  // the exponentials, and so P's new values, after mid's wait (no second P live)
         softmax_rows_exp<NT, 2, K::POLY>(at, st, l, a.scale_log2, alpha, pack_pair);
@@ -459,18 +459,17 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
       wg::pin(s);
       release(L.k_empty(ks));
       if (WAVE && t == nt - 1) release_q();
-      auto pv_done = [&](bool grow) {
+      auto pv_done = [&] {  // after the softmax's max phase: alpha and rescale are this tile's
         wg::wait<0>();  // O and P are free
         wg::pin(o);
         release(v_free(vs));
-        rescale = grow;
         if constexpr (!K::RESCALE_UNDER_S) rescale_o();
       };
       if constexpr (K::PACK_IN_SOFTMAX) {
         softmax(t, pv_done);  // P V_{t-1} waited for between the maxes and the exponentials
       } else {
         softmax(t, SoftmaxNoHook{});
-        pv_done(rescale);
+        pv_done();
         pack_p();
       }
     }
