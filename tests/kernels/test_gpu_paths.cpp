@@ -345,7 +345,7 @@ TEST(GpuPaths, MmaWsRescalesWhenAScorePassesTheKeptMax) {
 
 // mma's sm_90 kernel runs problems of many short items as one wave of blocks (ws_tile_traits.hpp's
 // ws_wave); causal ones, and long non-causal ones (ws_dense_wave), take their items from an atomic
-// counter that a launch's last block zeroes for the next launch (fa_mma_ws_sm90.hpp's ws_produce_wave).
+// counter that a launch's last block zeroes for the next launch (ws_produce_sm90.hpp's ws_produce_wave).
 // Each problem is such a wave (asserted from the tile table and the device's SMs), run by one
 // execution three times on poisoned outputs, every row checked each time: a counter left where a
 // launch ended would hand the next launch's blocks no item past their first, and those rows would keep

@@ -173,7 +173,7 @@ std::vector<Op> producer_ops(int stages, const std::vector<int>& items, bool wav
 }
 std::vector<Op> producer_ops(int stages, int n) { return producer_ops(stages, {n}, false); }
 
-// kernels/mma/fa_mma_ws_sm90.hpp, ws_transpose_v (FP8), for one of the kTransposeWarps warps: per tile,
+// kernels/mma/ws_produce_sm90.hpp, ws_transpose_v (FP8), for one of the kTransposeWarps warps: per tile,
 // wait for V to land and for the consumers' release of the stage's V^T, read V and write V^T, then
 // arrive on vt_full and on V's empty barrier. Over a block's items (one, or a wave's: tiles counted
 // on across items); in a wave (ws_wave_items) each item's slot first, read once q_full's phase of its
