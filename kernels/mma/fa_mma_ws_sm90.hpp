@@ -213,7 +213,9 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
     auto at = [&](int hr, int j, int e) -> float& { return s[4 * j + 2 * hr + e]; };
     auto softmax_blocks = [&](auto nt) {
       constexpr int NT = decltype(nt)::value;
-      const SoftmaxStep<2> st = softmax_rows_max<NT, 2, K::LAZY>(at, m, a.scale_log2, alpha, quad_max);
+      SoftmaxStep<2> st = softmax_rows_max<NT, 2, K::LAZY>(at, m, a.scale_log2, alpha, quad_max);
+      if constexpr (K::FP8)  // P in [0, 2^8] (ws_fp8.hpp's kFp8POffsetLog2)
+        for (float& n : st.neg_m) n += float(ws::kFp8POffsetLog2);
       rescale = st.grow;
       mid();
       if constexpr (K::PACK_IN_SOFTMAX && NT == K::BN / 8) {
@@ -364,7 +366,10 @@ __device__ inline void ws_consume(const AttnArgs& a, const sm90::TensorMap* mo, 
     lsum += shfl_xor(lsum, 1, 4);
     lsum += shfl_xor(lsum, 2, 4);
     tile::RowEnd e = tile::row_end(m[hr], lsum, a.scale_log2);
-    if constexpr (K::FP8) e.inv_l *= a.v_descale;  // v's descale, with 1/l (q's and k's are in scale_log2)
+    if constexpr (K::FP8) {
+      e.inv_l *= a.v_descale;  // v's descale, with 1/l (q's and k's are in scale_log2)
+      e.lse -= float(ws::kFp8POffsetLog2) * kLn2;  // l holds P's offset (-inf stays -inf)
+    }
     const frag::Coord at = frag::wgmma_m64nNk16_c(wt, 2 * hr);
     const int s_row = c.q0 + 64 * cw + at.row;
     auto pair = [&](int j) { return make_float2(o[4 * j + 2 * hr] * e.inv_l, o[4 * j + 2 * hr + 1] * e.inv_l); };

@@ -75,6 +75,15 @@ struct Fp8PReg {
 };
 FA_HD constexpr Fp8PReg fp8_p_reg_of_blocks(int i, int hr) { return {i / 2, 2 * (i % 2) + hr}; }
 
+// P's exponentials are computed 2^kFp8POffsetLog2 times too large, in [0, 256] instead of [0, 1]
+// (FlashAttention-3's Max_offset, hopper/softmax.h): E4M3's normal range starts at 2^-6, and a long
+// row's typical weight (e^-4 ~ 2^-5.8 under a 4-sigma max) sits at its edge, so in [0, 1] the weights
+// below it keep 2 bits or fewer and those under 2^-10 round to zero; scaled, every weight down to
+// 2^-14 of the max keeps E4M3's 3 bits. O and l
+// carry the same factor, so O / l is unchanged; the LSE takes it back out. The lazy rescale's
+// threshold 0 (the FP8 rows' LAZY) keeps P <= 2^8 < 448, E4M3's largest.
+constexpr int kFp8POffsetLog2 = 8;
+
 // Byte offsets inside the tiles: V as the TMA writes it (BN key rows of D bytes) and V^T as the
 // consumers' descriptors read it (D rows of BN bytes), both swizzled.
 FA_HD constexpr int fp8_v_offset(int key, int d, int BN, int D) {
