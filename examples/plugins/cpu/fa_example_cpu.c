@@ -1,5 +1,6 @@
-/* example-cpu: a complete fa-bench plugin in plain C. Scalar loops, fp32 math, one pass per query
- * row (scores into the workspace fa-bench allocates, softmax, PV), O rounded once to the dtype
+/* example-cpu: a complete fa-bench plugin in plain C. Scalar loops, fp32 math: a KV head's K and V
+ * converted to fp32 once into the workspace fa-bench allocates (as a kernel stages its tiles), then
+ * one pass per query row of that head's group (scores, softmax, PV), O rounded once to the dtype
  * (round to nearest even), LSE in natural log. Handles every row of sweeps/edge.csv and whisper.csv:
  * fp16/bf16/fp32, bshd/bhsd (by strides), GQA/MQA, bottom-right causal, S > Sk, kv-cache append.
  *   cmake -S examples/plugins/cpu -B build/example-cpu -DCMAKE_PREFIX_PATH=<fa-bench prefix>
@@ -76,61 +77,77 @@ static const char* example_supports(const fa_problem* p, const fa_device* d) {
   return NULL; /* every problem: plain loops have no tile or head-dim limits */
 }
 
-/* Workspace: Sk scores and D accumulators of one query row. */
+/* Workspace: one KV head's K and V in fp32 (Sk x D each), then a query row's D values, Sk scores
+ * and D accumulators. */
+static uint64_t example_workspace_bytes(const fa_problem* p) {
+  return (uint64_t)(2 * p->Sk * p->D + p->Sk + 2 * p->D) * sizeof(float);
+}
+
 static int32_t example_prepare(const fa_problem* p, const fa_device* d, void** plan, uint64_t* workspace_bytes,
                                char* message, uint32_t message_size) {
   (void)d;
   (void)message;
   (void)message_size;
   *plan = NULL;
-  *workspace_bytes = (uint64_t)(p->Sk + p->D) * sizeof(float);
+  *workspace_bytes = example_workspace_bytes(p);
   return FA_STATUS_OK;
 }
 
 int32_t fa_example_attention(const fa_problem* p, const fa_buffers* buf) {
-  float* score = (float*)buf->workspace;
+  float* kf = (float*)buf->workspace; /* K[j][x] of the KV head at hand, then V, then one query row's */
+  float* vf = kf + p->Sk * p->D;
+  float* qf = vf + p->Sk * p->D;
+  float* score = qf + p->D;
   float* acc = score + p->Sk;
   const int64_t group = p->H / p->Hk;
-  int64_t b, h, s, j, x;
+  int64_t b, kh, g, s, j, x;
   if (p->kv_cache) /* append the S new tokens at [kv_cache_offset, Sk) of the cache */
     for (b = 0; b < p->B; ++b)
       for (j = 0; j < p->S; ++j)
-        for (h = 0; h < p->Hk; ++h)
+        for (kh = 0; kh < p->Hk; ++kh)
           for (x = 0; x < p->D; ++x) {
-            const int64_t from = at(&p->kv_new, b, j, h) + x;
-            store(buf->k, at(&p->k, b, p->kv_cache_offset + j, h) + x, p->dtype, load(buf->k_new, from, p->dtype));
-            store(buf->v, at(&p->v, b, p->kv_cache_offset + j, h) + x, p->dtype, load(buf->v_new, from, p->dtype));
+            const int64_t from = at(&p->kv_new, b, j, kh) + x;
+            store(buf->k, at(&p->k, b, p->kv_cache_offset + j, kh) + x, p->dtype, load(buf->k_new, from, p->dtype));
+            store(buf->v, at(&p->v, b, p->kv_cache_offset + j, kh) + x, p->dtype, load(buf->v_new, from, p->dtype));
           }
   for (b = 0; b < p->B; ++b)
-    for (h = 0; h < p->H; ++h)
-      for (s = 0; s < p->S; ++s) {
-        const int64_t kh = h / group, q0 = at(&p->q, b, s, h), o0 = at(&p->o, b, s, h);
-        const int64_t visible = p->causal ? s + (p->Sk - p->S) + 1 : p->Sk; /* bottom-right causal */
-        const int64_t n = visible < 0 ? 0 : visible > p->Sk ? p->Sk : visible;
-        float mx = -INFINITY, sum = 0.0f;
-        float* lse = &buf->lse[(b * p->H + h) * p->S + s];
-        if (n == 0) { /* a row that sees no key: O = 0, LSE = -inf */
-          for (x = 0; x < p->D; ++x) store(buf->o, o0 + x, p->dtype, 0.0f);
-          *lse = -INFINITY;
-          continue;
+    for (kh = 0; kh < p->Hk; ++kh) {
+      for (j = 0; j < p->Sk; ++j) /* this KV head in fp32: each key is read by S x group query rows */
+        for (x = 0; x < p->D; ++x) {
+          kf[j * p->D + x] = load(buf->k, at(&p->k, b, j, kh) + x, p->dtype);
+          vf[j * p->D + x] = load(buf->v, at(&p->v, b, j, kh) + x, p->dtype);
         }
-        for (j = 0; j < n; ++j) {
-          const int64_t k0 = at(&p->k, b, j, kh);
-          float dot = 0.0f;
-          for (x = 0; x < p->D; ++x) dot += load(buf->q, q0 + x, p->dtype) * load(buf->k, k0 + x, p->dtype);
-          score[j] = dot * (float)p->scale;
-          if (score[j] > mx) mx = score[j];
+      for (g = 0; g < group; ++g)
+        for (s = 0; s < p->S; ++s) {
+          const int64_t h = kh * group + g, q0 = at(&p->q, b, s, h), o0 = at(&p->o, b, s, h);
+          const int64_t visible = p->causal ? s + (p->Sk - p->S) + 1 : p->Sk; /* bottom-right causal */
+          const int64_t n = visible < 0 ? 0 : visible > p->Sk ? p->Sk : visible;
+          float mx = -INFINITY, sum = 0.0f;
+          float* lse = &buf->lse[(b * p->H + h) * p->S + s];
+          if (n == 0) { /* a row that sees no key: O = 0, LSE = -inf */
+            for (x = 0; x < p->D; ++x) store(buf->o, o0 + x, p->dtype, 0.0f);
+            *lse = -INFINITY;
+            continue;
+          }
+          for (x = 0; x < p->D; ++x) qf[x] = load(buf->q, q0 + x, p->dtype);
+          for (j = 0; j < n; ++j) {
+            const float* k = kf + j * p->D;
+            float dot = 0.0f;
+            for (x = 0; x < p->D; ++x) dot += qf[x] * k[x];
+            score[j] = dot * (float)p->scale;
+            if (score[j] > mx) mx = score[j];
+          }
+          for (x = 0; x < p->D; ++x) acc[x] = 0.0f;
+          for (j = 0; j < n; ++j) {
+            const float* v = vf + j * p->D;
+            const float w = expf(score[j] - mx);
+            sum += w;
+            for (x = 0; x < p->D; ++x) acc[x] += w * v[x];
+          }
+          for (x = 0; x < p->D; ++x) store(buf->o, o0 + x, p->dtype, acc[x] / sum);
+          *lse = mx + logf(sum);
         }
-        for (x = 0; x < p->D; ++x) acc[x] = 0.0f;
-        for (j = 0; j < n; ++j) {
-          const int64_t v0 = at(&p->v, b, j, kh);
-          const float w = expf(score[j] - mx);
-          sum += w;
-          for (x = 0; x < p->D; ++x) acc[x] += w * load(buf->v, v0 + x, p->dtype);
-        }
-        for (x = 0; x < p->D; ++x) store(buf->o, o0 + x, p->dtype, acc[x] / sum);
-        *lse = mx + logf(sum);
-      }
+    }
   return FA_STATUS_OK;
 }
 
@@ -138,9 +155,9 @@ static int32_t example_run(void* plan, const fa_problem* p, const fa_buffers* bu
                            uint32_t message_size) {
   (void)plan;
   (void)stream;
-  if (!buf->workspace || buf->workspace_bytes < (uint64_t)(p->Sk + p->D) * sizeof(float)) {
+  if (!buf->workspace || buf->workspace_bytes < example_workspace_bytes(p)) {
     snprintf(message, message_size, "workspace of %llu bytes, need %llu", (unsigned long long)buf->workspace_bytes,
-             (unsigned long long)((p->Sk + p->D) * sizeof(float)));
+             (unsigned long long)example_workspace_bytes(p));
     return FA_STATUS_ERROR;
   }
   return fa_example_attention(p, buf);
