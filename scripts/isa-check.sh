@@ -48,7 +48,7 @@ hip=(--rocm-path="$dir" --hip-version="$version")
 [[ $dir == /usr ]] || hip+=(-isystem "$dir/include")
 # The hip build's flags (CMakeLists.txt, hip::host).
 flags=(-x hip -std=c++17 -nogpulib "${hip[@]}" -D__HIP_PLATFORM_AMD__=1 -DFABENCH_HAS_GPU=1
-       -DSPDLOG_FMT_EXTERNAL -DFMT_HEADER_ONLY=1 -I. -Iinclude -isystem /usr/include/eigen3
+       -DSPDLOG_FMT_EXTERNAL -DSPDLOG_COMPILED_LIB -DFMT_HEADER_ONLY=1 -I. -Iinclude -isystem /usr/include/eigen3
        -Wno-unused-result -Wno-pass-failed)
 cache=()  # ccache where installed (scripts/setup.sh): a rerun on unchanged sources and headers is read back
 command -v ccache >/dev/null && cache=(ccache)
